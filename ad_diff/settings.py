@@ -40,4 +40,3 @@ class Settings:
     expected_changes: Path | None = None
     progress: bool = False
 
-    progress: bool = False

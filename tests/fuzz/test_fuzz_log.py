@@ -1,0 +1,77 @@
+"""Property-based tests: mutated real logs never crash the parser with anything but InputError, and the
+markdown renderer never lets a hostile name break out of its table cell or inject HTML."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ad_diff.errors import InputError
+from ad_diff.parsers import log as log_parser
+from ad_diff.report.markdown_escape import md_code, md_escape
+from tests.conftest import FIXTURES
+
+SEEDS = [p.read_bytes() for p in sorted((FIXTURES / "parsers/log").glob("*.log"))]
+PROFILE = os.environ.get("AD_DIFF_FUZZ_EXAMPLES")
+N = int(PROFILE) if PROFILE else 150
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> bytes:
+    data = bytearray(draw(st.sampled_from(SEEDS)))
+    for _ in range(draw(st.integers(0, 8))):
+        op = draw(st.sampled_from(["flip", "insert", "delete", "dup_line", "cut"]))
+        pos = draw(st.integers(0, max(0, len(data) - 1)))
+        if op == "flip" and data:
+            data[pos] = draw(st.integers(0, 255))
+        elif op == "insert":
+            data[pos:pos] = draw(st.binary(max_size=40)) or draw(st.sampled_from(
+                [b"[SUMMARY] ", b"matches=", b"\x1b[31m", b"\r", b"\n", b"[RANK 1] ", b"Traceback (most recent call last):\n"]))
+        elif op == "delete":
+            del data[pos : pos + draw(st.integers(1, 30))]
+        elif op == "dup_line":
+            lines = bytes(data).split(b"\n")
+            i = draw(st.integers(0, len(lines) - 1))
+            lines.insert(i, lines[i])
+            data = bytearray(b"\n".join(lines))
+        elif op == "cut":
+            del data[pos:]
+    return bytes(data)
+
+
+@settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=mutated())
+def test_mutated_logs_parse_or_raise_input_error(tmp_path_factory, data: bytes) -> None:
+    p: Path = tmp_path_factory.mktemp("fuzz") / "ad.log"
+    p.write_bytes(data)
+    try:
+        log = log_parser.parse(p)
+    except InputError as e:
+        assert str(e).startswith(str(p))
+        return
+    # Whatever was parsed is internally consistent.
+    assert log.transforms
+    for r in log.transforms:
+        assert r.matches is None or r.matches >= 0
+        assert r.line >= 1
+
+
+@settings(max_examples=N, deadline=None)
+@given(text=st.text())
+def test_md_escape_keeps_cells_and_html_closed(text: str) -> None:
+    out = md_escape(text)
+    assert "<" not in out and "\n" not in out
+    # every '|' is escaped, so a table cell cannot be split
+    assert all(out[i - 1] == "\\" for i, ch in enumerate(out) if ch == "|")
+
+
+@settings(max_examples=N, deadline=None)
+@given(text=st.text())
+def test_md_code_span_cannot_be_closed_early(text: str) -> None:
+    out = md_code(text)
+    fence_len = len(out) - len(out.lstrip("`"))
+    inner = out[fence_len:-fence_len]
+    assert "`" * fence_len not in inner and "\n" not in out

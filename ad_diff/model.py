@@ -158,6 +158,8 @@ class Side:
     matches: int | None
     timing: Timing | None = None
     failure: str | None = None
+    stage: str | None = None
+    """The stage this run ran the transform in (differs between runs when a config moved it)."""
 
 
 @dataclass(frozen=True, slots=True)

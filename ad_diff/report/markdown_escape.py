@@ -4,23 +4,26 @@ from __future__ import annotations
 
 import re
 
-# Characters with markdown meaning inside table cells and inline text. '|' breaks tables, '`' opens
-# code spans, '<' / '>' / '&' could inject HTML (GitHub sanitises, but we must not rely on it).
-_MD_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+# Characters with markdown meaning inside table cells and inline text: '|' breaks tables, '`' opens code
+# spans, '*' '~' emphasis, '[' ']' links/images. '_' only matters at a word boundary (GFM ignores
+# intraword underscores), so names like match_rope_pattern stay readable in the raw comment. '<' and '&'
+# become entities so no HTML can be injected (GitHub sanitises, but we must not rely on it).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def md_escape(text: object) -> str:
     """Return ``text`` safe to embed in markdown prose or a table cell (HTML entities + backslashes)."""
     s = str(text)
-    s = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    s = s.replace("&", "&amp;").replace("<", "&lt;")
     s = s.replace("\r", " ").replace("\n", " ")
-    return _MD_SPECIAL.sub(r"\\\1", s)
+    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), s)
 
 
 def md_code(text: object) -> str:
     """Return ``text`` as an inline code span that cannot be broken out of (backticks neutralised)."""
     s = str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
-    fence = "``" if "`" in s else "`"
+    longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""
     return f"{fence}{pad}{s}{pad}{fence}"
 

@@ -1,0 +1,10 @@
+"""Every rule of ad-diff in one ordered tuple; docs/rules.md documents each (a test keeps them in sync)."""
+
+from __future__ import annotations
+
+from ad_diff.classify import input_rules, log_rules
+from ad_diff.classify.base import Rule
+
+RULES: tuple[Rule, ...] = log_rules.RULES + input_rules.RULES
+
+BY_CODE: dict[str, Rule] = {r.code: r for r in RULES}

@@ -1,0 +1,143 @@
+"""Command-line interface: options -> Settings -> pipeline.run -> render -> gate. No logic of its own.
+
+``ad-diff BASELINE CANDIDATE`` is shorthand for ``ad-diff compare BASELINE CANDIDATE``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Optional, TypeVar
+
+import typer
+
+from ad_diff import __version__
+from ad_diff.errors import AdDiffError
+from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
+from ad_diff.report import ReportFormat
+from ad_diff.settings import FAIL_ON_CHOICES
+
+app = typer.Typer(
+    name="ad-diff",
+    help="Compare two TensorRT-LLM AutoDeploy runs: match loss, metadata loss and numeric drift per transform.\n\n"
+    "`ad-diff BASELINE_RUN/ CANDIDATE_RUN/` is shorthand for `ad-diff compare ...`.",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    pretty_exceptions_enable=False,
+)
+
+T = TypeVar("T")
+
+
+def _err(msg: str) -> None:
+    typer.echo(f"ad-diff: error: {msg}", err=True)
+
+
+def guarded(fn: Callable[[], T]) -> T:
+    """Run ``fn``; turn user errors into exit 2 and bugs into exit 3, never a traceback for bad input."""
+    try:
+        return fn()
+    except AdDiffError as e:
+        _err(str(e))
+        raise typer.Exit(EXIT_INPUT_ERROR) from None
+    except (typer.Exit, typer.Abort, KeyboardInterrupt):
+        raise
+    except Exception as e:  # noqa: BLE001 - the last line of defence: report a bug, not a traceback
+        if os.environ.get("AD_DIFF_DEBUG"):
+            traceback.print_exc()
+        typer.echo(
+            f"ad-diff: internal error: {type(e).__name__}: {e}\n"
+            "This is a bug in ad-diff; rerun with AD_DIFF_DEBUG=1 for the traceback and report it.",
+            err=True,
+        )
+        raise typer.Exit(EXIT_INTERNAL_ERROR) from None
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write one report file the user asked for (and only there)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"ad-diff {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                          help="Print the version and exit.")] = False,
+) -> None:
+    """Compare two AutoDeploy runs."""
+
+
+@app.command()
+def compare(
+    baseline: Annotated[Path, typer.Argument(help="Baseline run folder (AD log, graphs/, tensors/).")],
+    candidate: Annotated[Path, typer.Argument(help="Candidate run folder.")],
+    baseline_log: Annotated[Optional[Path], typer.Option(help="Baseline log file (default: the *.log in the folder).")] = None,
+    candidate_log: Annotated[Optional[Path], typer.Option(help="Candidate log file (default: the *.log in the folder).")] = None,
+    rank: Annotated[int, typer.Option(help="Rank whose log lines are compared.")] = 0,
+    fail_on: Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")] = "error",
+    collapse_fraction: Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")] = 0.5,
+    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")] = ReportFormat.terminal,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the markdown report here.")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the JSON report here.")] = None,
+    ignore_transform: Annotated[Optional[list[str]], typer.Option(help="Transform key (glob) to leave out; repeatable.")] = None,
+    ignore_code: Annotated[Optional[list[str]], typer.Option(help="Finding code (glob) to drop; repeatable.")] = None,
+    graphs: Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")] = True,
+    tensors: Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")] = True,
+    color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report (default: when stdout is a TTY).")] = None,
+) -> None:
+    """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
+
+    def go() -> int:
+        from ad_diff import gate, pipeline
+        from ad_diff.report import json_report
+        from ad_diff.report import markdown as md
+        from ad_diff.settings import Settings
+
+        if fail_on not in FAIL_ON_CHOICES:
+            raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
+        if not 0 < collapse_fraction <= 1:
+            raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {collapse_fraction}")
+        settings = Settings(
+            baseline=baseline, candidate=candidate, baseline_log=baseline_log, candidate_log=candidate_log,
+            rank=rank, fail_on=fail_on, collapse_fraction=collapse_fraction,
+            ignore_transforms=tuple(ignore_transform or ()), ignore_codes=tuple(ignore_code or ()),
+            graphs=graphs, tensors=tensors,
+        )
+        result = pipeline.run(settings)
+        verdict = gate.decide(result.findings, settings.fail_on)
+        use_color = sys.stdout.isatty() if color is None else color
+        sys.stdout.write(fmt.to_reporter(color=use_color)(result, verdict))
+        if markdown is not None:
+            write_output(markdown, md.render(result, verdict))
+        if json_out is not None:
+            write_output(json_out, json_report.render(result, verdict))
+        return verdict.exit_code
+
+    code = guarded(go)
+    raise typer.Exit(code)
+
+
+def _commands() -> set[str]:
+    return {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point; ``ad-diff A B`` runs ``compare`` when the first word is not a command."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    first = next((a for a in args if not a.startswith("-")), None)
+    if first is not None and first not in _commands() and not any(a in ("--help", "--version") for a in args[:1]):
+        args.insert(0, "compare")
+    app(args=args, prog_name="ad-diff")

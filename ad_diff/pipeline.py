@@ -1,0 +1,70 @@
+"""The library entry point: ``run(settings) -> DiffResult``.
+
+Read top to bottom, this is the whole flow: discover -> parse -> align -> measure -> classify. Rendering
+and gating happen after, on the returned value (``ad_diff.report``, ``ad_diff.gate``).
+"""
+
+from __future__ import annotations
+
+from fnmatch import fnmatchcase
+
+from ad_diff.align.log_rows import pair_transforms
+from ad_diff.classify.input_rules import ONE_SIDED
+from ad_diff.classify.log_rules import classify_log
+from ad_diff.discover import discover
+from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts
+from ad_diff.parsers import log as log_parser
+from ad_diff.settings import Settings
+
+
+def _one_sided(what: str, analysis: str, b: object, c: object) -> list[Finding]:
+    if (b is None) == (c is None):
+        return []
+    present, missing = ("baseline", "candidate") if c is None else ("candidate", "baseline")
+    return [ONE_SIDED.make(what=what, present=present, missing=missing, analysis=analysis)]
+
+
+def run(settings: Settings) -> DiffResult:
+    """Compare the baseline and candidate runs described by ``settings``.
+
+    Raises :class:`ad_diff.errors.AdDiffError` for unusable input; everything else (including partial
+    or missing data) is reported as findings and notes in the result.
+    """
+    # discover
+    base: RunArtifacts = discover(settings.baseline, BASELINE, settings.baseline_log)
+    cand: RunArtifacts = discover(settings.candidate, CANDIDATE, settings.candidate_log)
+
+    # parse logs
+    assert base.log is not None and cand.log is not None  # discover raises otherwise
+    blog = log_parser.parse(base.log, rank=settings.rank)
+    clog = log_parser.parse(cand.log, rank=settings.rank)
+
+    # align + classify the per-transform comparison
+    rows = pair_transforms(blog, clog, settings.ignore_transforms)
+    findings: list[Finding] = classify_log(rows, blog, clog, settings.collapse_fraction)
+    notes: list[str] = []
+    sections: dict[str, object] = {}
+
+    # graph dumps, tensors, configs: each analysis runs only when both runs have the data
+    findings += _one_sided("graph dumps (graphs/)", "graph analysis", base.graphs, cand.graphs)
+    findings += _one_sided("recorded tensors (tensors/)", "numeric comparison", base.tensors, cand.tensors)
+    if base.graphs is None and cand.graphs is None:
+        notes.append("graph analysis not run: neither run has graphs/ (log-only comparison)")
+
+    # filter + order deterministically
+    kept = [
+        f for f in findings
+        if not any(fnmatchcase(f.code, pat) for pat in settings.ignore_codes)
+        and not (f.transform and any(fnmatchcase(f.transform, p) for p in settings.ignore_transforms))
+    ]
+    kept.sort(key=Finding.sort_key)
+    return DiffResult(
+        baseline=base,
+        candidate=cand,
+        baseline_log=blog,
+        candidate_log=clog,
+        transforms=rows,
+        findings=tuple(kept),
+        sections=sections,
+        notes=tuple(notes),
+    )

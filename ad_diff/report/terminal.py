@@ -1,0 +1,69 @@
+"""Terminal reporter: rich tables, rendered to a string (colour only when asked for)."""
+
+from __future__ import annotations
+
+import importlib
+import io
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ad_diff.gate import Verdict, gates
+from ad_diff.model import DiffResult, Severity
+from ad_diff.report.common import delta_text, headline, log_summary, side_text
+
+_STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+
+#: Optional sections (key in ``DiffResult.sections`` -> module with ``render_terminal``), imported lazily.
+SECTION_RENDERERS: dict[str, str] = {
+    "config": "ad_diff.report.config_section",
+    "graph": "ad_diff.report.graph_section",
+    "tensors": "ad_diff.report.tensor_section",
+}
+
+
+def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int = 120,
+           show_unchanged: bool = False) -> str:
+    """Render the terminal report; ``color`` adds ANSI styles (the CLI enables it on a TTY)."""
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    style = "bold red" if verdict.verdict == "fail" else "bold green"
+    con.print(Text(f"ad-diff: {headline(result, verdict)}", style=style))
+    con.print(Text(f"baseline  {result.baseline.root}  [{log_summary(result.baseline_log)}]"))
+    con.print(Text(f"candidate {result.candidate.root}  [{log_summary(result.candidate_log)}]"))
+
+    if result.findings:
+        t = Table(title=f"Findings ({len(result.findings)})", title_justify="left", expand=False)
+        for col in ("sev", "code", "category", "where", "finding"):
+            t.add_column(col, overflow="fold")
+        for f in result.findings:
+            where = " ".join(x for x in (f.transform, f.node and f"node={f.node}", f.tensor and f"tensor={f.tensor}") if x)
+            sev = f.severity.value + ("*" if gates(f, verdict.fail_on) else "")
+            msg = f.message
+            if f.acknowledged:
+                msg += f" [acknowledged: {f.acknowledged}]"
+            if f.explained_by:
+                msg += f" [explained by config: {f.explained_by}]"
+            t.add_row(Text(sev, style=_STYLE[f.severity]), f.code, f.category, Text(where), Text(msg))
+        con.print(t)
+        con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))
+
+    rows = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed or show_unchanged]
+    t = Table(title=f"Transforms ({sum(r.changed for r in result.transforms)} changed of {len(result.transforms)})",
+              title_justify="left")
+    for col, just in (("#", "right"), ("stage", "left"), ("transform", "left"), ("baseline", "right"),
+                      ("candidate", "right"), ("delta", "right")):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for i, r in rows:
+        d = r.delta
+        t.add_row(str(i), r.stage, Text(r.transform), side_text(r.baseline), side_text(r.candidate),
+                  Text(delta_text(d), style="red" if (d or 0) < 0 else "green" if (d or 0) > 0 else ""))
+    if rows:
+        con.print(t)
+    for key, module in SECTION_RENDERERS.items():
+        if key in result.sections:
+            con.print(importlib.import_module(module).render_terminal(result.sections[key]))
+    for n in result.notes:
+        con.print(Text(f"note: {n}", style="dim"))
+    return buf.getvalue()

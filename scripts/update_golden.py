@@ -1,0 +1,49 @@
+"""Rewrite golden files from the current code. Review every change in `git diff` before committing.
+
+    python scripts/update_golden.py            # parser goldens + CLI scenario snapshots
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from ad_diff.parsers import log as log_parser  # noqa: E402
+
+
+def update_log_goldens() -> int:
+    n = 0
+    for path in sorted((ROOT / "fixtures/parsers/log").glob("*.log")):
+        data = log_parser.as_dict(log_parser.parse(path))
+        path.with_suffix(".json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        n += 1
+    return n
+
+
+def update_scenario_snapshots() -> int:
+    """Write expected/report.md and expected/report.json for every scenario under fixtures/scenarios."""
+    import os
+    import subprocess
+
+    n = 0
+    scen_root = ROOT / "fixtures/scenarios"
+    for scen in sorted(p for p in scen_root.iterdir() if (p / "baseline").is_dir()) if scen_root.is_dir() else []:
+        exp = scen / "expected"
+        exp.mkdir(exist_ok=True)
+        rel = scen.relative_to(ROOT)
+        args = [sys.executable, "-m", "ad_diff", f"{rel}/baseline", f"{rel}/candidate",
+                "--markdown", f"{rel}/expected/report.md", "--json", f"{rel}/expected/report.json", "-f", "json"]
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
+        (exp / "exit_code").write_text(f"{proc.returncode}\n")
+        n += 1
+    return n
+
+
+if __name__ == "__main__":
+    print(f"log goldens: {update_log_goldens()}")  # noqa: T201
+    print(f"scenario snapshots: {update_scenario_snapshots()}")  # noqa: T201

@@ -1,0 +1,54 @@
+"""Shared test helpers: fixture paths and a CLI runner that reports exit code, stdout and stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+
+
+@dataclass
+class CliResult:
+    """Outcome of one CLI invocation."""
+
+    code: int
+    out: str
+    err: str
+
+
+def run_cli(*args: str | os.PathLike[str], cwd: Path = ROOT, env: dict[str, str] | None = None) -> CliResult:
+    """Run ``python -m ad_diff`` in a subprocess (the real entry point, exit codes included)."""
+    full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
+    full_env.pop("AD_DIFF_DEBUG", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "ad_diff", *map(str, args)], cwd=cwd, env=full_env, capture_output=True, text=True,
+        timeout=300,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def cli():
+    """The ``run_cli`` helper as a fixture."""
+    return run_cli
+
+
+def make_run(root: Path, log_text: str, name: str = "ad.log") -> Path:
+    """Create a run folder holding one log."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / name).write_text(log_text)
+    return root
+
+
+def v3(stage: str, transform: str, result: str, rank: int | None = 0) -> str:
+    """One V3/L3 summary line, e.g. ``v3('pattern_matcher', 'match_rope_pattern', 'matches=4')``."""
+    r = f" [RANK {rank}]" if rank is not None else ""
+    tail = "" if result == "disabled" else " | time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)"
+    return f"[AUTO-DEPLOY] [INFO]{r} [stage={stage}, transform={transform}] [SUMMARY] {result}{tail}\n"

@@ -1,0 +1,43 @@
+"""Documentation stays in sync with the code: rule codes, categories, CLI commands and options."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+from ad_diff.classify.base import CATEGORIES
+from ad_diff.classify.catalog import RULES
+from ad_diff.cli import app
+from tests.conftest import ROOT, run_cli
+
+
+def test_rules_doc_is_generated_from_catalog() -> None:
+    proc = subprocess.run([sys.executable, "scripts/gen_rules_doc.py", "--check"], cwd=ROOT)
+    assert proc.returncode == 0, "docs/rules.md is stale: run python scripts/gen_rules_doc.py"
+
+
+def test_rule_codes_unique_and_categories_known() -> None:
+    codes = [r.code for r in RULES]
+    assert len(codes) == len(set(codes))
+    assert all(re.fullmatch(r"AD[A-Z]\d{3}", c) for c in codes)
+    assert {r.category for r in RULES} <= set(CATEGORIES)
+    assert all(len(r.doc) > 40 for r in RULES)
+
+
+def test_every_command_has_help_and_is_in_readme() -> None:
+    readme = (ROOT / "README.md").read_text()
+    for cmd in app.registered_commands:
+        name = cmd.name or cmd.callback.__name__
+        res = run_cli(name, "--help")
+        assert res.code == 0 and "Usage" in res.out, name
+        assert f"ad-diff {name}" in readme or name == "compare", f"command {name} is not documented in README.md"
+
+
+def test_compare_options_are_documented() -> None:
+    doc = (ROOT / "docs/cli.md").read_text()
+    out = run_cli("compare", "--help").out
+    for opt in sorted(set(re.findall(r"(--[a-z][a-z-]+)", out))):
+        if opt in ("--help", "--no-graphs", "--no-tensors", "--no-color"):
+            continue
+        assert opt in doc, f"{opt} missing from docs/cli.md"

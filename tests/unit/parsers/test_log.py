@@ -1,0 +1,117 @@
+"""Log parser: golden cases for every format/prefix (FORMATS.md §1) and clear errors for bad logs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ad_diff.errors import InputError
+from ad_diff.model import LogEnd, State
+from ad_diff.parsers import log as log_parser
+from tests.conftest import FIXTURES
+
+CASES = sorted((FIXTURES / "parsers/log").glob("*.log"))
+
+
+@pytest.mark.parametrize("path", CASES, ids=[p.stem for p in CASES])
+def test_golden(path: Path) -> None:
+    expected = json.loads(path.with_suffix(".json").read_text())
+    assert log_parser.as_dict(log_parser.parse(path)) == expected
+
+
+def test_every_format_and_prefix_is_covered() -> None:
+    seen_formats, seen_prefixes = set(), set()
+    for p in CASES:
+        d = json.loads(p.with_suffix(".json").read_text())
+        seen_formats.update(d["formats"])
+        seen_prefixes.update(d["prefixes"])
+    assert seen_formats >= {"V0", "V1", "V2", "V3"}
+    assert seen_prefixes >= {"L1", "L2", "L3"}
+
+
+def _parse(name: str, rank: int = 0):
+    return log_parser.parse(FIXTURES / "parsers/log" / name, rank=rank)
+
+
+def test_v3_summary_states_and_timing() -> None:
+    log = _parse("v3_l1.log")
+    by = {r.transform: r for r in log.transforms}
+    assert by["match_rmsnorm_pattern"].state is State.APPLIED and by["match_rmsnorm_pattern"].matches == 33
+    assert by["match_rmsnorm_pattern"].timing is not None and by["match_rmsnorm_pattern"].timing.total == 0.842
+    assert by["quantize_fp8_moe"].state is State.SKIPPED
+    assert by["fuse_gemms"].state is State.DISABLED and by["fuse_gemms"].matches is None
+    assert log.end is LogEnd.COMPLETE
+
+
+def test_v2_timing_line_attaches_to_its_result() -> None:
+    log = _parse("v2_l1.log")
+    assert log.transforms[0].timing is not None and log.transforms[0].timing.apply == 0.128
+    assert log.formats == ("V2",)
+
+
+@pytest.mark.parametrize("name", ["v1_failed_noprefix.log", "v2_l2.log", "v3_failed.log"])
+def test_failures_become_failed_state_in_every_version(name: str) -> None:
+    failed = [r for r in _parse(name).transforms if r.state is State.FAILED]
+    assert len(failed) == 1 and failed[0].failure
+
+
+def test_ansi_crlf_noise_and_unrecognised_summary() -> None:
+    log = _parse("noisy_ansi_crlf.log")
+    assert [r.transform for r in log.transforms] == ["export_to_gm", "match_rope_pattern", "compile_model"]
+    assert log.transforms[1].state is State.SKIPPED
+    unrec = [i for i in log.issues if i.kind == "unrecognised"]
+    assert len(unrec) == 1 and "matchez" in unrec[0].text
+
+
+def test_multi_rank_uses_rank0_and_reports_disagreement() -> None:
+    log = _parse("multi_rank.log")
+    assert log.ranks_seen == (0, 1)
+    assert {r.transform: r.matches for r in log.transforms}["match_rope_pattern"] == 4
+    assert log.rank_disagreement == ("pattern_matcher/match_rope_pattern (rank 1)",)
+    assert {r.transform: r.matches for r in _parse("multi_rank.log", rank=1).transforms}["match_rope_pattern"] == 2
+
+
+def test_missing_rank_is_an_input_error() -> None:
+    with pytest.raises(InputError, match="no lines of rank 3; ranks seen: 0, 1"):
+        _parse("multi_rank.log", rank=3)
+
+
+def test_crash_marks_incomplete_transform_and_crashed_end() -> None:
+    log = _parse("crashed.log")
+    assert log.end is LogEnd.CRASHED and "OutOfMemoryError" in log.end_detail
+    assert log.transforms[-1].state is State.INCOMPLETE and log.transforms[-1].transform == "match_rope_pattern"
+
+
+def test_cut_mid_line_is_truncated() -> None:
+    assert _parse("cut_mid_line.log").end is LogEnd.TRUNCATED
+
+
+def test_retry_keeps_last_pipeline() -> None:
+    log = _parse("retry.log")
+    assert log.pipelines == 2
+    assert {r.transform: r.matches for r in log.transforms}["match_rope_pattern"] == 2
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("empty.log", "is empty; expected an AutoDeploy log"),
+        ("binary.log", "looks binary"),
+        ("no_ad_lines.log", "holds no AutoDeploy transform lines (4 lines read)"),
+    ],
+)
+def test_invalid_logs(name: str, message: str) -> None:
+    path = FIXTURES / "parsers/log/invalid" / name
+    with pytest.raises(InputError) as exc:
+        log_parser.parse(path)
+    assert str(exc.value).startswith(str(path))
+    assert message in str(exc.value)
+
+
+def test_unreadable_log(tmp_path: Path) -> None:
+    p = tmp_path / "x.log"
+    p.mkdir()
+    with pytest.raises(InputError, match="is a folder"):
+        log_parser.parse(p)

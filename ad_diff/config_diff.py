@@ -58,9 +58,8 @@ def analyze_config(
                          "defines show up as added/removed")
         for t in diff.transforms:
             findings.append(R.TRANSFORM_CONFIG_CHANGED.make(
-                transform=t.transform, stage=t.stage, summary=t.summary(),
-                changes="; ".join(c.describe() for c in t.changes),
-                evidence={"config_changes": tuple(c.key for c in t.changes)},
+                transform=t.transform, stage=t.stage, cause=t.describe(),
+                evidence={"config_changes": tuple(c.key for c in t.changes), "config_source": ", ".join(t.sources())},
             ))
         for s in diff.settings:
             findings.append(R.SETTING_CHANGED.make(
@@ -99,15 +98,28 @@ def pipeline_order(
     """Transform keys in pipeline order: the baseline log, then what only the candidate log shows, then
     config-only keys placed by stage (config file order within a stage, as AD's stable sort does)."""
     order: list[str] = []
+    stage_of: dict[str, str] = {}
     for log in (baseline_log, candidate_log):
         if log is not None:
             _merge_sequence(order, log_order(log))
+            for r in log.transforms:
+                stage_of.setdefault(r.transform, r.stage)
+    rank = {s: i for i, s in enumerate(STAGES)}
     for cfg in (candidate, baseline):
-        if cfg is not None:
-            keys = list(cfg.transforms)
-            rank = {s: i for i, s in enumerate(STAGES)}
-            keys.sort(key=lambda k, c=cfg: rank.get(c.stage(k) or "", len(STAGES)))
-            _merge_sequence(order, keys)
+        if cfg is None:
+            continue
+        for key in cfg.transforms:
+            stage_of.setdefault(key, cfg.stage(key) or "")
+        for key in cfg.transforms:
+            if key in order:
+                continue
+            # After the last key of the same or an earlier stage: AD's stable sort by stage.
+            own = rank.get(stage_of[key], len(STAGES))
+            at = 0
+            for i, k in enumerate(order):
+                if rank.get(stage_of.get(k, ""), len(STAGES)) <= own:
+                    at = i + 1
+            order.insert(at, key)
     return order
 
 

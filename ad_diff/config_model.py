@@ -93,17 +93,23 @@ class EffectiveConfig:
         return stage if isinstance(stage, str) else None
 
     def origin(self, path: KeyPath) -> str | None:
-        """The file (``file:line``) that set ``path``, or set the deepest value under/above it."""
+        """The file (``file:line``) that set ``path``, or set the deepest value under/above it. A key no
+        layer spelled out (``enabled`` left at AD's default) is blamed on the file defining its entry,
+        marked ``(implicit default)``."""
         if path in self.origins:
             return self.origins[path]
         below = [p for p in self.origins if p[: len(path)] == path]
         if below:
             # Several leaves under a key (a whole transform entry): the one set last is the best blame.
-            return self.origins[max(below, key=lambda p: (p == path, p))]
+            return self.origins[max(below)]
         for n in range(len(path) - 1, 0, -1):
             if path[:n] in self.origins:
                 return self.origins[path[:n]]
-        return self.source.files[-1] if self.source.files else None
+            siblings = sorted(p for p in self.origins if p[:n] == path[:n])
+            if siblings and n >= 2:
+                first = min(siblings, key=lambda p: (p[-1] != "stage", p))
+                return f"{self.origins[first]} (implicit default)"
+        return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +182,19 @@ class TransformConfigChange:
         if n_opts:
             parts.append(f"{n_opts} option{'s' if n_opts > 1 else ''} changed in candidate config")
         return "; ".join(parts)
+
+    def describe(self) -> str:
+        """``fuse_gemms: disabled in candidate config (transforms.fuse_gemms.enabled: true -> false, from
+        config/model_x.yaml:3)``: the sentence reports use to explain a finding."""
+        details = []
+        for c in self.changes:
+            origin = c.origin()
+            details.append(f"{c.describe()}, from {origin}" if origin else c.describe())
+        return f"{self.transform}: {self.summary()} ({'; '.join(details)})"
+
+    def sources(self) -> tuple[str, ...]:
+        """Files behind the changes, sorted."""
+        return tuple(sorted({c.origin() or "" for c in self.changes} - {""}))
 
     def to_json(self) -> dict[str, Any]:
         """Plain-JSON form."""

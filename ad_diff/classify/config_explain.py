@@ -32,12 +32,8 @@ _MAX_CAUSES = 3
 
 
 def describe_cause(t: TransformConfigChange) -> str:
-    """``fuse_gemms: disabled in candidate config (transforms.fuse_gemms.enabled: true -> false, from x.yaml:3)``."""
-    details = []
-    for c in t.changes:
-        origin = c.origin()
-        details.append(f"{c.describe()}, from {origin}" if origin else c.describe())
-    return f"{t.transform}: {t.summary()} ({'; '.join(details)})"
+    """The explanation sentence of one transform's config change (see ``TransformConfigChange.describe``)."""
+    return t.describe()
 
 
 def explain_findings(
@@ -100,9 +96,8 @@ def _upstream(f: Finding, analysis: ConfigAnalysis, pos: dict[str, int]) -> Find
 
 
 def _annotate(f: Finding, text: str, kind: str, t: TransformConfigChange, gating: bool) -> Finding:
-    sources = sorted({c.origin() or "" for c in t.changes} - {""})
     g = _with_evidence(f, {"config_explanation": kind, "config_changes": tuple(c.key for c in t.changes),
-                           "config_source": ", ".join(sources)})
+                           "config_source": ", ".join(t.sources())})
     return replace(g, explained_by=text, gating=gating)
 
 

@@ -15,7 +15,7 @@ TRANSFORM_CONFIG_CHANGED = Rule(
     name="transform-config-changed",
     category="config",
     severity=Severity.INFO,
-    template="{transform}: {summary} ({changes})",
+    template="{cause}",
     doc="A transform's entry differs between the two runs' effective configs: `enabled` flipped, `stage` "
     "moved, another option changed, or the key exists in one config only. Informational: it documents an "
     "intended change and is what ad-diff uses to explain state and match-count changes of that transform "

@@ -282,6 +282,9 @@ class ConfigAnalysis:
     did not run."""
     pipeline: tuple[str, ...] = ()
     """Transform keys in pipeline order (logs first, then config-only keys by stage)."""
+    explained: tuple[Finding, ...] = ()
+    """After ``explain_findings``: the findings explained by config and the unexplained (``ADC008``) ones,
+    attached with ``classify.config_explain.with_explanations`` for the report section."""
 
     def to_json(self) -> dict[str, Any]:
         """Plain-JSON form of the section (stable key order)."""
@@ -291,6 +294,8 @@ class ConfigAnalysis:
             "diff": self.diff.to_json() if self.diff is not None else None,
             "checks": [c.to_json() for c in self.checks],
             "findings": [_finding_json(f) for f in self.findings],
+            "explained": [_finding_json(f) for f in self.explained if f.code != "ADC008"],
+            "unexplained": [_finding_json(f) for f in self.explained if f.code == "ADC008"],
             "notes": list(self.notes),
         }
 

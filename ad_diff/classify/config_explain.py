@@ -7,12 +7,14 @@ For every finding about a transform, look for a config change behind it:
   config*; such findings of the toggled transform itself stop gating unless ``config_explained_gates``;
 * the transform's own options changed -> *explained by config*, still gating (a count change from an option
   is a real effect to review);
+* a stage move in the log that the candidate config's ``stage`` predicts -> *explained by config*, like a
+  toggle;
 * an earlier transform's entry changed -> its change is shown as the *likely cause*, still gating (a
   downstream match loss is what the gate exists for);
 * only top-level settings changed -> they are shown as a *possible cause*, still gating.
 
 A state change that configuration normally causes (to or from ``disabled``, appearing/vanishing in a
-complete log) with no own config change behind it is *unexplained*: its findings are marked so and an
+complete log, a stage move) with no own config change behind it is *unexplained*: its findings are marked so and an
 ``ADC008`` finding calls it out.
 """
 
@@ -74,6 +76,14 @@ def explain_findings(
     return tuple(out)
 
 
+def with_explanations(analysis: ConfigAnalysis, findings: Sequence[Finding]) -> ConfigAnalysis:
+    """Copy of ``analysis`` carrying the config-related part of ``findings`` (those explained by config and
+    the ``ADC008`` ones), so the config section can list them without the rest of the result."""
+    kept = tuple(sorted((f for f in findings if f.explained_by or f.code == R.UNEXPLAINED_STATE_CHANGE.code),
+                        key=Finding.sort_key))
+    return replace(analysis, explained=kept)
+
+
 def _upstream(f: Finding, analysis: ConfigAnalysis, pos: dict[str, int]) -> Finding:
     assert analysis.diff is not None
     here = pos.get(f.transform or "", len(pos))
@@ -117,6 +127,17 @@ def _classify_toggles(
     out: dict[str, tuple[str, str, str, str, str]] = {}
     for row in rows:
         b, c = row.baseline.state, row.candidate.state
+        own = analysis.diff.for_transform(row.transform)
+        bs, cs = row.baseline.stage, row.candidate.stage
+        if bs and cs and bs != cs:
+            moved = own.change("stage") if own is not None else None
+            if moved is not None and moved.after == cs:
+                out[row.transform] = ("explained", f"stage {bs}", f"stage {cs}", "", row.stage)
+            else:
+                out[row.transform] = ("unexplained", f"stage {bs}", f"stage {cs}",
+                                      f"transforms.{row.transform}.stage is not {cs} in the candidate config",
+                                      row.stage)
+            continue
         if b == c or State.INCOMPLETE in (b, c):
             continue
         if State.DISABLED not in (b, c) and State.ABSENT not in (b, c):
@@ -125,7 +146,6 @@ def _classify_toggles(
             c == State.ABSENT and CANDIDATE not in analysis.complete_logs
         ):
             continue
-        own = analysis.diff.for_transform(row.transform)
         explained = own is not None and _consistent(row, own, analysis)
         if explained:
             out[row.transform] = ("explained", b.value, c.value, "", row.stage)
@@ -161,4 +181,4 @@ def _detail(row: TransformComparison, analysis: ConfigAnalysis) -> str:
     return f"{key}: {show(b)} -> {show(c)} does not match the logged states"
 
 
-__all__ = ["EXPLAINABLE", "describe_cause", "explain_findings"]
+__all__ = ["EXPLAINABLE", "describe_cause", "explain_findings", "with_explanations"]

@@ -8,16 +8,10 @@ from pathlib import Path
 from ad_diff.classify.config_explain import explain_findings
 from ad_diff.config_diff import analyze_config
 from ad_diff.config_model import ConfigAnalysis
-from ad_diff.model import (
-    Finding,
-    LogEnd,
-    RunLog,
-    Severity,
-    Side,
-    State,
-    TransformComparison,
-    TransformRecord,
-)
+from ad_diff.align.log_rows import pair_transforms
+from ad_diff.classify.log_rules import classify_log
+from ad_diff.model import Finding, RunLog, State, TransformComparison
+from ad_diff.parsers import log as log_parser
 from ad_diff.parsers.run_config import parse
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "config_scenarios"
@@ -49,43 +43,33 @@ CHANGES: dict[str, dict[str, tuple[tuple[State, int | None], tuple[State, int | 
 
 
 def make_log(name: str, side: int) -> RunLog:
-    """The log of one side (0 baseline, 1 candidate) of scenario ``name``."""
-    records = []
-    for i, (stage, transform, state, matches) in enumerate(BASE_PIPELINE):
-        if transform in CHANGES[name]:
-            state, matches = CHANGES[name][transform][side]
-        records.append(TransformRecord(stage, transform, 0, state, matches, line=10 + i))
-    return RunLog(
-        path=Path(f"{name}/{side}.log"), transforms=tuple(records), rank=0, ranks_seen=(0,),
-        rank_disagreement=(), formats=("V3",), prefixes=("L1",), end=LogEnd.COMPLETE, end_detail="",
-        lines=40,
-    )
+    """The parsed log of one side (0 baseline, 1 candidate) of scenario ``name`` (written by
+    ``write_logs`` from ``BASE_PIPELINE`` + ``CHANGES``)."""
+    return log_parser.parse(SCENARIOS / name / ("baseline", "candidate")[side] / "run.log")
 
 
 def make_rows(base: RunLog, cand: RunLog) -> tuple[TransformComparison, ...]:
-    """Rows aligned on (stage, transform, occurrence), the same way the pipeline does."""
-    c = {(r.stage, r.transform, r.occurrence): r for r in cand.transforms}
-    rows = []
-    for r in base.transforms:
-        o = c[(r.stage, r.transform, r.occurrence)]
-        rows.append(TransformComparison(r.stage, r.transform, r.occurrence, Side(r.state, r.matches),
-                                        Side(o.state, o.matches)))
-    return tuple(rows)
+    """Rows paired by the real aligner."""
+    return pair_transforms(base, cand, ())
 
 
-def log_findings(rows: tuple[TransformComparison, ...]) -> tuple[Finding, ...]:
-    """Stand-ins for the log rules' findings (codes are placeholders; categories are the real ones)."""
-    out = []
-    for row in rows:
-        if row.baseline.state != row.candidate.state:
-            out.append(Finding("ADL-STATE", "state_change", Severity.WARNING,
-                               f"{row.transform}: {row.baseline.state.value} -> {row.candidate.state.value}",
-                               transform=row.transform, stage=row.stage))
-        if row.baseline.matches and (row.candidate.matches or 0) < row.baseline.matches:
-            out.append(Finding("ADL-LOSS", "match_loss", Severity.ERROR,
-                               f"{row.transform}: {row.baseline.matches} -> {row.candidate.matches}",
-                               transform=row.transform, stage=row.stage))
-    return tuple(out)
+def write_logs() -> None:
+    """(Re)write the scenario logs in the V3/L1 format from ``BASE_PIPELINE`` and ``CHANGES``."""
+    for name, changes in CHANGES.items():
+        for side, folder in enumerate(("baseline", "candidate")):
+            lines = []
+            for i, (stage, t, state, m) in enumerate(BASE_PIPELINE):
+                if t in changes:
+                    state, m = changes[t][side]
+                head = f"[02/10/2026-11:02:{10 + i:02d}] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage={stage}, transform={t}] [SUMMARY] "
+                if state is State.APPLIED:
+                    head += f"matches={m} | time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)"
+                elif state is State.SKIPPED:
+                    head += "skipped | time: 0.001s (pre=0.000s, apply=0.001s, post=0.000s)"
+                else:
+                    head += "disabled"
+                lines.append(head)
+            (SCENARIOS / name / folder / "run.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
 def run_scenario(name: str, root: Path = SCENARIOS, gates: bool = False
@@ -96,4 +80,5 @@ def run_scenario(name: str, root: Path = SCENARIOS, gates: bool = False
     cand_cfg = parse(root / name / "candidate")
     analysis = analyze_config(base_cfg, cand_cfg, base_log, cand_log)
     rows = make_rows(base_log, cand_log)
-    return analysis, explain_findings(log_findings(rows), rows, analysis, config_explained_gates=gates)
+    findings = tuple(classify_log(rows, base_log, cand_log))
+    return analysis, explain_findings(findings, rows, analysis, config_explained_gates=gates)

@@ -89,3 +89,23 @@ def test_fixture_generator_scenarios_parse(name: str) -> None:
         pytest.skip(f"{root} not present yet (fixtures branch)")
     assert parse(root / "baseline") is not None
     assert parse(root / "candidate") is not None
+
+
+def test_stage_move_explained_and_unexplained() -> None:
+    from ad_diff.classify.config_explain import explain_findings
+    from ad_diff.config_diff import analyze_config
+    from ad_diff.config_model import ConfigSource, EffectiveConfig
+    from ad_diff.model import Finding, Severity, Side, State, TransformComparison
+
+    def cfg(stage: str) -> EffectiveConfig:
+        return EffectiveConfig(ConfigSource("effective", ("c.yaml",), "t", True),
+                               {"transforms": {"mla": {"stage": stage}}}, {("transforms", "mla", "stage"): "c.yaml:3"})
+
+    row = TransformComparison("cache_init", "mla", 0, Side(State.APPLIED, 2, stage="post_load_fusion"),
+                              Side(State.APPLIED, 2, stage="cache_init"))
+    moved = Finding("ADL013", "state_change", Severity.INFO, "mla: moved", transform="mla")
+    [f, *_] = explain_findings([moved], [row], analyze_config(cfg("post_load_fusion"), cfg("cache_init"), None, None))
+    assert f.gating is False and f.explained_by is not None and "moved from stage post_load_fusion" in f.explained_by
+    out = explain_findings([moved], [row], analyze_config(cfg("post_load_fusion"), cfg("post_load_fusion"), None, None))
+    assert [x.code for x in out if x.code == "ADC008"] == ["ADC008"]
+    assert "stage post_load_fusion -> stage cache_init" in out[-1].message

@@ -39,4 +39,6 @@ class Settings:
     candidate_config: Path | None = None
     expected_changes: Path | None = None
     progress: bool = False
-
+    config_explained_gates: bool = False
+    """Whether a state change of a transform that its own config change explains (toggled, moved) still
+    gates. Downstream match losses always keep gating, with the config change shown as likely cause."""

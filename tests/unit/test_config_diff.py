@@ -1,0 +1,127 @@
+"""Tests of the config diff, pipeline ordering and the config-vs-log check (ad_diff.config_diff)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ad_diff.config_diff import analyze_config, diff_configs, pipeline_order
+from ad_diff.config_model import ConfigSource, EffectiveConfig
+from ad_diff.model import LogEnd, State
+from tests.unit.config_scenarios import make_log, run_scenario
+
+
+def cfg(data: dict, complete: bool = True) -> EffectiveConfig:
+    return EffectiveConfig(ConfigSource("effective", ("c.yaml",), "test", complete), data, {})
+
+
+def test_default_enabled_spelled_out_is_no_change() -> None:
+    a = cfg({"transforms": {"t": {"stage": "compile"}}})
+    b = cfg({"transforms": {"t": {"stage": "compile", "enabled": True}}})
+    assert not diff_configs(a, b, [])
+
+
+def test_kinds_and_grouping_in_pipeline_order() -> None:
+    a = cfg({
+        "world_size": 1, "zeta": 1, "runtime": "demollm", "cuda_graph_config": {"batch_sizes": [1, 2]},
+        "transforms": {
+            "late": {"stage": "compile", "opt": 1},
+            "early": {"stage": "export"},
+            "moved": {"stage": "post_load_fusion"},
+            "gone": {"stage": "sharding"},
+        },
+    })
+    b = cfg({
+        "world_size": 2, "zeta": 1, "runtime": "trtllm", "cuda_graph_config": {"batch_sizes": [1, 2, 4]},
+        "transforms": {
+            "late": {"stage": "compile", "opt": 2},
+            "early": {"stage": "export", "enabled": False},
+            "moved": {"stage": "cache_init"},
+            "new": {"stage": "pattern_matcher"},
+        },
+    })
+    d = diff_configs(a, b, pipeline_order(a, b, None, None))
+    assert [t.transform for t in d.transforms] == ["early", "new", "gone", "moved", "late"]
+    kinds = {t.transform: [c.kind for c in t.changes] for t in d.transforms}
+    assert kinds == {"early": ["enabled"], "new": ["added"], "gone": ["removed"], "moved": ["stage"],
+                     "late": ["option"]}
+    assert d.for_transform("moved").summary() == "moved from stage post_load_fusion to cache_init in candidate config"
+    # key settings first in their fixed order, list compared as a whole value
+    assert [s.key for s in d.settings] == ["runtime", "world_size", "cuda_graph_config.batch_sizes"]
+    assert d.settings[2].before == [1, 2] and d.settings[2].after == [1, 2, 4]
+    assert d.for_transform("early").changes[0].describe() == "transforms.early.enabled: true -> false"
+
+
+def test_pipeline_order_prefers_logs() -> None:
+    log = make_log("explained", 0)
+    a = cfg({"transforms": {"compile_model": {"stage": "compile"}, "extra": {"stage": "factory"}}})
+    order = pipeline_order(a, a, log, None)
+    assert order[:2] == ["build_model", "extra"]  # config-only key placed after the last key of its stage
+    assert order.index("fuse_gemms") < order.index("fuse_rmsnorm") < order.index("compile_model")
+
+
+def test_one_side_missing_gives_adc009() -> None:
+    a = analyze_config(cfg({}), None, None, None)
+    assert a.diff is None
+    assert [f.code for f in a.findings] == ["ADC009"]
+    assert "candidate" in a.findings[0].message
+
+
+def test_checks_disabled_but_ran_stage_mismatch_and_not_in_config() -> None:
+    log = make_log("explained", 0)
+    c = cfg({"transforms": {
+        "fuse_gemms": {"stage": "post_load_fusion", "enabled": False},   # log: applied 12
+        "fuse_rmsnorm": {"stage": "cache_init"},                         # log: post_load_fusion
+        "compile_model": {"stage": "compile"},
+        "ghost": {"stage": "compile"},                                   # never logged, log complete
+    }})
+    a = analyze_config(c, None, log, None)
+    kinds = [(ch.transform, ch.kind) for ch in a.checks]
+    assert ("fuse_gemms", "disabled_but_ran") in kinds
+    assert ("fuse_rmsnorm", "stage_mismatch") in kinds
+    assert ("ghost", "enabled_but_absent") in kinds
+    assert ("build_model", "not_in_config") in kinds
+    codes = {f.code for f in a.findings}
+    assert {"ADC004", "ADC005", "ADC006", "ADC007", "ADC009"} <= codes
+    msg = next(f.message for f in a.findings if f.code == "ADC005")
+    assert "applied (12 matches)" in msg and "line 7" in msg
+
+
+def test_absent_not_flagged_when_log_crashed() -> None:
+    log = replace(make_log("explained", 0), end=LogEnd.CRASHED)
+    a = analyze_config(cfg({"transforms": {"ghost": {"stage": "compile"}}}), None, log, None)
+    assert not [ch for ch in a.checks if ch.kind == "enabled_but_absent"]
+
+
+def test_not_in_config_needs_complete_config() -> None:
+    log = make_log("explained", 0)
+    a = analyze_config(cfg({"transforms": {}}, complete=False), None, log, None)
+    assert not [ch for ch in a.checks if ch.kind == "not_in_config"]
+
+
+def test_scenario_explained_diff() -> None:
+    analysis, _ = run_scenario("explained")
+    assert analysis.diff is not None
+    [t] = analysis.diff.transforms
+    assert t.transform == "fuse_gemms"
+    assert t.changes[0].candidate_origin == "config/model_x.yaml:4"
+    assert t.changes[0].baseline_origin == "config/dashboard_default.yaml:4"
+    assert analysis.checks == ()
+    js = analysis.to_json()
+    assert js["diff"]["transforms"][0]["changes"][0] == {
+        "path": "transforms.fuse_gemms.enabled", "kind": "enabled", "before": True, "after": False,
+        "baseline_origin": "config/dashboard_default.yaml:4", "candidate_origin": "config/model_x.yaml:4",
+    }
+    assert js["candidate"]["files"] == ["config/default.yaml", "config/dashboard_default.yaml", "config/model_x.yaml"]
+
+
+def test_scenario_not_applied_check() -> None:
+    analysis, _ = run_scenario("not_applied")
+    [check] = analysis.checks
+    assert (check.run, check.transform, check.kind) == ("candidate", "fuse_gemms", "enabled_but_disabled")
+    assert analysis.to_json()["checks"][0]["log_line"] == 7
+
+
+def test_scenario_logs_match_their_generator() -> None:
+    # guard: the committed scenario logs are what write_logs() produces and parse as expected
+    r = make_log("unexplained", 1).transforms[7]
+    assert (r.transform, r.state, r.line) == ("fuse_rmsnorm", State.DISABLED, 8)

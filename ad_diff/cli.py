@@ -97,6 +97,9 @@ def compare(
     graphs: Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")] = True,
     tensors: Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")] = True,
     color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report (default: when stdout is a TTY).")] = None,
+    baseline_config: Annotated[Optional[Path], typer.Option(help="Baseline AD config (file or folder; default: config/ or *.yaml in the run).")] = None,
+    candidate_config: Annotated[Optional[Path], typer.Option(help="Candidate AD config (file or folder).")] = None,
+    config_explained_gates: Annotated[bool, typer.Option(help="Let findings explained by a config change still gate.")] = False,
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
@@ -114,7 +117,8 @@ def compare(
             baseline=baseline, candidate=candidate, baseline_log=baseline_log, candidate_log=candidate_log,
             rank=rank, fail_on=fail_on, collapse_fraction=collapse_fraction,
             ignore_transforms=tuple(ignore_transform or ()), ignore_codes=tuple(ignore_code or ()),
-            graphs=graphs, tensors=tensors,
+            graphs=graphs, tensors=tensors, baseline_config=baseline_config, candidate_config=candidate_config,
+            config_explained_gates=config_explained_gates,
         )
         result = pipeline.run(settings)
         verdict = gate.decide(result.findings, settings.fail_on)

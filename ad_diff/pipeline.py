@@ -12,7 +12,7 @@ from ad_diff.align.log_rows import pair_transforms
 from ad_diff.classify.input_rules import ONE_SIDED
 from ad_diff.classify.log_rules import classify_log
 from ad_diff.discover import discover
-from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts
+from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts, RunLog, TransformComparison
 from ad_diff.parsers import log as log_parser
 from ad_diff.settings import Settings
 
@@ -22,6 +22,23 @@ def _one_sided(what: str, analysis: str, b: object, c: object) -> list[Finding]:
         return []
     present, missing = ("baseline", "candidate") if c is None else ("candidate", "baseline")
     return [ONE_SIDED.make(what=what, present=present, missing=missing, analysis=analysis)]
+
+
+def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: RunLog, clog: RunLog,
+            rows: tuple[TransformComparison, ...], findings: list[Finding], sections: dict[str, object]) -> list[Finding]:
+    """Diff the runs' configs (when any run has one) and mark findings explained or unexplained by them."""
+    from ad_diff.classify.config_explain import explain_findings, with_explanations
+    from ad_diff.config_diff import analyze_config
+    from ad_diff.parsers import run_config
+
+    bcfg = run_config.parse(base.root, settings.baseline_config)
+    ccfg = run_config.parse(cand.root, settings.candidate_config)
+    if bcfg is None and ccfg is None:
+        return findings
+    analysis = analyze_config(bcfg, ccfg, blog, clog)
+    out = list(explain_findings(findings, rows, analysis, settings.config_explained_gates))
+    sections["config"] = with_explanations(analysis, out)
+    return out
 
 
 def run(settings: Settings) -> DiffResult:
@@ -50,6 +67,9 @@ def run(settings: Settings) -> DiffResult:
     findings += _one_sided("recorded tensors (tensors/)", "numeric comparison", base.tensors, cand.tensors)
     if base.graphs is None and cand.graphs is None:
         notes.append("graph analysis not run: neither run has graphs/ (log-only comparison)")
+
+    # the runs' own AD configs: diff them and explain state/count changes by config changes
+    findings = _config(settings, base, cand, blog, clog, rows, findings, sections)
 
     # filter + order deterministically
     kept = [

@@ -204,6 +204,8 @@ class RunDelta:
     changed: bool
     """True if the dumps differ in anything at all (nodes, args or metadata)."""
     removed_names: tuple[str, ...] = ()
+    first: bool = False
+    """True for the run's first dump (no previous graph to compare with; counts are then 0)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,6 +256,11 @@ class TransformGraphDiff:
     """Losses first seen at this transform."""
     delta_baseline: RunDelta | None = None
     delta_candidate: RunDelta | None = None
+    new_regions: tuple[int, ...] = ()
+    """Ids of regions with a node that had a counterpart at the previous transform (first seen here)."""
+    coverage_baseline_before: Coverage | None = None
+    """Coverage of the run's previous dump (``None`` for its first dump)."""
+    coverage_candidate_before: Coverage | None = None
     hints: tuple[Hint, ...] = ()
     notes: tuple[str, ...] = ()
 

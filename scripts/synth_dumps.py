@@ -34,6 +34,8 @@ class Spec:
     """Replace the q split pair with one ``auto_deploy.torch_rope`` op per layer."""
     rope_fused_layers: tuple[int, ...] | None = None
     """Layers where ``rope_fused`` applies (default: all)."""
+    norm_quant: bool = False
+    """Fused norms become ``auto_deploy.torch_rmsnorm_fp8`` (a later, shape-dependent fusion)."""
 
 
 class _Builder:
@@ -73,11 +75,14 @@ class _Builder:
         return "%" + name
 
 
-def _norm(g: _Builder, x: str, weight: str, fused: bool, meta: bool) -> str:
+def _norm(g: _Builder, x: str, weight: str, fused: bool, meta: bool, quant: bool = False) -> str:
     h = "1xs0x4096"
+    if fused and quant:
+        return g.call("torch_rmsnorm_fp8", "auto_deploy.torch_rmsnorm_fp8.default", [f"%{x}", g.w(weight, "4096"),
+                      "1e-05"], h)
     if fused:
-        return g.call("torch_rmsnorm", "auto_deploy.torch_rmsnorm.default", [f"%{x}", g.w(weight, "4096"), "1e-05"], h,
-                      meta=meta)
+        return g.call("torch_rmsnorm", "auto_deploy.torch_rmsnorm.default", [f"%{x}", g.w(weight, "4096"), "1e-05"],
+                      h, meta=meta)
     t = g.call("to", "aten.to.dtype", [f"%{x}", "torch.float32"], h, "torch.float32")
     p = g.call("pow_1", "aten.pow.Tensor_Scalar", [f"%{t}", "2"], h, "torch.float32")
     m = g.call("mean", "aten.mean.dim", [f"%{p}", "[-1]", "True"], "1xs0x1", "torch.float32")
@@ -98,7 +103,7 @@ def build(spec: Spec, transform: str = "fuse_rmsnorm", stage: str = "post_load_f
     for L in range(spec.layers):
         p = f"model_layers_{L}_"
         fused = spec.fused_norm and L not in spec.unfused_layers
-        h = _norm(g, x, p + "input_layernorm_weight", fused, spec.norm_meta)
+        h = _norm(g, x, p + "input_layernorm_weight", fused, spec.norm_meta, spec.norm_quant)
         q = g.call("linear", "aten.linear.default", [f"%{h}", g.w(p + "self_attn_q_proj_weight", "4096x4096")],
                    "1xs0x4096")
         k = g.call("linear", "aten.linear.default", [f"%{h}", g.w(p + "self_attn_k_proj_weight", "1024x4096")],
@@ -133,7 +138,7 @@ def build(spec: Spec, transform: str = "fuse_rmsnorm", stage: str = "post_load_f
         o = g.call("linear", "aten.linear.default", [f"%{av}", g.w(p + "self_attn_o_proj_weight", "4096x4096")],
                    "1xs0x4096")
         x = g.call("add", "aten.add.Tensor", [f"%{x}", f"%{o}"], "1xs0x4096")
-        h2 = _norm(g, x, p + "post_attention_layernorm_weight", fused, spec.norm_meta)
+        h2 = _norm(g, x, p + "post_attention_layernorm_weight", fused, spec.norm_meta, spec.norm_quant)
         if spec.experts:
             logits = g.call("linear", "aten.linear.default", [f"%{h2}", g.w(p + "mlp_gate_weight", f"{spec.experts}x4096")],
                             f"1xs0x{spec.experts}")
@@ -160,10 +165,20 @@ def build(spec: Spec, transform: str = "fuse_rmsnorm", stage: str = "post_load_f
             mlp = g.call("linear", "aten.linear.default", [f"%{mu}", g.w(p + "mlp_down_proj_weight", "4096x11008")],
                          "1xs0x4096")
         x = g.call("add", "aten.add.Tensor", [f"%{x}", f"%{mlp}"], "1xs0x4096")
-    hf = _norm(g, x, "model_norm_weight", spec.fused_norm, spec.norm_meta)
+    hf = _norm(g, x, "model_norm_weight", spec.fused_norm, spec.norm_meta, spec.norm_quant)
     out = g.call("linear", "aten.linear.default", [f"%{hf}", g.w("lm_head_weight", "32000x4096")], "1xs0x32000")
     g.lines.append(f"output %{out}")
     sep = "=" * 80
     head = [f"# Transform: {transform}", f"# Stage: {stage}", "# GraphModules found: 1", "", "", sep,
             "# GraphModule: (root)", sep, ""]
     return "\n".join(head + g.lines) + "\n"
+
+
+def write_run(folder, steps: list[tuple[str, str, Spec]]) -> None:  # type: ignore[no-untyped-def]
+    """Write ``graphs/NNN_<stage>_<transform>.txt`` for each ``(stage, transform, spec)`` step."""
+    from pathlib import Path
+
+    graphs = Path(folder) / "graphs"
+    graphs.mkdir(parents=True, exist_ok=True)
+    for k, (stage, transform, spec) in enumerate(steps, start=1):
+        (graphs / f"{k:03d}_{stage}_{transform}.txt").write_text(build(spec, transform, stage), encoding="utf-8")

@@ -24,6 +24,7 @@ from collections import Counter
 from difflib import SequenceMatcher
 
 from ad_diff.align.graph_index import GraphIndex, strip_counter
+from ad_diff.gcpause import paused_gc
 from ad_diff.graph_model import GraphSection, NodePair, Region, Unmatched
 from ad_diff.parsers.dump import render_node
 
@@ -83,6 +84,11 @@ class SectionAlignment:
 
 def align_sections(b: GraphSection, c: GraphSection, fmt_b: str = "D3", fmt_c: str = "D3") -> SectionAlignment:
     """Align the nodes of two sections (same GraphModule in both runs)."""
+    with paused_gc():
+        return _align(b, c, fmt_b, fmt_c)
+
+
+def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionAlignment:
     al = SectionAlignment(b.name, GraphIndex(b), GraphIndex(c))
     _exact(al)
     _unique(al, "renamed", lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))

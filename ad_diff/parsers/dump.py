@@ -14,6 +14,7 @@ import re
 from pathlib import Path
 
 from ad_diff.errors import InputError
+from ad_diff.gcpause import paused_gc
 from ad_diff.graph_model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
 
 SEP = "=" * 80
@@ -61,6 +62,11 @@ def counter_of(path: Path) -> int | None:
 
 def parse_text(text: str, path: Path) -> GraphDump:
     """Parse dump ``text`` (read from ``path``, used in messages)."""
+    with paused_gc():
+        return _parse_text(text, path)
+
+
+def _parse_text(text: str, path: Path) -> GraphDump:
     lines = text.split("\n")
     if len(lines) < 2:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)

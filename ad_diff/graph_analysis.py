@@ -373,4 +373,4 @@ def attach_hints(findings: tuple[Finding, ...], analysis: GraphAnalysis) -> tupl
     return tuple(out)
 
 
-__all__ = ["analyze_graphs", "attach_hints", "hints_for_match_loss", "State"]
+__all__ = ["analyze_graphs", "attach_hints", "hints_for_match_loss"]

@@ -67,6 +67,14 @@ def run(settings: Settings) -> DiffResult:
     findings += _one_sided("recorded tensors (tensors/)", "numeric comparison", base.tensors, cand.tensors)
     if base.graphs is None and cand.graphs is None:
         notes.append("graph analysis not run: neither run has graphs/ (log-only comparison)")
+    elif base.graphs is not None and cand.graphs is not None and not settings.graphs:
+        notes.append("graph analysis not run: disabled with --no-graphs")
+    elif base.graphs is not None and cand.graphs is not None:
+        from ad_diff.graph_analysis import analyze_graphs, attach_hints
+
+        ga = analyze_graphs(base.graphs, cand.graphs, blog, clog)
+        findings = list(attach_hints(tuple(findings), ga)) + list(ga.findings)
+        sections["graph"] = ga
 
     # the runs' own AD configs: diff them and explain state/count changes by config changes
     findings = _config(settings, base, cand, blog, clog, rows, findings, sections)

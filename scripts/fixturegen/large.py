@@ -169,6 +169,7 @@ def _write_run(folder: Path, layers: int, experts: int, steps: list[tuple[str, s
     events: list[Event] = []
     body_cache: dict[_State, str] = {}
     n_nodes = 0
+    min_nodes: int | None = None
     counter = 0
     for stage, key, enabled in steps:
         matches = 0
@@ -191,23 +192,27 @@ def _write_run(folder: Path, layers: int, experts: int, steps: list[tuple[str, s
             text = _render(layers, experts, st, "@KEY@", "@STAGE@")
             body_cache[st] = text.split("\n", 2)[2]
             n_nodes = max(n_nodes, text.count("\n%"))
+            min_nodes = text.count("\n%") if min_nodes is None else min(min_nodes, text.count("\n%"))
         counter += 1
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(
             f"# Transform: {key}\n# Stage: {stage}\n" + body_cache[st], encoding="utf-8", newline="\n")
     (folder / "ad.log").write_text(render_log(events, LogStyle(seed=seed)), encoding="utf-8", newline="\n")
-    return n_nodes
+    return n_nodes, min_nodes or 0
 
 
 def make_large_pair(out_dir: Path | str, layers: int = 80, transforms: int = 90, inject_regression: bool = True,
                     nodes_per_dump: int = 50_000) -> dict[str, int]:
     """Write ``out_dir/{baseline,candidate}`` with ``transforms`` configured transforms (AD default.yaml
-    order) and dumps of about ``nodes_per_dump`` nodes (MoE experts are sized to reach it). With
+    order, ending with compile_model) and dumps of at least ``nodes_per_dump`` nodes (MoE experts are sized
+    to reach it in the most fused graph; unfused dumps are about 1.5x larger). With
     ``inject_regression``, the candidate's match_rmsnorm_pattern misses 4 layers (partial loss, and
     fuse_rmsnorm downstream). Returns sizes (nodes per dump, files, experts per layer)."""
     out = Path(out_dir)
-    steps = list(AD_KEYS[:transforms])
-    experts = max(1, math.ceil((nodes_per_dump / layers - 30) / 8))
+    # keep compile_model last whatever the count, so the pipeline ends like a real one
+    steps = [*AD_KEYS[: max(2, transforms) - 1], AD_KEYS[-1]] if transforms < len(AD_KEYS) else list(AD_KEYS)
+    # size the experts so that even the smallest (fully fused, 6 nodes per expert) dump has nodes_per_dump
+    experts = max(1, math.ceil((nodes_per_dump / layers - 20) / 6))
     lost = frozenset(range(layers // 2, layers // 2 + 4)) if inject_regression else frozenset()
-    n = _write_run(out / "baseline", layers, experts, steps, frozenset(), seed=1)
+    n, n_min = _write_run(out / "baseline", layers, experts, steps, frozenset(), seed=1)
     _write_run(out / "candidate", layers, experts, steps, lost, seed=2)
-    return {"nodes_per_dump": n, "files_per_run": len(steps) - 1, "experts_per_layer": experts}
+    return {"max_nodes_per_dump": n, "min_nodes_per_dump": n_min, "files_per_run": len(steps) - 1, "experts_per_layer": experts}

@@ -1,0 +1,239 @@
+"""AD log writer: message formats V0-V3 and line prefixes L1-L3 of FORMATS.md section 1, plus the
+surrounding lines a real run shows (other loggers, C++ runtime lines, a progress bar, warnings,
+multi-line reprs, tracebacks). Deterministic: fixed base time, seeded pseudo-random timings.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from .pipeline import Event
+from . import noise as nz
+
+_L1_TAG = {"info": "I", "warning": "W", "error": "E", "debug": "V"}
+_L2_TAG = {"info": "INFO", "warning": "WARNING", "error": "ERROR", "debug": "DEBUG"}
+_GREEN, _DIM, _RESET = "\x1b[32m", "\x1b[2m", "\x1b[0m"
+
+
+@dataclass(frozen=True)
+class LogStyle:
+    """How a run's log is written."""
+
+    fmt: str = "V3"
+    """Message format ``V0``..``V3``."""
+    prefix: str = "L1"
+    """Line prefix ``L1`` (timestamped TRT-LLM logger), ``L2`` or ``L3`` (standalone ``[AUTO-DEPLOY]``)."""
+    noise: int = 1
+    """0: AD lines only; 1: realistic surrounding lines; 2: heavy (debug level, extra chatter)."""
+    colors: bool = False
+    """``_ENABLE_LOG_COLORS = True``: ANSI codes around ``[SUMMARY]``, ``skipped``, ``disabled``."""
+    retry: bool = False
+    """Write a first pipeline attempt that aborts, then the full run (same log file)."""
+    seed: int = 0
+    """Seeds timings and interleaving; two runs differing only in seed differ only in times."""
+    base_time: datetime = datetime(2026, 2, 10, 11, 2, 15)
+    dump_dir: str = "/tmp/ad-graphs"
+
+
+class _Writer:
+    def __init__(self, style: LogStyle) -> None:
+        self.style = style
+        self.rng = random.Random(style.seed)
+        self.clock = 0.0
+        self.lines: list[str] = []
+
+    # ------------------------------------------------------------ prefixes
+    def ts(self) -> str:
+        return (self.style.base_time + timedelta(seconds=self.clock)).strftime("%m/%d/%Y-%H:%M:%S")
+
+    def ad_line(self, level: str, msg: str, rank: int | None) -> str:
+        p = self.style.prefix
+        if p == "L1":
+            rank_tag = f" [RANK {rank}]" if rank is not None else ""
+            return f"[{self.ts()}] [TRT-LLM AUTO-DEPLOY]{rank_tag} [{_L1_TAG[level]}] {msg}"
+        if p == "L3":
+            rank_tag = f" [RANK {rank}]" if rank is not None else ""
+            return f"[AUTO-DEPLOY] [{_L2_TAG[level]}]{rank_tag} {msg}"
+        return f"[AUTO-DEPLOY] [{_L2_TAG[level]}] {msg}"
+
+    def trt(self, level: str, msg: str) -> None:
+        self.lines.append(f"[{self.ts()}] [TRT-LLM] [{_L1_TAG[level]}] {msg}")
+
+    def raw(self, *lines: str) -> None:
+        self.lines.extend(lines)
+
+    def tick(self, seconds: float) -> None:
+        self.clock += seconds
+
+
+def _p(ev: Event) -> str:
+    return f"[stage={ev.stage}, transform={ev.key}]"
+
+
+def _times(rng: random.Random, ev: Event) -> tuple[float, float, float, float]:
+    if ev.state == "disabled":
+        return 0.0, 0.0, 0.0, 0.0
+    apply = round(rng.uniform(0.002, 0.4) * (30 if ev.key in ("export_to_gm", "load_weights") else 1), 3)
+    pre = 0.0 if ev.key == "export_to_gm" else round(rng.uniform(0.0, 0.05), 3) * (rng.random() < 0.3)
+    post = round(rng.uniform(0.05, 0.6), 3) if (ev.matches or ev.key == "export_to_gm") else 0.0
+    total = round(pre + apply + post + rng.uniform(0.0, 0.003), 3)
+    return total, pre, apply, post
+
+
+def _cleanup_v3(ev: Event, post: bool) -> str:
+    if ev.key == "export_to_gm" and not post:
+        return "skipped (disabled)"
+    if post and (ev.matches or ev.key == "export_to_gm"):
+        return "graph canonicalization + shape_prop" if ev.shape_prop else "graph canonicalization"
+    return "skipped (graph already clean)"
+
+
+def _mem_parts(gb: float, rng: random.Random) -> str:
+    free = 78.0 - gb
+
+    def v(x: float, d: float | None) -> str:
+        return f"{x:6.2f}GB" + (f" ({d:+.2f}GB)" if d is not None and abs(d) >= 0.005 else "")
+
+    resv = 3.2 + gb + round(rng.uniform(0, 0.02), 2)
+    extra = 0.01 if gb else 0.0
+    return f"free: {v(free, -gb)} | resv: {v(resv, gb + extra)} | alloc: {v(resv - 0.2, gb)} | frag: {v(0.2, None)}"
+
+
+def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_count: int | None = None
+                       ) -> list[tuple[str, str]]:
+    """``(level, message)`` lines one transform logs (message = text after the logger prefix)."""
+    fmt, P, t = style.fmt, _p(ev), ev.key
+    matches = ev.matches if rank_count is None else rank_count
+    total, pre, apply, post = _times(rng, ev)
+    out: list[tuple[str, str]] = []
+    enabled = ev.state != "disabled"
+    skipped = ev.state in ("skipped", "failed", "disabled")
+    is_clean = skipped or matches == 0
+    valid = skipped or ev.shape_prop
+    fail_text = f"Transform {t} failed: {ev.error}"
+    if fmt == "V0":
+        if ev.state == "failed":
+            out.append(("warning", fail_text))
+        if ev.state == "crashed":
+            return out
+        res = "skipped=True" if skipped else f"num_matches={matches}"
+        out.append(("info", f"stage={ev.stage}, transform={t}, {res}, is_clean={is_clean}, has_valid_shapes={valid}"))
+        return out
+    if fmt in ("V1", "V2"):
+        if fmt == "V1":
+            sp = "with shape_prop" if ev.shape_prop else "(no shape_prop)"
+            pre_line, post_line = f"{P} running pre-cleanup {sp}", f"{P} running post-cleanup {sp}"
+        else:
+            sp = "(with shape_prop)" if ev.shape_prop else "(no shape_prop)"
+            pre_line = post_line = f"{P} running graph cleanup {sp}"
+        if enabled:
+            out.append(("info", pre_line))
+        if ev.state == "crashed":
+            return out
+        if ev.state == "failed":
+            out.append(("warning", fail_text if fmt == "V1" else f"{P} {fail_text}"))
+        if enabled and matches and not skipped:
+            out.append(("info", post_line))
+        res = "skipped=True" if skipped else f"num_matches={matches}"
+        out.append(("info", f"{P} enabled={enabled}, {res}, is_clean={is_clean}, has_valid_shapes={valid}"))
+        if style.noise >= 2:
+            out.append(("debug", f"{P} {'Graph' if fmt == 'V1' else 'Model'} after {t}: " + nz.module_repr()))
+        if fmt == "V2":
+            out.append(("info", f"{P} elapsed time: total={total:.3f}s, pre_cleanup={pre:.3f}s, apply={apply:.3f}s, "
+                                f"post_cleanup={post:.3f}s"))
+        return out
+    # V3
+    summ = f"{_GREEN}[SUMMARY]{_RESET}" if style.colors else "[SUMMARY]"
+    dim = (lambda s: f"{_DIM}{s}{_RESET}") if style.colors else (lambda s: s)
+    if style.noise >= 2:
+        out.append(("debug", f"{P} {t} config: stage=<Stages.{ev.stage.upper()}: '{ev.stage}'> enabled={enabled} "
+                             f"skip_on_error=False run_per_gm=True requires_clean_graph=True"))
+    if not enabled:
+        out.append(("info", f"{P} {summ} {dim('disabled')}"))
+        return out
+    out.append(("info", f"{P} [PRE-CLEANUP] {_cleanup_v3(ev, False)}"))
+    out.append(("info", f"{P} [APPLY] applying transform..."))
+    if ev.key == "detect_sharding" and style.noise >= 1:
+        out.append(("info", f"{P} [APPLY] Skipping sharding for single device"))
+    if ev.state == "crashed":
+        return out
+    if ev.state == "failed":
+        out.append(("warning", f"{P} [APPLY] {fail_text}"))
+    out.append(("info", f"{P} [POST-CLEANUP] {_cleanup_v3(ev, True) if not skipped else 'skipped (graph already clean)'}"))
+    if ev.mem_gb:
+        out.append(("info", f"{P} [CUDA MEM DIFF (EXPECTED)] {_mem_parts(ev.mem_gb, rng)}"))
+    elif style.noise >= 2:
+        out.append(("debug", f"{P} [CUDA MEM] {_mem_parts(0.0, rng)}"))
+    tm = f"time: {total:.3f}s (pre={pre:.3f}s, apply={apply:.3f}s, post={post:.3f}s)"
+    if ev.state == "applied":
+        out.append(("info", f"{P} {summ} matches={matches} | {tm}"))
+    else:
+        out.append(("info", f"{P} {summ} {dim('skipped')} | {tm}"))
+    if style.noise >= 2:
+        out.append(("debug", f"{P} Model after {t}: " + nz.module_repr()))
+    return out
+
+
+def _strip_context(msg: str, ev: Event) -> str:
+    """L2: ``info/warning/...`` bypass ``log()``, so the ``<P>`` and ``[APPLY]`` context prefixes vanish."""
+    msg = msg.removeprefix(_p(ev) + " ")
+    return msg.removeprefix("[APPLY] ")
+
+
+def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[str, int] | None = None,
+               ranks: Sequence[int] = (0,)) -> str:
+    """The whole log text for one run. ``ranks`` > 1 interleaves duplicate lines of the other ranks;
+    ``rank1_counts`` overrides match counts that rank 1 reports (rank disagreement)."""
+    w = _Writer(style)
+    rank_tagged = style.prefix != "L2"
+    nz.preamble(w, style)
+    attempts = [events[:4], events] if style.retry else [events]
+    for attempt, evs in enumerate(attempts):
+        if attempt:
+            nz.restart(w, style, attempt)
+        crashed = None
+        for ev in evs:
+            msgs_by_rank = {}
+            for r in ranks:
+                rc = (rank1_counts or {}).get(ev.key) if r == 1 else None
+                msgs_by_rank[r] = transform_messages(ev, style, random.Random(f"{style.seed}/{attempt}/{ev.key}"),
+                                                     rank_count=rc)
+            if ev.key == "build_model":
+                # logged by the first dump_graph call, after the transform's own lines; only V2 (patched
+                # log) and V3 (logging context) add the <P> prefix to it
+                ctx = f"{_p(ev)} " if style.fmt in ("V2", "V3") else ""
+                for r in ranks:
+                    msgs_by_rank[r].append(("info", f"{ctx}Graph dumping enabled to: {style.dump_dir}"))
+            if ev.key == "load_weights" and style.noise >= 1:
+                nz.loading_weights(w)
+            merged = _interleave(w.rng, msgs_by_rank)
+            for r, (level, msg) in merged:
+                if style.prefix == "L2":
+                    msg = _strip_context(msg, ev)
+                first, *rest = msg.split("\n")
+                w.raw(w.ad_line(level, first, r if rank_tagged else None), *rest)
+            total_time = _times(random.Random(f"{style.seed}/{attempt}/{ev.key}"), ev)[0]
+            w.tick(total_time)
+            if ev.state == "crashed":
+                crashed = ev
+                break
+            if attempt == 0 and style.retry and ev is evs[-1]:
+                nz.abort(w, style)
+        if crashed is not None:
+            nz.traceback(w, crashed)
+            return "\n".join(w.lines) + "\n"
+    nz.epilogue(w, style)
+    return "\n".join(w.lines) + "\n"
+
+
+def _interleave(rng: random.Random, by_rank: dict[int, list[tuple[str, str]]]) -> list[tuple[int, tuple[str, str]]]:
+    queues = {r: list(m) for r, m in sorted(by_rank.items())}
+    out: list[tuple[int, tuple[str, str]]] = []
+    while any(queues.values()):
+        live = [r for r, q in queues.items() if q]
+        r = live[0] if len(live) == 1 or rng.random() < 0.6 else rng.choice(live)
+        out.append((r, queues[r].pop(0)))
+    return out

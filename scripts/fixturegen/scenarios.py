@@ -1,0 +1,236 @@
+"""The scenario catalogue: for each scenario a baseline and a candidate :class:`Side`, a SCENARIO.md text
+and the expected ad-diff outcome (verdict and findings) that goes into ``manifest.yaml``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .log_writer import LogStyle
+from .model import ModelSpec
+from .pipeline import RunSpec
+from .run_folder import Side, default_yaml, overlay_yaml
+from .transforms import Knobs
+
+M2 = ModelSpec(layers=2)
+M3 = ModelSpec(layers=3)
+BASE = Side(spec=RunSpec(model=M2), style=LogStyle(seed=1))
+CAND = Side(spec=RunSpec(model=M2), style=LogStyle(seed=2))
+
+
+@dataclass(frozen=True)
+class Finding:
+    """An expected finding: category (``ad_diff.classify.base.CATEGORIES``) and the transform it points at."""
+
+    category: str
+    transform: str
+    stage: str
+    note: str = ""
+    collapse: bool | None = None
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A baseline/candidate pair with its story and expected outcome."""
+
+    name: str
+    summary: str
+    injected: str
+    expect_text: str
+    verdict: str
+    findings: tuple[Finding, ...]
+    baseline: Side
+    candidate: Side
+    extra: dict[str, object] = field(default_factory=dict)
+
+
+def _spec(side: Side, **kw: object) -> Side:
+    return replace(side, spec=replace(side.spec, **kw))
+
+
+def _style(side: Side, **kw: object) -> Side:
+    return replace(side, style=replace(side.style, **kw))
+
+
+PM, PLF = "pattern_matcher", "post_load_fusion"
+ROPE_DOWNSTREAM = Finding("match_loss", "match_rope_layout", PM, "downstream of the root cause")
+
+_partial_b = _spec(BASE, model=M3)
+_partial_c = _spec(CAND, model=replace(M3, norm_variant=((1, "sqrt_div"),)))
+_PARTIAL_FINDINGS = (
+    Finding("match_loss", "match_rmsnorm_pattern", PM, "7 -> 5 (partial, 29% lost)", collapse=False),
+    Finding("match_loss", "fuse_rmsnorm", PLF, "7 -> 5, downstream of match_rmsnorm_pattern"),
+)
+_PARTIAL_TEXT = ("ad-diff should report a partial match loss at match_rmsnorm_pattern (7 -> 5) as the first "
+                 "regression, fuse_rmsnorm (7 -> 5) as downstream, and the unfused RMSNorm chain of layer 1 "
+                 "in the candidate's graphs.")
+_PARTIAL_INJ = ("3-layer model. The candidate's layer 1 writes RMSNorm as `w * (x / sqrt(mean(x^2) + eps))` "
+                "(both norms of the layer), which match_rmsnorm_pattern does not recognise.")
+
+
+def _formats(name: str, style: dict[str, object], what: str, dump: str = "D3") -> Scenario:
+    return Scenario(
+        name, f"The partial_loss pair written {what}.", _PARTIAL_INJ, _PARTIAL_TEXT, "fail", _PARTIAL_FINDINGS,
+        replace(_style(_partial_b, **style), dump=dump), replace(_style(_partial_c, **style), dump=dump),
+    )
+
+
+_cfg_default = (("config/default.yaml", default_yaml()),)
+
+
+def scenarios() -> list[Scenario]:
+    """All scenarios, in manifest order."""
+    s: list[Scenario] = []
+    s.append(Scenario(
+        "identical", "Same model, same pipeline; only the logged timings differ.", "Nothing (different timing seed).",
+        "No findings; timings must not be reported as regressions.", "pass", (), BASE, CAND))
+    s.append(Scenario(
+        "match_collapse", "match_rope_pattern stops matching entirely.",
+        "The candidate model writes rotate_half in interleaved form (`stack((-x[..., 1::2], x[..., ::2]), -1)"
+        ".flatten(-2)`) in every layer, which match_rope_pattern does not recognise.",
+        "Collapse at match_rope_pattern (4 -> 0) as the root cause; match_rope_layout (4 -> 0) downstream.",
+        "fail",
+        (Finding("match_loss", "match_rope_pattern", PM, "4 -> 0", collapse=True), ROPE_DOWNSTREAM),
+        BASE, _spec(CAND, model=replace(M2, rope_variant=((0, "interleaved"), (1, "interleaved"))))))
+    s.append(Scenario("partial_loss", "A matcher matches fewer in one of three layers.", _PARTIAL_INJ,
+                      _PARTIAL_TEXT, "fail", _PARTIAL_FINDINGS, _partial_b, _partial_c))
+    s.append(Scenario(
+        "disabled_transform", "A transform that matched in the baseline is disabled in the candidate.",
+        "Candidate runs with match_swiglu_pattern `enabled: false` (log: `[SUMMARY] disabled`); its dump "
+        "file repeats the previous graph.",
+        "Match loss at match_swiglu_pattern (2 -> disabled: stopped running).", "fail",
+        (Finding("match_loss", "match_swiglu_pattern", PM, "2 -> disabled"),),
+        BASE, _spec(CAND, disabled=frozenset({"match_swiglu_pattern"}))))
+    s.append(Scenario(
+        "failed_transform", "A transform fails under skip_on_error in the candidate.",
+        "match_eager_attention raises; the log shows `Transform match_eager_attention failed: ...` and "
+        "`[SUMMARY] skipped`. The graph stays unfused, so match_grouped_attention, match_attention_layout and "
+        "insert_cached_attention find nothing.",
+        "Match loss at match_eager_attention (failed, with the exception text); downstream losses at "
+        "match_grouped_attention, match_attention_layout, insert_cached_attention.", "fail",
+        (Finding("match_loss", "match_eager_attention", PM, "2 -> failed"),
+         Finding("match_loss", "match_grouped_attention", PM, "downstream"),
+         Finding("match_loss", "match_attention_layout", PM, "downstream"),
+         Finding("match_loss", "insert_cached_attention", "cache_init", "downstream")),
+        BASE, _spec(CAND, fail=(("match_eager_attention",
+                                 "RuntimeError: Expected softmax input of rank 4 with static head dim, got rank 3"),))))
+    s.append(Scenario(
+        "crash_midway", "The candidate crashes inside a transform.",
+        "sharding_transform_executor raises an uncaught CUDA error after `[APPLY] applying transform...`; the log "
+        "ends with a Python traceback and graphs/ stops at detect_sharding.",
+        "Incomplete run pointing at sharding_transform_executor (traceback's last line as detail); transforms "
+        "after it are absent in the candidate, not match losses.", "fail",
+        (Finding("incomplete_run", "sharding_transform_executor", "sharding"),),
+        BASE, _spec(CAND, crash_in="sharding_transform_executor")))
+    s.append(Scenario(
+        "improvement", "The candidate matches more.",
+        "Both runs use a 3-layer model whose layer 1 writes RMSNorm as sqrt/div; the candidate's "
+        "match_rmsnorm_pattern also recognises that form.",
+        "No regression; an improvement at match_rmsnorm_pattern (5 -> 7) and fuse_rmsnorm (5 -> 7).", "pass",
+        (Finding("improvement", "match_rmsnorm_pattern", PM, "5 -> 7"),
+         Finding("improvement", "fuse_rmsnorm", PLF, "5 -> 7")),
+        _spec(_partial_c, model=_partial_c.spec.model),
+        _spec(replace(_partial_c, style=LogStyle(seed=3)), knobs=Knobs(rmsnorm_accepts_sqrt_div=True))))
+    s.append(Scenario(
+        "rename_only", "A new no-op transform shifts names and file numbers only.",
+        "Candidate adds post_export/cleanup_canonicalize_graph (0 matches) after cleanup_input_constraints. It "
+        "rebuilds the graph and re-creates every linear node; a scratch node takes one name, so every later "
+        "`linear_<i>` is `linear_<i+1>` in the candidate, and every later dump file number is one higher.",
+        "Pass with no findings (the new transform with 0 matches is at most informational).", "pass", (),
+        BASE, _spec(CAND, extra=(("post_export", "cleanup_canonicalize_graph", "cleanup_input_constraints"),))))
+    s.append(Scenario(
+        "fusion_one_layer", "A fusion stops matching in one layer only.",
+        "3-layer model; the candidate's layer 1 MLP computes `up(x) * silu(gate(x))` (operands swapped), which "
+        "match_swiglu_pattern does not match. The final candidate graph keeps silu/mul and both linears in layer 1.",
+        "Partial match loss at match_swiglu_pattern (3 -> 2), localised to layer 1's nodes.", "fail",
+        (Finding("match_loss", "match_swiglu_pattern", PM, "3 -> 2", collapse=False),),
+        _spec(BASE, model=M3), _spec(CAND, model=replace(M3, mlp_variant=((1, "swapped"),)))))
+    s.append(Scenario(
+        "metadata_loss", "A rewrite drops shape metadata; a later shape-checking matcher then matches less.",
+        "The candidate's match_rope_pattern creates the rope nodes for k without `meta[\"val\"]` (dumped as "
+        "`? : N/A`, and `? : unknown` where used as arguments). match_rope_layout only rewrites rope nodes whose "
+        "metadata proves a bnsd layout, so it skips those.",
+        "Metadata loss at match_rope_pattern (same counts, nodes lost shape/dtype); match loss at "
+        "match_rope_layout (4 -> 2), attributed to the metadata loss.", "fail",
+        (Finding("metadata_loss", "match_rope_pattern", PM, "torch_rope nodes for k lose meta['val']"),
+         Finding("match_loss", "match_rope_layout", PM, "4 -> 2, caused by the metadata loss")),
+        BASE, _spec(CAND, knobs=Knobs(rope_drop_meta_k=True))))
+    s.append(Scenario(
+        "op_form_change", "An upstream transform changes the op form a matcher relies on.",
+        "The candidate's cleanup_noop_slice also rewrites q's `split_with_sizes -> getitem` into "
+        "`narrow -> contiguous -> view` (it matches 2 instead of 0). match_rope_pattern only knows the split form, "
+        "so it loses the q rope in every layer.",
+        "Match loss at match_rope_pattern (4 -> 2) and match_rope_layout (4 -> 2); the graph diff at "
+        "cleanup_noop_slice (new narrow/contiguous/view nodes) is the root cause.", "fail",
+        (Finding("match_loss", "match_rope_pattern", PM, "4 -> 2", collapse=False), ROPE_DOWNSTREAM,
+         Finding("structure_change", "cleanup_noop_slice", "post_export", "split/getitem -> narrow/contiguous/view")),
+        BASE, _spec(CAND, knobs=Knobs(split_to_narrow_q=True))))
+    s.append(_formats("formats_v0", {"fmt": "V0"}, "in log format V0 (no brackets) with L1 prefix"))
+    s.append(_formats("formats_v1", {"fmt": "V1"}, "in log format V1 (`enabled=..., num_matches=N`) with L1 prefix"))
+    s.append(_formats("formats_v2", {"fmt": "V2"}, "in log format V2 (V1 + `elapsed time:`) with L1 prefix"))
+    s.append(_formats("formats_v3_l1", {"fmt": "V3", "prefix": "L1"}, "in log format V3 with the L1 prefix"))
+    s.append(_formats("formats_v3_l2", {"fmt": "V3", "prefix": "L2"},
+                      "in log format V3 with the L2 prefix (standalone logger without rank; the `[stage=..., "
+                      "transform=...]` and `[APPLY]` context prefixes are lost, see FORMATS.md 1.1)"))
+    s.append(_formats("formats_v3_l3", {"fmt": "V3", "prefix": "L3"}, "in log format V3 with the L3 prefix"))
+    s.append(_formats("dump_d1", {"fmt": "V1"}, "with D1 dumps (dtype only, root GraphModule only) and a V1 log",
+                      dump="D1"))
+    s.append(_formats("dump_d2", {"fmt": "V2"}, "with D2 dumps (shape+dtype, root only, no sections) and a V2 log",
+                      dump="D2"))
+    s.append(Scenario(
+        "multi_rank", "Two ranks log interleaved; rank 1 disagrees once in the candidate.",
+        "Both logs hold rank 0 and rank 1 lines interleaved (rank 1 duplicates rank 0). In the candidate, rank 1 "
+        "reports match_rmsnorm_pattern matches=4 where rank 0 reports 5. Graph dumps are rank 0 only.",
+        "Compare rank 0: no regression. The candidate's rank disagreement at match_rmsnorm_pattern is reported "
+        "as a consistency note.", "pass",
+        (Finding("consistency", "match_rmsnorm_pattern", PM, "candidate rank 1 says 4, rank 0 says 5"),),
+        replace(BASE, ranks=(0, 1)), replace(CAND, ranks=(0, 1), rank1_counts=(("match_rmsnorm_pattern", 4),))))
+    s.append(Scenario(
+        "noisy_log", "The identical pair with a very noisy log.",
+        "Debug level (config and multi-line `Model after` reprs, `[CUDA MEM]` lines), ANSI colours "
+        "(`\\x1b[32m[SUMMARY]\\x1b[0m`, dim `skipped`/`disabled`), Python warnings, and in the candidate a first "
+        "pipeline attempt that aborts after cleanup_noop_add and restarts (graphs/ holds the second attempt).",
+        "No findings; the retry is parsed (last pipeline used) and noted.", "pass", (),
+        _style(BASE, noise=2, colors=True), _style(CAND, noise=2, colors=True, retry=True)))
+    s.append(Scenario(
+        "config_explained", "A config overlay disables a transform; a downstream transform loses matches.",
+        "Candidate's config/model_x.yaml sets `match_rmsnorm_pattern: {enabled: false}`; the log shows it "
+        "disabled and fuse_rmsnorm finds nothing to fuse (5 -> 0).",
+        "Match loss at match_rmsnorm_pattern explained by config/model_x.yaml; match loss at fuse_rmsnorm "
+        "(downstream, same explanation). Gating is the lead's call; listed as fail.", "fail",
+        (Finding("match_loss", "match_rmsnorm_pattern", PM, "disabled by config/model_x.yaml"),
+         Finding("match_loss", "fuse_rmsnorm", PLF, "downstream; explained by the same overlay")),
+        replace(BASE, config=_cfg_default),
+        replace(_spec(CAND, disabled=frozenset({"match_rmsnorm_pattern"})),
+                config=(*_cfg_default, ("config/model_x.yaml", overlay_yaml(
+                    {"match_rmsnorm_pattern": {"enabled": False}}, compile_backend="torch-simple"))))))
+    s.append(Scenario(
+        "config_unexplained", "A transform goes disabled without any config change.",
+        "Both runs carry the same config/default.yaml (match_rope_pattern enabled); the candidate log shows "
+        "match_rope_pattern `[SUMMARY] disabled`.",
+        "Match loss at match_rope_pattern with a config finding (disabled, but no config says so); "
+        "match_rope_layout downstream.", "fail",
+        (Finding("match_loss", "match_rope_pattern", PM, "4 -> disabled"),
+         Finding("config", "match_rope_pattern", PM, "disabled in the log, enabled in config"), ROPE_DOWNSTREAM),
+        replace(BASE, config=_cfg_default),
+        replace(_spec(CAND, disabled=frozenset({"match_rope_pattern"})), config=_cfg_default)))
+    s.append(Scenario(
+        "config_not_applied", "Config says enabled; the log says disabled.",
+        "Candidate's config/model_x.yaml sets `match_swiglu_pattern: {enabled: true}` and config/merged.yaml "
+        "(the merged result) shows it enabled, yet the candidate log shows it `[SUMMARY] disabled`.",
+        "Config finding (overlay not applied) at match_swiglu_pattern plus its match loss (2 -> disabled).",
+        "fail",
+        (Finding("config", "match_swiglu_pattern", PM, "enabled in config/merged.yaml, disabled in the log"),
+         Finding("match_loss", "match_swiglu_pattern", PM, "2 -> disabled")),
+        replace(BASE, config=_cfg_default),
+        replace(_spec(CAND, disabled=frozenset({"match_swiglu_pattern"})),
+                config=(*_cfg_default,
+                        ("config/model_x.yaml", overlay_yaml({"match_swiglu_pattern": {"enabled": True}})),
+                        ("config/merged.yaml", default_yaml().replace(
+                            "# Subset of", "# Merged (default.yaml + model_x.yaml); subset of"))))))
+    return s
+
+
+#: A single run folder (fixtures/runs/unfused): RMSNorm and SwiGLU matchers disabled.
+UNFUSED = replace(_spec(BASE, model=M3, disabled=frozenset({"match_rmsnorm_pattern", "match_swiglu_pattern"})),
+                  config=(("config/default.yaml", default_yaml()), ("config/unfused.yaml", overlay_yaml(
+                      {"match_rmsnorm_pattern": {"enabled": False}, "match_swiglu_pattern": {"enabled": False}}))))

@@ -134,6 +134,9 @@ class RunLog:
     pipelines: int = 1
     """How many pipeline starts were seen (``>1`` means a retry in the same log; the last one is used)."""
     lines: int = 0
+    anonymous: int = 0
+    """Result lines that named no transform (the L2 logger drops the ``[stage=..., transform=...]`` prefix);
+    their records are named ``#<n>`` until :func:`ad_diff.parsers.log.attribute` names them from dumps."""
 
 
 @dataclass(frozen=True, slots=True)

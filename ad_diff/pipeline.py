@@ -41,6 +41,20 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
     return out
 
 
+def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
+    """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
+    if not log.anonymous:
+        return log
+    names: list[tuple[str, str]] = []
+    if art.graphs is not None:
+        from ad_diff.align.transforms import list_dumps
+
+        names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
+    log, note = log_parser.attribute(log, names)
+    notes.append(f"{art.run_id}: {note}")
+    return log
+
+
 def run(settings: Settings) -> DiffResult:
     """Compare the baseline and candidate runs described by ``settings``.
 
@@ -55,11 +69,13 @@ def run(settings: Settings) -> DiffResult:
     assert base.log is not None and cand.log is not None  # discover raises otherwise
     blog = log_parser.parse(base.log, rank=settings.rank)
     clog = log_parser.parse(cand.log, rank=settings.rank)
+    notes: list[str] = []
+    blog = _attribute(blog, base, notes)
+    clog = _attribute(clog, cand, notes)
 
     # align + classify the per-transform comparison
     rows = pair_transforms(blog, clog, settings.ignore_transforms)
     findings: list[Finding] = classify_log(rows, blog, clog, settings.collapse_fraction)
-    notes: list[str] = []
     sections: dict[str, object] = {}
 
     # graph dumps, tensors, configs: each analysis runs only when both runs have the data

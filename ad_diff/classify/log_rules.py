@@ -111,11 +111,15 @@ def _health(run: str, log: RunLog, not_reached: list[TransformComparison], last:
             f"ran were never reached (first: {first.stage}/{first.transform})"
         )
     if parts:
-        out.append(INCOMPLETE.make(run=run, detail="; ".join(parts), evidence={
+        stopped = next((r for r in reversed(log.transforms) if r.state is State.INCOMPLETE), None)
+        where = stopped or (log.transforms[-1] if log.transforms else None)
+        out.append(INCOMPLETE.make(
+            run=run, detail="; ".join(parts),
+            transform=where.transform if where else None, stage=where.stage if where else None, evidence={
             "log": str(log.path), "end": log.end.value, "not_reached": [r.transform for r in not_reached]}))
-    if log.rank_disagreement:
-        shown = ", ".join(log.rank_disagreement[:5]) + (" ..." if len(log.rank_disagreement) > 5 else "")
-        out.append(RANKS.make(run=run, what=shown, evidence={"transforms": list(log.rank_disagreement)}))
+    for what in log.rank_disagreement:  # 'stage/transform (rank n)'
+        transform = what.split("/", 1)[-1].split(" ", 1)[0]
+        out.append(RANKS.make(run=run, what=what, transform=transform))
     unrec = [i for i in log.issues if i.kind == "unrecognised"]
     if unrec:
         out.append(UNRECOGNISED.make(run=run, count=len(unrec), line=unrec[0].line, text=unrec[0].text[:120],
@@ -167,6 +171,8 @@ def _classify_row(r: TransformComparison, frac: float) -> list[Finding]:
     b, c = r.baseline, r.candidate
     t, s = r.transform, r.stage
     out: list[Finding] = []
+    if State.INCOMPLETE in (b.state, c.state):
+        return out  # the run stopped inside this transform: reported once, as ADL009 on that run
     if b.stage and c.stage and b.stage != c.stage:
         out.append(STAGE_MOVED.make(transform=t, stage=s, bstage=b.stage, cstage=c.stage))
     if c.state is State.FAILED and b.state is not State.FAILED:

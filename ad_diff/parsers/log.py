@@ -94,6 +94,7 @@ class _LogParser:
         self.lines = 0
         self.cut_mid_line = False
         self.replaced_bytes = 0
+        self.anonymous = 0
 
     # -- line splitting ---------------------------------------------------------------------------
     def split(self, text: str) -> tuple[str, int | None, str, str] | None:
@@ -254,6 +255,11 @@ class _LogParser:
             if prefix == "bare" and not complete:
                 self.cut_mid_line = True
             self.on_transform_message(n, rank, m.group(1), m.group(2), m.group(3))
+        elif msg.startswith("[SUMMARY]"):
+            # L2 loggers drop the '[stage=..., transform=...]' context, so the result names no transform.
+            # Keep it positionally (#n); attribute() names it from the dump files' order later.
+            self.anonymous += 1
+            self.on_transform_message(n, rank, "?", f"#{self.anonymous}", msg)
         else:
             m0 = _V0.match(msg)
             if m0:
@@ -334,6 +340,7 @@ class _LogParser:
             issues=tuple(sorted(issues, key=lambda i: (i.line, i.kind, i.text))),
             pipelines=st.pipelines,
             lines=self.lines,
+            anonymous=self.anonymous,
         )
 
     def end_state(self, st: _RankState, rank: int | None, records: list[TransformRecord]) -> tuple[LogEnd, str]:
@@ -404,3 +411,32 @@ def as_dict(log: RunLog) -> dict[str, object]:
             for r in log.transforms
         ],
     }
+
+
+def attribute(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
+    """Name a log's anonymous (``#n``) records from ``names`` = the (stage, transform) of each dump file.
+
+    AD writes one dump per transform in pipeline order, except transforms that see no GraphModule (the
+    factory stage's ``build_model``), which write none. So the dumps name the *last* ``len(names)`` results;
+    earlier extra results stay unattributed. Returns the new log and a sentence saying what was done.
+    """
+    anon = [i for i, r in enumerate(log.transforms) if r.stage == "?"]
+    if not anon:
+        return log, ""
+    if not names:
+        return log, f"{len(anon)} result line(s) name no transform (L2 logger) and there are no dumps to name them"
+    if len(names) > len(anon):
+        return log, (f"{len(anon)} result line(s) name no transform (L2 logger) but graphs/ holds {len(names)} "
+                     "dumps; they were left unattributed")
+    recs = list(log.transforms)
+    offset = len(anon) - len(names)
+    for k, (stage, transform) in enumerate(names):
+        i = anon[offset + k]
+        r = recs[i]
+        recs[i] = TransformRecord(stage, transform, r.occurrence, r.state, r.matches, r.line, r.timing,
+                                  r.failure, r.flags)
+    from dataclasses import replace
+
+    return replace(log, transforms=tuple(recs)), (
+        f"{len(anon)} result line(s) name no transform (L2 logger); {len(names)} named from the graphs/ dump "
+        f"order" + (f", the first {offset} left unattributed" if offset else ""))

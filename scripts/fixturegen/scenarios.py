@@ -161,7 +161,7 @@ def scenarios() -> list[Scenario]:
         "so it loses the q rope in every layer.",
         "Match loss at match_rope_pattern (4 -> 2) and match_rope_layout (4 -> 2); the graph diff at "
         "cleanup_noop_slice (new narrow/contiguous/view nodes) is the root cause.", "fail",
-        (Finding("match_loss", "match_rope_pattern", PM, "4 -> 2", collapse=False), ROPE_DOWNSTREAM,
+        (Finding("match_loss", "match_rope_pattern", PM, "4 -> 2 (50% lost: a collapse at the default 0.5 fraction)", collapse=True), ROPE_DOWNSTREAM,
          Finding("structure_change", "cleanup_noop_slice", "post_export", "split/getitem -> narrow/contiguous/view")),
         BASE, _spec(CAND, knobs=Knobs(split_to_narrow_q=True))))
     s.append(_formats("formats_v0", {"fmt": "V0"}, "in log format V0 (no brackets) with L1 prefix"))

@@ -80,12 +80,13 @@ def pair(baseline_root: Path, candidate_root: Path) -> tuple[list[tuple[str, Pat
     """Pair run folders by name: ``(pairs, baseline_only, candidate_only)``, all sorted by name."""
     b = _entries(baseline_root, allow_snapshots=True)
     c = _entries(candidate_root, allow_snapshots=False)
+    for root in (baseline_root, candidate_root):
+        if any(root.glob("*.log")):
+            raise InputError(root, "holds a *.log at its top: it looks like a single run folder; use "
+                                   "`ad-diff compare` for one pair, `ad-diff batch` for folders of run folders")
     if not b and not c:
         raise InputError(baseline_root, f"neither this folder nor {candidate_root} holds any run folder; "
                                         "expected one sub-folder per model (e.g. runs/base/llama-3-8b/ad.log)")
-    if any(baseline_root.glob("*.log")) or any(candidate_root.glob("*.log")):
-        raise InputError(baseline_root, "holds a *.log at its top: it looks like a single run folder; use "
-                                        "`ad-diff compare` for one pair, `ad-diff batch` for folders of run folders")
     pairs = [(n, b[n], c[n]) for n in sorted(b.keys() & c.keys())]
     return pairs, sorted(b.keys() - c.keys()), sorted(c.keys() - b.keys())
 

@@ -161,6 +161,8 @@ def _supervise(child: subprocess.Popen[bytes], stdout: BinaryIO, stderr: BinaryI
         rc = child.wait()
         for t in pumps:
             t.join()
+        child.stdout.close()
+        child.stderr.close()
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -10,7 +10,7 @@ import sys
 import traceback
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Optional, TypeVar
+from typing import Any, Annotated, Optional, TypeVar
 
 import typer
 
@@ -18,7 +18,8 @@ from ad_diff import __version__
 from ad_diff.errors import AdDiffError
 from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
 from ad_diff.report import ReportFormat
-from ad_diff.settings import FAIL_ON_CHOICES
+from ad_diff.report.markdown import COMMENT_LIMIT
+from ad_diff.settings import FAIL_ON_CHOICES, Settings
 
 app = typer.Typer(
     name="ad-diff",
@@ -80,9 +81,102 @@ def _root(
     """Compare two AutoDeploy runs."""
 
 
+#: compare/batch option (Python parameter name) -> config-file key (ad_diff.config.SCHEMA).
+OPTION_KEYS: dict[str, str] = {
+    "rank": "rank", "fail_on": "fail_on", "collapse_fraction": "collapse_fraction", "fmt": "format",
+    "markdown": "markdown", "json_out": "json", "ignore_transform": "ignore_transforms",
+    "ignore_code": "ignore_codes", "graphs": "graphs", "tensors": "tensors", "color": "color",
+    "expected": "expected", "junit": "junit", "step_summary": "step_summary", "comment_limit": "comment_limit",
+    "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
+}
+
+
+def resolve_options(ctx: typer.Context, config: Path | None) -> dict[str, Any]:
+    """Options by config key: typer defaults < config file < options the user actually passed."""
+    from ad_diff.config import find_config, load_config, merge
+
+    defaults: dict[str, Any] = {}
+    passed: dict[str, Any] = {}
+    for name, key in OPTION_KEYS.items():
+        if name not in ctx.params:
+            continue
+        value = ctx.params[name]
+        if isinstance(value, list):
+            value = tuple(value)
+        elif isinstance(value, ReportFormat):
+            value = value.value
+        source = ctx.get_parameter_source(name)
+        # By name: typer vendors its own click, so the enum class differs between typer versions.
+        user_given = getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+        target = passed if user_given else defaults
+        target[key] = () if value is None and key.startswith("ignore_") else value
+    path = find_config(config)
+    file_values = load_config(path) if path is not None else {}
+    opts = merge(defaults, file_values, passed)
+    opts["_config_path"] = path
+    if opts["fail_on"] not in FAIL_ON_CHOICES:
+        raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
+    if not 0 < opts["collapse_fraction"] <= 1:
+        raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
+    return opts
+
+
+def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extra: Any) -> Settings:
+    """Settings of one comparison from resolved options (``extra``: per-run paths, model name)."""
+    from ad_diff.progress import progress_enabled
+
+    return Settings(
+        baseline=baseline, candidate=candidate, rank=opts["rank"], fail_on=opts["fail_on"],
+        collapse_fraction=opts["collapse_fraction"], ignore_transforms=tuple(opts["ignore_transforms"]),
+        ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
+        tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
+        expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
+        graph_options=opts.get("graph", {}), config_diff_options=opts.get("config_diff", {}),
+        config_explained_gates=bool(opts.get("config_explained_gates", False)), **extra,
+    )
+
+
+def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
+    """Print the stdout report and write every report file asked for (single comparison or batch)."""
+    from ad_diff.report import ci_outputs
+
+    use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
+    wanted = [k for k in ("markdown", "json", "junit", "step_summary") if opts.get(k) is not None]
+    texts = ci_outputs.render_all(result, verdict, ["stdout", *wanted], fmt=ReportFormat(opts["format"]),
+                                  color=use_color, comment_limit=opts["comment_limit"])
+    sys.stdout.write(texts["stdout"])
+    for kind in wanted:
+        (append_output if kind == "step_summary" else write_output)(opts[kind], texts[kind])
+
+
+def append_output(path: Path, text: str) -> None:
+    """Append to a file (GitHub's step summary is shared by every command of a step)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
+
+
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", help="Config file (.ad-diff.yaml or pyproject.toml [tool.ad-diff]); default: ./.ad-diff.yaml, "
+    "else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the file.")]
+ExpectedOpt = Annotated[Optional[Path], typer.Option(
+    help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched entries are stale.")]
+JunitOpt = Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here.")]
+StepSummaryOpt = Annotated[Optional[Path], typer.Option(
+    help="Append the markdown report (capped at 1 MiB) to this file, e.g. \"$GITHUB_STEP_SUMMARY\".")]
+CommentLimitOpt = Annotated[int, typer.Option(help="Maximum characters of the --markdown report (PR comment).")]
+ProgressOpt = Annotated[Optional[bool], typer.Option(
+    help="Progress bars on stderr (default: on a terminal, off in CI or when piped).")]
+
+
 @app.command()
 def compare(
-    baseline: Annotated[Path, typer.Argument(help="Baseline run folder (AD log, graphs/, tensors/).")],
+    ctx: typer.Context,
+    baseline: Annotated[Path, typer.Argument(help="Baseline run folder (AD log, graphs/, tensors/), or a snapshot "
+                                              "file written by `ad-diff snapshot` (*.yaml).")],
     candidate: Annotated[Path, typer.Argument(help="Candidate run folder.")],
     baseline_log: Annotated[Optional[Path], typer.Option(help="Baseline log file (default: the *.log in the folder).")] = None,
     candidate_log: Annotated[Optional[Path], typer.Option(help="Candidate log file (default: the *.log in the folder).")] = None,
@@ -97,6 +191,12 @@ def compare(
     graphs: Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")] = True,
     tensors: Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")] = True,
     color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report (default: when stdout is a TTY).")] = None,
+    config: ConfigOpt = None,
+    expected: ExpectedOpt = None,
+    junit: JunitOpt = None,
+    step_summary: StepSummaryOpt = None,
+    comment_limit: CommentLimitOpt = COMMENT_LIMIT,
+    progress: ProgressOpt = None,
     baseline_config: Annotated[Optional[Path], typer.Option(help="Baseline AD config (file or folder; default: config/ or *.yaml in the run).")] = None,
     candidate_config: Annotated[Optional[Path], typer.Option(help="Candidate AD config (file or folder).")] = None,
     config_explained_gates: Annotated[bool, typer.Option(help="Let findings explained by a config change still gate.")] = False,
@@ -105,29 +205,15 @@ def compare(
 
     def go() -> int:
         from ad_diff import gate, pipeline
-        from ad_diff.report import json_report
-        from ad_diff.report import markdown as md
-        from ad_diff.settings import Settings
+        from ad_diff.progress import progress_bar
 
-        if fail_on not in FAIL_ON_CHOICES:
-            raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {fail_on!r}")
-        if not 0 < collapse_fraction <= 1:
-            raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {collapse_fraction}")
-        settings = Settings(
-            baseline=baseline, candidate=candidate, baseline_log=baseline_log, candidate_log=candidate_log,
-            rank=rank, fail_on=fail_on, collapse_fraction=collapse_fraction,
-            ignore_transforms=tuple(ignore_transform or ()), ignore_codes=tuple(ignore_code or ()),
-            graphs=graphs, tensors=tensors, baseline_config=baseline_config, candidate_config=candidate_config,
-            config_explained_gates=config_explained_gates,
-        )
-        result = pipeline.run(settings)
+        opts = resolve_options(ctx, config)
+        settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log, candidate_log=candidate_log,
+                                  baseline_config=baseline_config, candidate_config=candidate_config)
+        with progress_bar(settings.progress) as bar:
+            result = pipeline.run(settings, progress=bar)
         verdict = gate.decide(result.findings, settings.fail_on)
-        use_color = sys.stdout.isatty() if color is None else color
-        sys.stdout.write(fmt.to_reporter(color=use_color)(result, verdict))
-        if markdown is not None:
-            write_output(markdown, md.render(result, verdict))
-        if json_out is not None:
-            write_output(json_out, json_report.render(result, verdict))
+        write_reports(opts, result, verdict)
         return verdict.exit_code
 
     code = guarded(go)
@@ -145,3 +231,7 @@ def main(argv: list[str] | None = None) -> None:
     if first is not None and first not in _commands() and not any(a in ("--help", "--version") for a in args[:1]):
         args.insert(0, "compare")
     app(args=args, prog_name="ad-diff")
+
+
+# The CI commands (snapshot, record, batch) register themselves on ``app``.
+from ad_diff import cli_ci  # noqa: E402,F401

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from fnmatch import fnmatchcase
 
+from ad_diff import expectations, snapshot
 from ad_diff.align.log_rows import pair_transforms
 from ad_diff.classify.input_rules import ONE_SIDED
 from ad_diff.classify.log_rules import classify_log
 from ad_diff.discover import discover
 from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts, RunLog, TransformComparison
 from ad_diff.parsers import log as log_parser
+from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.settings import Settings
 
 
@@ -31,7 +33,8 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
     from ad_diff.config_diff import analyze_config
     from ad_diff.parsers import run_config
 
-    bcfg = run_config.parse(base.root, settings.baseline_config)
+    # a snapshot baseline (a file) carries no config
+    bcfg = run_config.parse(base.root, settings.baseline_config) if base.root.is_dir() else None
     ccfg = run_config.parse(cand.root, settings.candidate_config)
     if bcfg is None and ccfg is None:
         return findings
@@ -55,20 +58,28 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     return log
 
 
-def run(settings: Settings) -> DiffResult:
+def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     """Compare the baseline and candidate runs described by ``settings``.
 
+    ``settings.baseline`` may be a snapshot file (``ad-diff snapshot``) instead of a run folder.
+    ``progress(description, completed, total)`` is called as long work advances (see ad_diff.progress).
     Raises :class:`ad_diff.errors.AdDiffError` for unusable input; everything else (including partial
     or missing data) is reported as findings and notes in the result.
     """
-    # discover
-    base: RunArtifacts = discover(settings.baseline, BASELINE, settings.baseline_log)
+    # discover + parse logs (a snapshot baseline stands in for a whole run folder)
+    progress("reading logs", 0, 2)
     cand: RunArtifacts = discover(settings.candidate, CANDIDATE, settings.candidate_log)
-
-    # parse logs
-    assert base.log is not None and cand.log is not None  # discover raises otherwise
-    blog = log_parser.parse(base.log, rank=settings.rank)
+    from_snapshot = snapshot.is_snapshot(settings.baseline)
+    if from_snapshot:
+        base, blog = snapshot.load_as_run(settings.baseline)
+    else:
+        base = discover(settings.baseline, BASELINE, settings.baseline_log)
+        assert base.log is not None  # discover raises otherwise
+        blog = log_parser.parse(base.log, rank=settings.rank)
+    progress("reading logs", 1, 2)
+    assert cand.log is not None  # discover raises otherwise
     clog = log_parser.parse(cand.log, rank=settings.rank)
+    progress("reading logs", 2, 2)
     notes: list[str] = []
     blog = _attribute(blog, base, notes)
     clog = _attribute(clog, cand, notes)
@@ -79,9 +90,12 @@ def run(settings: Settings) -> DiffResult:
     sections: dict[str, object] = {}
 
     # graph dumps, tensors, configs: each analysis runs only when both runs have the data
-    findings += _one_sided("graph dumps (graphs/)", "graph analysis", base.graphs, cand.graphs)
-    findings += _one_sided("recorded tensors (tensors/)", "numeric comparison", base.tensors, cand.tensors)
-    if base.graphs is None and cand.graphs is None:
+    if from_snapshot:  # a snapshot holds counts only: nothing one-sided to flag, but say what was not run
+        notes.append("baseline is a snapshot (counts only): graph and tensor comparisons not run")
+    else:
+        findings += _one_sided("graph dumps (graphs/)", "graph analysis", base.graphs, cand.graphs)
+        findings += _one_sided("recorded tensors (tensors/)", "numeric comparison", base.tensors, cand.tensors)
+    if base.graphs is None and cand.graphs is None and not from_snapshot:
         notes.append("graph analysis not run: neither run has graphs/ (log-only comparison)")
     elif base.graphs is not None and cand.graphs is not None and not settings.graphs:
         notes.append("graph analysis not run: disabled with --no-graphs")
@@ -101,6 +115,9 @@ def run(settings: Settings) -> DiffResult:
         if not any(fnmatchcase(f.code, pat) for pat in settings.ignore_codes)
         and not (f.transform and any(fnmatchcase(f.transform, p) for p in settings.ignore_transforms))
     ]
+    # expected changes: matching findings become acknowledged (shown, not gating); unused entries are stale
+    if settings.expected_changes is not None:
+        kept = expectations.apply(expectations.load(settings.expected_changes), kept, rows, settings.model)
     kept.sort(key=Finding.sort_key)
     return DiffResult(
         baseline=base,

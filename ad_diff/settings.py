@@ -38,7 +38,15 @@ class Settings:
     baseline_config: Path | None = None
     candidate_config: Path | None = None
     expected_changes: Path | None = None
+    """Expected-changes file (ad_diff.expectations): matching findings become acknowledged, not gating."""
     progress: bool = False
     config_explained_gates: bool = False
     """Whether a state change of a transform that its own config change explains (toggled, moved) still
     gates. Downstream match losses always keep gating, with the config change shown as likely cause."""
+    graph_options: dict[str, Any] = field(default_factory=dict)
+    """The config file's ``graph`` table, passed through to the graph-dump analysis."""
+    config_diff_options: dict[str, Any] = field(default_factory=dict)
+    """The config file's ``config_diff`` table, passed through to the AD config comparison."""
+    model: str | None = None
+    """Model name of this pair (``ad-diff batch`` sets it); expected-change entries with ``model`` match it."""
+

@@ -41,3 +41,25 @@ def test_compare_options_are_documented() -> None:
         if opt == "--help" or (opt.startswith("--no-") and f"--{opt[5:]}" in doc):
             continue  # boolean flags document their positive form
         assert opt in doc, f"{opt} missing from docs/cli.md"
+
+
+def test_every_config_key_is_documented() -> None:
+    from ad_diff.config import SCHEMA
+
+    doc = (ROOT / "docs/config.md").read_text()
+    for key in SCHEMA:
+        assert f"| `{key}` |" in doc, f"config key {key} missing from docs/config.md"
+
+
+def test_example_workflow_uses_only_real_options() -> None:
+    import yaml
+
+    wf = (ROOT / "examples/github-workflow.yml").read_text()
+    steps = yaml.safe_load(wf)["jobs"]["ad-diff"]["steps"]
+    runs = " ".join(s.get("run", "") for s in steps)
+    assert "ad-diff record" in runs and "--step-summary" in runs
+    compare_help = run_cli("compare", "--help").out
+    compare_line = next(s["run"] for s in steps if s.get("name") == "Compare")
+    for opt in re.findall(r"(--[a-z][a-z-]+)", compare_line):
+        assert opt in compare_help, f"workflow uses unknown option {opt}"
+    assert (ROOT / "docs/github-actions.md").read_text().count("examples/github-workflow.yml") >= 1

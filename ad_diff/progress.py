@@ -1,0 +1,52 @@
+"""Progress reporting for long work (parsing many dump files, large tensors, batch runs).
+
+The library reports progress through a plain callback, ``progress(description, completed, total)``, and
+never decides how it is shown. The CLI passes :func:`progress_bar`'s callback: a rich progress bar on
+stderr when stderr is a terminal and ``CI`` is not set, a no-op otherwise, so CI logs and pipes stay quiet.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+ProgressFn = Callable[[str, int, "int | None"], None]
+"""``progress(description, completed, total)``; ``total`` is ``None`` when unknown. Calls with the same
+description update the same bar."""
+
+
+def no_progress(description: str, completed: int, total: int | None) -> None:
+    """The default callback: does nothing."""
+
+
+def progress_enabled(explicit: bool | None, stream: object = None) -> bool:
+    """Whether to show bars: ``explicit`` when given, else only on a TTY outside CI."""
+    if explicit is not None:
+        return explicit
+    stream = sys.stderr if stream is None else stream
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and not os.environ.get("CI")
+
+
+@contextmanager
+def progress_bar(enabled: bool) -> Iterator[ProgressFn]:
+    """Yield a progress callback: rich bars on stderr when ``enabled``, :func:`no_progress` otherwise."""
+    if not enabled:
+        yield no_progress
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                   console=Console(stderr=True), transient=True)
+    tasks: dict[str, object] = {}
+
+    def update(description: str, completed: int, total: int | None) -> None:
+        if description not in tasks:
+            tasks[description] = bar.add_task(description, total=total)
+        bar.update(tasks[description], completed=completed, total=total)  # type: ignore[arg-type]
+
+    with bar:
+        yield update

@@ -1,0 +1,142 @@
+"""JUnit XML for Jenkins / GitLab: one test case per transform and per tensor, failures for gated findings.
+
+Layout (validated against the Jenkins ``junit-10.xsd`` in the tests)::
+
+    <testsuites name="ad-diff" tests=.. failures=.. errors=..>
+      <testsuite name="[model.]transforms">  one <testcase classname="ad-diff.<stage>" name="<transform>"> per row
+      <testsuite name="[model.]tensors">     one <testcase name="<tensor>"> per recorded tensor seen
+      <testsuite name="[model.]run">         one <testcase name="run"> for run-level findings
+
+A gated finding is a ``<failure type="<code>" message="...">``; other findings (warnings, acknowledged or
+explained ones, errors below the gate level) are listed in the test case's ``<system-out>``.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+from typing import TYPE_CHECKING
+
+from ad_diff.gate import Verdict, gates
+from ad_diff.model import DiffResult, Finding
+
+if TYPE_CHECKING:
+    from ad_diff.batch import BatchResult
+
+# XML 1.0 forbids most control characters; AD logs carry ANSI escapes, so drop them rather than fail.
+_BAD_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _x(text: object) -> str:
+    return _BAD_XML.sub("", str(text))
+
+
+def _line(f: Finding) -> str:
+    tags = [f.severity.value, f.code]
+    if f.acknowledged:
+        tags.append(f"acknowledged: {f.acknowledged}")
+    if f.explained_by:
+        tags.append(f"explained by config: {f.explained_by}")
+    return f"[{', '.join(tags)}] {f.message}"
+
+
+def _case(suite: ET.Element, classname: str, name: str, findings: list[Finding], fail_on: str) -> int:
+    """Add one test case; return its number of failures."""
+    case = ET.SubElement(suite, "testcase", classname=_x(classname), name=_x(name), time="0")
+    gated = [f for f in findings if gates(f, fail_on)]
+    for f in gated:
+        fail = ET.SubElement(case, "failure", type=f.code, message=_x(f.message))
+        fail.text = _x(_line(f))
+    rest = [f for f in findings if f not in gated]
+    if rest:
+        ET.SubElement(case, "system-out").text = _x("\n".join(_line(f) for f in rest))
+    return len(gated)
+
+
+def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, list[Finding]]], fail_on: str) -> None:
+    suite = ET.SubElement(root, "testsuite", name=_x(name))
+    failures = sum(_case(suite, cn, n, fs, fail_on) for cn, n, fs in cases)
+    suite.set("tests", str(len(cases)))
+    suite.set("failures", str(failures))
+    suite.set("errors", "0")
+    suite.set("skipped", "0")
+    suite.set("time", "0")
+
+
+def tensor_names(result: DiffResult) -> list[str]:
+    """Tensor names for the tensors suite: from findings, plus ``sections["tensors"].tensor_names()`` when
+    the tensor analysis provides that method (the hook the tensor section is expected to implement)."""
+    names = {f.tensor for f in result.findings if f.tensor}
+    section = result.sections.get("tensors")
+    provider = getattr(section, "tensor_names", None)
+    if callable(provider):
+        names.update(str(n) for n in provider())
+    return sorted(names)
+
+
+def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str = "") -> None:
+    by_transform: dict[str, list[Finding]] = defaultdict(list)
+    by_tensor: dict[str, list[Finding]] = defaultdict(list)
+    known = {r.transform for r in result.transforms}
+    run_level: list[Finding] = []
+    for f in result.findings:
+        if f.tensor:
+            by_tensor[f.tensor].append(f)
+        elif f.transform in known:
+            by_transform[f.transform or ""].append(f)
+        else:
+            run_level.append(f)
+    seen: set[str] = set()
+    cases = []
+    for r in result.transforms:
+        # A transform that runs twice gets two cases; its findings go to the first (findings carry no occurrence).
+        name = r.transform + (f"#{r.occurrence}" if r.occurrence else "")
+        fs = [] if r.transform in seen else by_transform.get(r.transform, [])
+        seen.add(r.transform)
+        cases.append((f"ad-diff.{prefix}{r.stage}", name, fs))
+    _suite(root, f"{prefix}transforms", cases, fail_on)
+    tensors = tensor_names(result)
+    if tensors:
+        _suite(root, f"{prefix}tensors", [(f"ad-diff.{prefix}tensors", t, by_tensor.get(t, [])) for t in tensors],
+               fail_on)
+    _suite(root, f"{prefix}run", [(f"ad-diff.{prefix}run", "run", run_level)], fail_on)
+
+
+def _finish(root: ET.Element) -> str:
+    for attr in ("tests", "failures", "errors"):
+        root.set(attr, str(sum(int(s.get(attr, "0")) for s in root.iter("testsuite"))))
+    root.set("time", "0")
+    ET.indent(root)
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode") + "\n"
+
+
+def render(result: DiffResult, verdict: Verdict) -> str:
+    """JUnit XML of one comparison."""
+    root = ET.Element("testsuites", name="ad-diff")
+    _add_result(root, result, verdict.fail_on)
+    return _finish(root)
+
+
+def render_batch(batch: BatchResult) -> str:
+    """JUnit XML of a batch: the suites of every model, prefixed ``<model>.``; a model that could not be
+    compared is one test case with an ``<error>``, and a model with no candidate run one with a failure."""
+    root = ET.Element("testsuites", name="ad-diff")
+    for m in batch.models:
+        if m.result is not None:
+            _add_result(root, m.result, batch.fail_on, prefix=f"{m.name}.")
+            continue
+        suite = ET.SubElement(root, "testsuite", name=_x(f"{m.name}.run"), tests="1", failures="0", errors="1",
+                              skipped="0", time="0")
+        case = ET.SubElement(suite, "testcase", classname=_x(f"ad-diff.{m.name}.run"), name="compare", time="0")
+        ET.SubElement(case, "error", type="input-error", message=_x(m.error or "error")).text = _x(m.error or "")
+    if batch.baseline_only:
+        suite = ET.SubElement(root, "testsuite", name="unpaired", tests=str(len(batch.baseline_only)),
+                              failures=str(len(batch.baseline_only) if batch.fail_on != "never" else 0),
+                              errors="0", skipped="0", time="0")
+        for name in batch.baseline_only:
+            case = ET.SubElement(suite, "testcase", classname="ad-diff.unpaired", name=_x(name), time="0")
+            if batch.fail_on != "never":
+                ET.SubElement(case, "failure", type="unpaired",
+                              message=_x(f"{name}: baseline run has no candidate run")).text = _x(name)
+    return _finish(root)

@@ -1,0 +1,67 @@
+"""CI outputs: PR comment under 65,536 characters (folding least important first), step summary under 1 MiB,
+batch markdown folding passing models first, and all outputs written from the CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ad_diff import gate, pipeline
+from ad_diff.batch import run_batch
+from ad_diff.report import ReportFormat, batch_report
+from ad_diff.report.ci_outputs import render_all
+from ad_diff.report.markdown import COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from ad_diff.settings import Settings
+from tests.ci_runs import BASE_LOG, REGRESSED_LOG, pair
+from tests.conftest import make_run, v3
+
+
+def _huge(tmp_path: Path, n: int = 2500):
+    base = "".join(v3("pattern_matcher", f"match_pattern_with_a_long_name_{i:05d}", "matches=8") for i in range(n))
+    cand = "".join(v3("pattern_matcher", f"match_pattern_with_a_long_name_{i:05d}", f"matches={i % 3 * 4}")
+                   for i in range(n))
+    b, c = make_run(tmp_path / "b", base), make_run(tmp_path / "c", cand)
+    result = pipeline.run(Settings(b, c))
+    return result, gate.decide(result.findings, "error")
+
+
+def test_comment_folds_to_fit_and_says_what_was_folded(tmp_path: Path) -> None:
+    result, verdict = _huge(tmp_path)
+    texts = render_all(result, verdict, ["markdown", "step_summary", "json"], ReportFormat.terminal, False,
+                       COMMENT_LIMIT)
+    full = len(texts["json"])
+    assert full > 10 * COMMENT_LIMIT  # the report would otherwise be far over the limit
+    md = texts["markdown"]
+    assert len(md) <= COMMENT_LIMIT
+    assert md.startswith("## \u274c ad-diff: FAIL")  # the verdict survives
+    folded_line = next(line for line in md.splitlines() if line.startswith("_Folded to fit the comment limit"))
+    assert "unchanged transforms" in folded_line and "findings" in folded_line
+    summary = texts["step_summary"]
+    assert len(summary.encode("utf-8")) <= STEP_SUMMARY_LIMIT
+    assert len(summary) > len(md)  # the step summary has room for more detail
+
+
+def test_batch_markdown_folds_passing_models_first(tmp_path: Path) -> None:
+    b, c = tmp_path / "b", tmp_path / "c"
+    for i in range(6):
+        make_run(b / f"m{i}", BASE_LOG)
+        make_run(c / f"m{i}", REGRESSED_LOG if i == 0 else BASE_LOG)
+    batch = run_batch(b, c, lambda n, x, y: Settings(x, y), jobs=1)
+    full = batch_report.render_markdown(batch)
+    limit = len(full) - 100
+    md = batch_report.render_markdown(batch, limit=limit)
+    assert len(md) <= limit
+    assert "Details folded to fit the comment limit: m5" in md
+    assert "<summary>\u274c m0" in md  # the failing model's details are kept
+    for i in range(6):  # every model stays in the summary table
+        assert f"| `m{i}` |" in md
+
+
+def test_cli_writes_step_summary_by_appending(tmp_path: Path, cli) -> None:
+    base, cand = pair(tmp_path)
+    summary = tmp_path / "summary.md"
+    summary.write_text("# earlier step output\n")
+    res = cli(base, cand, "--step-summary", summary, "--comment-limit", "2000", "--markdown", tmp_path / "c.md")
+    assert res.code == 1
+    text = summary.read_text()
+    assert text.startswith("# earlier step output\n") and "ad-diff: FAIL" in text
+    assert len((tmp_path / "c.md").read_text()) <= 2000

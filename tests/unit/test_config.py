@@ -1,0 +1,105 @@
+"""Config files: loading, validation (unknown keys named), and precedence defaults < file < CLI."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ad_diff.config import SCHEMA, find_config, load_config, merge
+from ad_diff.errors import ConfigError
+from tests.ci_runs import pair
+
+
+def test_yaml_values_are_validated_and_paths_resolved_against_the_file(tmp_path: Path) -> None:
+    cfg = tmp_path / "ci" / ".ad-diff.yaml"
+    cfg.parent.mkdir()
+    cfg.write_text("fail-on: collapse\ncollapse_fraction: 0.25\nignore_codes: [ADL005]\nexpected: exp.yaml\n"
+                   "tolerances: {default: {atol: 1.0e-5}, 'layer1.*': {rtol: 0.001, statistic: max}}\n")
+    got = load_config(cfg)
+    assert got["fail_on"] == "collapse" and got["collapse_fraction"] == 0.25
+    assert got["ignore_codes"] == ("ADL005",)
+    assert got["expected"] == cfg.parent / "exp.yaml"
+    assert got["tolerances"]["layer1.*"] == {"rtol": 0.001, "statistic": "max"}  # passed through verbatim
+
+
+def test_pyproject_table_is_read_and_absent_table_is_empty(tmp_path: Path) -> None:
+    pp = tmp_path / "pyproject.toml"
+    pp.write_text('[project]\nname = "x"\n')
+    assert load_config(pp) == {}
+    assert find_config(None, tmp_path) is None  # no [tool.ad-diff]: not picked up automatically
+    pp.write_text('[tool.ad-diff]\nfail_on = "never"\njunit = "out/junit.xml"\n')
+    assert find_config(None, tmp_path) == pp
+    assert load_config(pp) == {"fail_on": "never", "junit": tmp_path / "out/junit.xml"}
+
+
+def test_yaml_file_wins_over_pyproject_in_auto_discovery(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.ad-diff]\nfail_on = "never"\n')
+    (tmp_path / ".ad-diff.yaml").write_text("fail_on: collapse\n")
+    assert find_config(None, tmp_path) == tmp_path / ".ad-diff.yaml"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("fail_onn: error\n", "unknown key 'fail_onn'; did you mean 'fail_on'?"),
+        ("colour: true\n", "unknown key 'colour'"),
+        ("fail_on: sometimes\n", "must be one of error, match_loss, collapse, never"),
+        ("collapse_fraction: 2\n", "must be in (0, 1]"),
+        ("ignore_codes: ADL005\n", "expected a list of strings"),
+        ("rank: yes\n", "expected int"),
+        ("- a\n- b\n", "expected a mapping of settings"),
+        ("fail_on: [\n", "not valid YAML"),
+        ("fail-on: error\nfail_on: never\n", "given twice"),
+    ],
+)
+def test_invalid_files_name_the_problem(tmp_path: Path, text: str, message: str) -> None:
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError) as e:
+        load_config(cfg)
+    assert message in str(e.value) and str(cfg) in str(e.value)
+
+
+def test_unknown_toml_key_is_an_error(tmp_path: Path) -> None:
+    pp = tmp_path / "pyproject.toml"
+    pp.write_text('[tool.ad-diff]\nfail_on = "error"\nthreshold = 3\n')
+    with pytest.raises(ConfigError, match="unknown key 'threshold'"):
+        load_config(pp)
+
+
+def test_merge_order() -> None:
+    assert merge({"a": 1, "b": 1, "c": 1}, {"b": 2, "c": 2}, {"c": 3}) == {"a": 1, "b": 2, "c": 3}
+
+
+def test_every_schema_key_has_a_kind_and_help() -> None:
+    assert all(k == k.lower() and "-" not in k and v.help for k, v in SCHEMA.items())
+
+
+# --- through the CLI: only options typed on the command line override the file -------------------------
+
+
+def test_file_overrides_defaults_and_cli_overrides_file(tmp_path: Path, cli) -> None:
+    base, cand = pair(tmp_path)
+    cfg = tmp_path / "ad-diff.yaml"
+    cfg.write_text("fail_on: never\n")
+    assert cli(base, cand).code == 1  # default gate: error
+    assert cli(base, cand, "--config", cfg).code == 0  # file: never
+    assert cli(base, cand, "--config", cfg, "--fail-on", "error").code == 1  # CLI beats file
+    # a CLI option left at its default does not clobber the file value
+    assert cli(base, cand, "--config", cfg, "--collapse-fraction", "0.5").code == 0
+
+
+def test_config_is_discovered_in_the_working_directory(tmp_path: Path, cli) -> None:
+    base, cand = pair(tmp_path)
+    (tmp_path / ".ad-diff.yaml").write_text(f"fail_on: never\njson: {tmp_path / 'r.json'}\n")
+    res = cli(base, cand, cwd=tmp_path)
+    assert res.code == 0 and (tmp_path / "r.json").is_file()
+
+
+def test_cli_reports_unknown_key_with_exit_2(tmp_path: Path, cli) -> None:
+    base, cand = pair(tmp_path)
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("fail_on: error\nfial_on: never\n")
+    res = cli(base, cand, "--config", cfg)
+    assert res.code == 2 and "unknown key 'fial_on'" in res.err and "Traceback" not in res.err

@@ -57,11 +57,17 @@ class Validation:
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
         return {
-            "status": self.status, "reason": self.reason, "baseline_dump": self.baseline_dump,
-            "candidate_dump": self.candidate_dump, "pattern": list(self.pattern),
-            "baseline_instances": self.baseline_instances, "candidate_instances": self.candidate_instances,
+            "status": self.status,
+            "reason": self.reason,
+            "baseline_dump": self.baseline_dump,
+            "candidate_dump": self.candidate_dump,
+            "pattern": list(self.pattern),
+            "baseline_instances": self.baseline_instances,
+            "candidate_instances": self.candidate_instances,
             "remaining_nodes": list(self.remaining_nodes),
-            "fused_ops": [{"target": o.target, "baseline": o.baseline, "candidate": o.candidate} for o in self.fused_ops],
+            "fused_ops": [
+                {"target": o.target, "baseline": o.baseline, "candidate": o.candidate} for o in self.fused_ops
+            ],
         }
 
 
@@ -99,12 +105,29 @@ class IterationNote:
     def to_json(self) -> dict[str, Any]:
         """JSON form (``schema_version`` first)."""
         return {
-            "schema_version": SCHEMA_VERSION, "kind": "iteration_note", "candidate": self.candidate,
-            "family": self.family, "baseline": self.baseline, "candidate_run": self.candidate_run,
-            "path": self.path, "path_source": self.path_source, "validation": self.validation.to_json(),
-            "summary": [{"stage": r.stage, "transform": r.transform, "before": r.before, "after": r.after,
-                         "delta": r.delta} for r in self.summary],
-            "tests": self.tests, "risks": list(self.risks), "verdict": self.verdict, "notes": list(self.notes),
+            "schema_version": SCHEMA_VERSION,
+            "kind": "iteration_note",
+            "candidate": self.candidate,
+            "family": self.family,
+            "baseline": self.baseline,
+            "candidate_run": self.candidate_run,
+            "path": self.path,
+            "path_source": self.path_source,
+            "validation": self.validation.to_json(),
+            "summary": [
+                {
+                    "stage": r.stage,
+                    "transform": r.transform,
+                    "before": r.before,
+                    "after": r.after,
+                    "delta": r.delta,
+                }
+                for r in self.summary
+            ],
+            "tests": self.tests,
+            "risks": list(self.risks),
+            "verdict": self.verdict,
+            "notes": list(self.notes),
         }
 
 
@@ -118,11 +141,17 @@ def _custom_ops(report: CandidateReport | None) -> Counter[str]:
     if report is None:
         return Counter()
     dump = dump_parser.parse(Path(report.dump))
-    return Counter(n.target for s in dump.sections for n in s.nodes
-                   if n.op == "call" and namespace(n.target) not in ("", "aten", "prims"))
+    return Counter(
+        n.target
+        for s in dump.sections
+        for n in s.nodes
+        if n.op == "call" and namespace(n.target) not in ("", "aten", "prims")
+    )
 
 
-def _scan(run: Path, trtllm_src: Path | None, min_count: int, notes: list[str], side: str) -> CandidateReport | None:
+def _scan(
+    run: Path, trtllm_src: Path | None, min_count: int, notes: list[str], side: str
+) -> CandidateReport | None:
     try:
         return find_candidates(run, trtllm_src=trtllm_src, min_count=min_count)
     except AdDiffError as e:
@@ -130,34 +159,61 @@ def _scan(run: Path, trtllm_src: Path | None, min_count: int, notes: list[str], 
         return None
 
 
-def _validate(name: str, family: str | None, base: CandidateReport | None, cand: CandidateReport | None,
-              found: Candidate | None) -> Validation:
+def _validate(
+    name: str,
+    family: str | None,
+    base: CandidateReport | None,
+    cand: CandidateReport | None,
+    found: Candidate | None,
+) -> Validation:
     bd = base.dump if base else None
     cd = cand.dump if cand else None
     if base is None or cand is None:
-        return Validation("not_evaluated", "graph dumps missing in one run: graph validation not possible", bd, cd)
+        return Validation(
+            "not_evaluated", "graph dumps missing in one run: graph validation not possible", bd, cd
+        )
     if found is None:
-        return Validation("not_evaluated", f"no repeated pattern called {name!r} in the baseline's final graph "
-                          "(see `ad-diff candidates BASELINE`)", bd, cd)
+        return Validation(
+            "not_evaluated",
+            f"no repeated pattern called {name!r} in the baseline's final graph "
+            "(see `ad-diff candidates BASELINE`)",
+            bd,
+            cd,
+        )
     left = [c for c in cand.candidates if c.signature == found.signature]
     remaining = [i for c in left for i in c.instances]
     known_ops = set(KNOWN.get(found.family, ((), ()))[0])
     b_ops, c_ops = _custom_ops(base), _custom_ops(cand)
     # Only ops of this family count (a known name, or the family in the op name): another fusion landing in
     # the same change must not decide the path or clutter the validation table.
-    fused = sorted(t for t in set(b_ops) | set(c_ops) if op_name(t) in known_ops or found.family in op_name(t))
+    fused = sorted(
+        t for t in set(b_ops) | set(c_ops) if op_name(t) in known_ops or found.family in op_name(t)
+    )
     ops = tuple(OpCount(t, b_ops[t], c_ops[t]) for t in fused)
     if remaining:
         if len(remaining) < found.count:
-            reason = f"{len(remaining)} of {found.count} instance(s) still unfused in the candidate graph (partial match)"
+            reason = f"{len(remaining)} of {found.count} instance(s) still unfused in the candidate graph"
+            reason += " (partial match)"
         else:
-            reason = f"none of the {found.count} instance(s) was fused: the pattern is unchanged in the candidate graph"
+            reason = (
+                f"none of the {found.count} instance(s) was fused: the pattern is unchanged in the candidate"
+            )
+            reason += " graph"
         status = "fail"
     else:
         reason = f"all {found.count} instance(s) of the pattern are gone from the candidate graph"
         status = "pass"
-    return Validation(status, reason, bd, cd, found.pattern, found.count, len(remaining),
-                      tuple(i.nodes[0] for i in remaining[:10]), ops)
+    return Validation(
+        status,
+        reason,
+        bd,
+        cd,
+        found.pattern,
+        found.count,
+        len(remaining),
+        tuple(i.nodes[0] for i in remaining[:10]),
+        ops,
+    )
 
 
 def _path(option: str | None, v: Validation) -> tuple[str, str]:
@@ -174,7 +230,9 @@ def _path(option: str | None, v: Validation) -> tuple[str, str]:
 def _summary(result: DiffResult, family: str | None) -> tuple[SummaryRow, ...]:
     affected = set(KNOWN.get(family or "", ((), ()))[1])
     rows: list[TransformComparison] = [r for r in result.transforms if r.transform in affected or r.changed]
-    return tuple(SummaryRow(r.stage, r.transform, _side(r.baseline), _side(r.candidate), r.delta) for r in rows)
+    return tuple(
+        SummaryRow(r.stage, r.transform, _side(r.baseline), _side(r.candidate), r.delta) for r in rows
+    )
 
 
 def _risks(result: DiffResult, v: Validation, found: Candidate | None) -> list[str]:
@@ -183,7 +241,9 @@ def _risks(result: DiffResult, v: Validation, found: Candidate | None) -> list[s
         fs = [f for f in result.findings if f.category == cat]
         risks += [f"{cat.replace('_', ' ')}: [{f.code}] {f.message}" for f in fs[:5]]
         if len(fs) > 5:
-            risks.append(f"{cat.replace('_', ' ')}: {len(fs) - 5} more finding(s) (see `ad-diff BASELINE CANDIDATE`)")
+            risks.append(
+                f"{cat.replace('_', ' ')}: {len(fs) - 5} more finding(s) (see `ad-diff BASELINE CANDIDATE`)"
+            )
     if "graph" not in result.sections:
         risks.append("metadata loss: not analysed (the comparison produced no graph analysis)")
     elif not any(f.category == "metadata_loss" for f in result.findings):
@@ -221,17 +281,35 @@ def build_note(
     v = _validate(name, family, base, cand, found)
     p, p_src = _path(path, v)
     verdict = gate.decide(result.findings, "error").verdict
-    return IterationNote(name, family, p, p_src, v, _summary(result, family), tests, tuple(_risks(result, v, found)),
-                         verdict, str(baseline), str(candidate_run), tuple(notes))
+    return IterationNote(
+        name,
+        family,
+        p,
+        p_src,
+        v,
+        _summary(result, family),
+        tests,
+        tuple(_risks(result, v, found)),
+        verdict,
+        str(baseline),
+        str(candidate_run),
+        tuple(notes),
+    )
 
 
 def render_markdown(n: IterationNote) -> str:
     """The note as PR-ready markdown."""
     v = n.validation
-    path = {"existing_kernel": "existing kernel", "triton_fallback": "Triton fallback"}.get(n.path, "not known")
-    src = {"option": " (stated)", "inferred": " (inferred from ops new in the candidate graph)"}.get(n.path_source, "")
+    path = {"existing_kernel": "existing kernel", "triton_fallback": "Triton fallback"}.get(
+        n.path, "not known"
+    )
+    src = {"option": " (stated)", "inferred": " (inferred from ops new in the candidate graph)"}.get(
+        n.path_source, ""
+    )
     out = [f"## Iteration note: {md_escape(n.candidate)}", ""]
-    out.append(f"- **Candidate:** {md_code(n.candidate)}" + (f" (family {md_code(n.family)})" if n.family else ""))
+    out.append(
+        f"- **Candidate:** {md_code(n.candidate)}" + (f" (family {md_code(n.family)})" if n.family else "")
+    )
     out.append(f"- **Path:** {path}{src}")
     out.append(f"- **Graph validation:** **{v.status.upper().replace('_', ' ')}**: {md_escape(v.reason)}")
     out.append(f"- **ad-diff verdict:** {n.verdict}")

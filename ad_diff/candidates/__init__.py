@@ -31,7 +31,9 @@ __all__ = [
 
 def _dump_files(graphs: Path) -> list[Path]:
     files = [p for p in graphs.iterdir() if p.is_file() and p.suffix == ".txt"]
-    return sorted(files, key=lambda p: (dump_parser.counter_of(p) is None, dump_parser.counter_of(p) or 0, p.name))
+    return sorted(
+        files, key=lambda p: (dump_parser.counter_of(p) is None, dump_parser.counter_of(p) or 0, p.name)
+    )
 
 
 def select_dump(run: Path, transform: str | None = None) -> Path:
@@ -42,14 +44,17 @@ def select_dump(run: Path, transform: str | None = None) -> Path:
         raise InputError(run, "expected a run folder holding graphs/ (AD_DUMP_GRAPHS_DIR output)")
     files = _dump_files(graphs)
     if not files:
-        raise InputError(graphs, "no graph dumps (*.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/")
+        raise InputError(
+            graphs, "no graph dumps (*.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/"
+        )
     if transform is None:
         return files[-1]
     hits = [p for p in files if dump_parser.read_header(p)[0] == transform]
     if not hits:
         known = sorted({dump_parser.read_header(p)[0] for p in files})
-        raise InputError(graphs, f"no dump written after transform {transform!r}; dumps exist for: "
-                                 + ", ".join(known))
+        raise InputError(
+            graphs, f"no dump written after transform {transform!r}; dumps exist for: " + ", ".join(known)
+        )
     return hits[-1]
 
 
@@ -78,7 +83,10 @@ def run_states(run: Path) -> tuple[dict[str, str], str | None]:
 def _unknown_meta(dump: GraphDump, g: Group) -> int:
     by_sec = {s.name: {n.name: n for n in s.nodes} for s in dump.sections}
     return sum(
-        1 for i in g.instances for n in i.nodes if (node := by_sec[i.section][n]).meta is not None and not node.meta.known
+        1
+        for i in g.instances
+        for n in i.nodes
+        if (node := by_sec[i.section][n]).meta is not None and not node.meta.known
     )
 
 
@@ -102,10 +110,10 @@ def find_candidates(
     groups = scan_dump(dump, min_count=min_count)
     names = _names(groups)
     by_family: dict[str, list[str]] = {}
-    for g, n in zip(groups, names):
+    for g, n in zip(groups, names, strict=False):
         by_family.setdefault(g.family, []).append(n)
     cands = []
-    for g, n in zip(groups, names):
+    for g, n in zip(groups, names, strict=False):
         lk = lookup(index, g.family, g.pattern)
         variants = tuple(x for x in by_family[g.family] if x != n)
         cands.append(recommend(n, g, lk, states, variants, _unknown_meta(dump, g)))
@@ -113,7 +121,9 @@ def find_candidates(
     if index is None:
         notes.append("existing kernel lookup not done: pass --trtllm-src PATH (a TensorRT-LLM checkout)")
     else:
-        notes.append(f"source tree indexed: {index.files} .py file(s), {len(index.registrations)} registration(s)")
+        notes.append(
+            f"source tree indexed: {index.files} .py file(s), {len(index.registrations)} registration(s)"
+        )
     if log_note:
         notes.append(log_note)
     return CandidateReport(

@@ -13,8 +13,19 @@ from ad_diff.candidates.ops import op_name
 from ad_diff.graph_model import GraphNode
 
 _CASTS = {"to", "_to_copy", "type_as", "float", "half", "bfloat16"}
-_ACTIVATIONS = {"silu", "gelu", "relu", "relu6", "sigmoid", "tanh", "leaky_relu", "elu", "softplus", "mish",
-                "hardswish"}
+_ACTIVATIONS = {
+    "silu",
+    "gelu",
+    "relu",
+    "relu6",
+    "sigmoid",
+    "tanh",
+    "leaky_relu",
+    "elu",
+    "softplus",
+    "mish",
+    "hardswish",
+}
 
 #: family -> one-line description shown in reports.
 DESCRIPTIONS: dict[str, str] = {
@@ -70,7 +81,12 @@ def classify_family(
     """
     c = Counter(ops)
     keys = set(c) - _CASTS
-    if c["mean"] and (c["rsqrt"] or (c["sqrt"] and c["div"])) and c["sub"] == 0 and (c["pow"] or c["mul"] >= 2):
+    if (
+        c["mean"]
+        and (c["rsqrt"] or (c["sqrt"] and c["div"]))
+        and c["sub"] == 0
+        and (c["pow"] or c["mul"] >= 2)
+    ):
         return "rmsnorm", DESCRIPTIONS["rmsnorm"]
     if (c["mean"] or c["var_mean"] or c["var"]) and c["sub"] and (c["rsqrt"] or c["sqrt"]):
         return "layernorm", DESCRIPTIONS["layernorm"]

@@ -26,31 +26,57 @@ from ad_diff.errors import InputError
 
 AD_DIR = Path("tensorrt_llm/_torch/auto_deploy")
 SEARCH_DIRS = ("custom_ops", "transform/library")
-"""Reported as the primary places; the whole ``auto_deploy`` package is indexed (registrations live elsewhere too)."""
+"""The primary places; the whole ``auto_deploy`` package is indexed (registrations live elsewhere too)."""
 
 #: family -> (op names, transform keys) known to cover it in AutoDeploy.
 KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "rmsnorm": (("torch_rmsnorm", "flashinfer_rmsnorm", "triton_rms_norm", "triton_rmsnorm", "rms_norm"),
-                ("match_rmsnorm_pattern", "fuse_rmsnorm")),
-    "layernorm": (("torch_layernorm", "triton_layernorm", "layer_norm"), ("match_layernorm_pattern", "fuse_layernorm")),
-    "l2norm": (("torch_l2norm", "fla_l2norm", "triton_l2norm", "l2norm"), ("match_l2norm_pattern", "fuse_l2norm")),
-    "softmax": (("torch_attention", "torch_attention_sdpa", "torch_softmax"),
-                ("match_eager_attention", "match_sdpa_to_torch_attention")),
-    "swiglu": (("torch_swiglu", "torch_swiglu_mlp", "fused_swiglu", "swiglu"), ("match_swiglu_pattern", "fuse_swiglu")),
+    "rmsnorm": (
+        ("torch_rmsnorm", "flashinfer_rmsnorm", "triton_rms_norm", "triton_rmsnorm", "rms_norm"),
+        ("match_rmsnorm_pattern", "fuse_rmsnorm"),
+    ),
+    "layernorm": (
+        ("torch_layernorm", "triton_layernorm", "layer_norm"),
+        ("match_layernorm_pattern", "fuse_layernorm"),
+    ),
+    "l2norm": (
+        ("torch_l2norm", "fla_l2norm", "triton_l2norm", "l2norm"),
+        ("match_l2norm_pattern", "fuse_l2norm"),
+    ),
+    "softmax": (
+        ("torch_attention", "torch_attention_sdpa", "torch_softmax"),
+        ("match_eager_attention", "match_sdpa_to_torch_attention"),
+    ),
+    "swiglu": (
+        ("torch_swiglu", "torch_swiglu_mlp", "fused_swiglu", "swiglu"),
+        ("match_swiglu_pattern", "fuse_swiglu"),
+    ),
     "silu_mul": (("silu_and_mul", "silu_mul", "fused_silu_mul", "triton_silu_mul"), ("fuse_silu_mul",)),
     "gelu_mul": (("gelu_and_mul", "gelu_mul", "geglu"), ()),
     "sigmoid_mul": ((), ()),
-    "rope": (("torch_rope", "torch_rope_with_explicit_cos_sin", "torch_rope_with_complex_freqs",
-              "torch_rope_with_qk_interleaving", "flashinfer_rope", "triton_rope_with_input_pos"),
-             ("match_rope_pattern", "match_rope_layout", "optimize_rope")),
+    "rope": (
+        (
+            "torch_rope",
+            "torch_rope_with_explicit_cos_sin",
+            "torch_rope_with_complex_freqs",
+            "torch_rope_with_qk_interleaving",
+            "flashinfer_rope",
+            "triton_rope_with_input_pos",
+        ),
+        ("match_rope_pattern", "match_rope_layout", "optimize_rope"),
+    ),
     "gemm_epilogue": ((), ()),
     "attention_adjacent": ((), ()),
     "elementwise_chain": ((), ()),
-    "attention_layout": ((), ("eliminate_redundant_transposes", "match_attention_layout", "match_rope_layout")),
+    "attention_layout": (
+        (),
+        ("eliminate_redundant_transposes", "match_attention_layout", "match_rope_layout"),
+    ),
 }
 
 # Ops too common to identify a kernel by name (every fused kernel "adds" or "muls").
-_TRIVIAL = frozenset({"add", "sub", "mul", "div", "neg", "to", "_to_copy", "type_as", "float", "where"}) | LAYOUT
+_TRIVIAL = (
+    frozenset({"add", "sub", "mul", "div", "neg", "to", "_to_copy", "type_as", "float", "where"}) | LAYOUT
+)
 
 _CUSTOM_OP = re.compile(r"""custom_op\(\s*["']([\w.]+)::(\w+)["']""")
 _NS_DEFINE = re.compile(r"""library\.define\(\s*["']([\w.]+)::(\w+)\s*\(""")
@@ -83,12 +109,15 @@ class SourceIndex:
 def resolve_ad_dir(src: Path) -> Path:
     """The ``auto_deploy`` package folder of ``src`` (a repository root or the package itself)."""
     if not src.is_dir():
-        raise InputError(src, "--trtllm-src must be a folder: a TensorRT-LLM checkout (or its auto_deploy package)")
+        raise InputError(
+            src, "--trtllm-src must be a folder: a TensorRT-LLM checkout (or its auto_deploy package)"
+        )
     for cand in (src / AD_DIR, src):
         if (cand / "custom_ops").is_dir() or (cand / "transform" / "library").is_dir():
             return cand
     raise InputError(
-        src, f"not a TensorRT-LLM source tree: expected {AD_DIR}/custom_ops/ or {AD_DIR}/transform/library/ in it"
+        src,
+        f"not a TensorRT-LLM source tree: expected {AD_DIR}/custom_ops/ or {AD_DIR}/transform/library/ in it",
     )
 
 
@@ -132,7 +161,9 @@ def _scan_file(path: Path, root: Path) -> list[Registration]:
 def pattern_tokens(pattern: tuple[str, ...]) -> tuple[str, ...]:
     """Distinctive op names of a pattern (``silu``, ``rsqrt``), used for the name search."""
     names = {op_name(t) for t in pattern}
-    toks = {n for n in names if n not in _TRIVIAL and n not in GEMM and (n in ELEMENTWISE or n.isidentifier())}
+    toks = {
+        n for n in names if n not in _TRIVIAL and n not in GEMM and (n in ELEMENTWISE or n.isidentifier())
+    }
     return tuple(sorted(toks))
 
 
@@ -149,8 +180,14 @@ def lookup(index: SourceIndex | None, family: str, pattern: tuple[str, ...]) -> 
             found.append(Evidence(r.kind, r.symbol, r.path, r.line, "table"))
         elif tokens and all(t in r.name for t in tokens) and len(tokens) >= 1 and _token_ok(tokens):
             found.append(Evidence(r.kind, r.symbol, r.path, r.line, "op_tokens"))
-    found.sort(key=lambda e: (e.matched_by != "table", e.kind != "custom_op" and e.kind != "library_define",
-                              e.path, e.line))
+    found.sort(
+        key=lambda e: (
+            e.matched_by != "table",
+            e.kind != "custom_op" and e.kind != "library_define",
+            e.path,
+            e.line,
+        )
+    )
     status = LookupStatus.FOUND if found else LookupStatus.NOT_FOUND
     return KernelLookup(status, tuple(found), searched)
 

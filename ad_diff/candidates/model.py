@@ -1,4 +1,4 @@
-"""Frozen dataclasses of the fusion-candidate scan and the existing-kernel lookup (JSON: docs/candidates.md)."""
+"""Frozen dataclasses of the fusion-candidate scan and the kernel lookup (JSON: docs/candidates.md)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,8 @@ class Evidence:
     """A registration in the TensorRT-LLM source tree that covers a pattern."""
 
     kind: str
-    """``custom_op`` (``torch.library.custom_op``), ``library_define`` (``torch.library.define`` / ``Library.define``)
+    """``custom_op`` (``torch.library.custom_op``), ``library_define`` (``torch.library.define`` /
+    ``Library.define``)
     or ``transform`` (``TransformRegistry.register``)."""
     symbol: str
     """``auto_deploy::torch_rmsnorm`` for ops, the registry key for transforms."""
@@ -63,8 +64,13 @@ class Evidence:
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
-        return {"kind": self.kind, "symbol": self.symbol, "path": self.path, "line": self.line,
-                "matched_by": self.matched_by}
+        return {
+            "kind": self.kind,
+            "symbol": self.symbol,
+            "path": self.path,
+            "line": self.line,
+            "matched_by": self.matched_by,
+        }
 
     @property
     def where(self) -> str:
@@ -83,8 +89,11 @@ class KernelLookup:
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
-        return {"status": self.status.value, "evidence": [e.to_json() for e in self.evidence],
-                "searched": list(self.searched)}
+        return {
+            "status": self.status.value,
+            "evidence": [e.to_json() for e in self.evidence],
+            "searched": list(self.searched),
+        }
 
 
 @dataclass(frozen=True, slots=True)

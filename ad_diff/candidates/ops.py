@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+# fmt: off
 #: Pointwise maths and casts: a fused kernel computes them in registers.
 ELEMENTWISE = frozenset({
     "add", "sub", "rsub", "mul", "div", "true_divide", "neg", "pow", "square", "sqrt", "rsqrt", "reciprocal",
@@ -35,6 +36,7 @@ LAYOUT = frozenset({
 })
 #: Matrix products: the anchor of GEMM epilogues.
 GEMM = frozenset({"linear", "mm", "bmm", "matmul", "addmm", "baddbmm", "einsum", "_scaled_mm"})
+# fmt: on
 _GEMM_WORDS = re.compile(r"linear|gemm|matmul|_mm\b")
 _ATTN_WORDS = re.compile(r"attention|attn|_mla\b|mla_|sdpa|flash")
 _ROPE_WORDS = re.compile(r"rope")
@@ -81,8 +83,11 @@ def kind(target: str, dtype: str | None = None) -> str:
         return "custom"
     if name in GEMM:
         return "gemm"
-    if name in ("scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
-                "_scaled_dot_product_efficient_attention"):
+    if name in (
+        "scaled_dot_product_attention",
+        "_scaled_dot_product_flash_attention",
+        "_scaled_dot_product_efficient_attention",
+    ):
         return "attention"
     if name in ELEMENTWISE:
         return "elementwise"

@@ -63,29 +63,43 @@ def render_markdown(r: CandidateReport) -> str:
         f"{r.nodes_scanned} nodes, {len(r.candidates)} repeated unfused pattern(s)."
     )
     if r.source_tree is None:
-        out.append("Existing kernel lookup: **not done** (no `--trtllm-src`); every recommendation is `defer`.")
+        out.append(
+            "Existing kernel lookup: **not done** (no `--trtllm-src`); every recommendation is `defer`."
+        )
     else:
         out.append(f"Existing kernel lookup: searched {md_code(r.source_tree)}.")
     out.append("")
     if not r.candidates:
         out += ["No repeated unfused pattern found.", ""]
     else:
-        out += ["| # | Candidate | Pattern | Instances | Layers | Nodes removed | Lookup | Recommendation |",
-                "|---|---|---|---:|---|---:|---|---|"]
+        out += [
+            "| # | Candidate | Pattern | Instances | Layers | Nodes removed | Lookup | Recommendation |",
+            "|---|---|---|---:|---|---:|---|---|",
+        ]
         for i, c in enumerate(r.candidates, 1):
             out.append(
-                f"| {i} | {md_code(c.name)} | {md_escape(_short(c))} | {c.count} | {_layers(c)} | {c.nodes_removed} "
+                f"| {i} | {md_code(c.name)} | {md_escape(_short(c))} | {c.count} | {_layers(c)} "
+                f"| {c.nodes_removed} "
                 f"| {c.lookup.status.value} | {c.recommendation.value} |"
             )
         out.append("")
     for i, c in enumerate(r.candidates, 1):
-        out += [f"### {i}. {md_escape(c.name)}", "", md_escape(c.description), "", fence_block(template(c), "text"), ""]
+        out += [
+            f"### {i}. {md_escape(c.name)}",
+            "",
+            md_escape(c.description),
+            "",
+            fence_block(template(c), "text"),
+            "",
+        ]
         out += ["<details><summary>Graph evidence</summary>", ""]
         out += [f"Signature: {md_code(c.signature)}", ""]
         out += ["| Layer | Section | Line | Nodes |", "|---|---|---:|---|"]
         for inst in c.instances[:MAX_INSTANCES]:
             layer = "-" if inst.layer is None else str(inst.layer)
-            out.append(f"| {layer} | {md_escape(inst.section)} | {inst.line} | {md_escape(', '.join(inst.nodes))} |")
+            out.append(
+                f"| {layer} | {md_escape(inst.section)} | {inst.line} | {md_escape(', '.join(inst.nodes))} |"
+            )
         if c.count > MAX_INSTANCES:
             out.append(f"| … | | | {c.count - MAX_INSTANCES} more (see the JSON) |")
         out += ["", "</details>", ""]
@@ -96,7 +110,11 @@ def render_markdown(r: CandidateReport) -> str:
 
 def render_text(r: CandidateReport) -> str:
     """The candidate templates alone, separated by blank lines (for pasting into a review thread)."""
-    return "\n\n".join(template(c) for c in r.candidates) + "\n" if r.candidates else "No repeated unfused pattern.\n"
+    return (
+        "\n\n".join(template(c) for c in r.candidates) + "\n"
+        if r.candidates
+        else "No repeated unfused pattern.\n"
+    )
 
 
 def render_json(r: CandidateReport) -> str:

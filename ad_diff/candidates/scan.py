@@ -278,7 +278,7 @@ def _instances(s: _Section) -> list[tuple[str, str, tuple[str, ...], int, Instan
 
 def _layout_description(s: _Section, chain: list[str]) -> str:
     targets = [s.nodes[n] for n in chain]
-    for a, b in zip(targets, targets[1:]):
+    for a, b in zip(targets, targets[1:], strict=False):
         if op_name(a.target) == op_name(b.target) == "transpose" and [x.text for x in a.args[1:]] == [
             x.text for x in b.args[1:]
         ]:
@@ -302,8 +302,15 @@ def scan_dump(dump: GraphDump, min_count: int = 2) -> list[Group]:
         pattern = tuple(_targets(dump, instances[0]))
         groups.append(Group(family, description, pattern, sig, instances, removed))
     # Layout glue last: removing it is a layout transform's job, not a new kernel's.
-    groups.sort(key=lambda g: (g.family == "attention_layout", -g.nodes_removed, -len(g.instances), g.family,
-                               g.signature))
+    groups.sort(
+        key=lambda g: (
+            g.family == "attention_layout",
+            -g.nodes_removed,
+            -len(g.instances),
+            g.family,
+            g.signature,
+        )
+    )
     return groups
 
 

@@ -1,0 +1,173 @@
+"""`ad-diff candidates` and `ad-diff note` through the real entry point: exit codes and output."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import FIXTURES, ROOT, run_cli
+from tests.unit.candidates.conftest import fake_tree
+
+C = FIXTURES / "candidates"
+SCENARIOS = ROOT / "fixtures" / "scenarios"
+
+
+def test_candidates_markdown_default() -> None:
+    res = run_cli("candidates", C / "unfused")
+    assert res.code == 0, res.err
+    assert "## Fusion candidates" in res.out
+    assert (
+        "| 1 | `rmsnorm` | pow → mean → add → rsqrt → mul → mul | 4 | 0, 1 | 20 | not_searched | defer |"
+        in res.out
+    )
+    assert "Existing kernel lookup: **not done**" in res.out
+    assert "Candidate: swiglu" in res.out
+
+
+def test_candidates_json_with_source_tree(tmp_path: Path) -> None:
+    out = tmp_path / "c.json"
+    res = run_cli(
+        "candidates",
+        C / "unfused",
+        "--trtllm-src",
+        fake_tree(tmp_path / "src", True),
+        "-f",
+        "json",
+        "-o",
+        out,
+    )
+    assert res.code == 0, res.err
+    assert res.out == ""
+    data = json.loads(out.read_text())
+    rms = next(c for c in data["candidates"] if c["name"] == "rmsnorm")
+    assert rms["lookup"]["status"] == "found"
+    assert rms["recommendation"] == "use_existing_kernel"
+    assert rms["lookup"]["evidence"][0]["symbol"] == "auto_deploy::torch_rmsnorm"
+    sw = next(c for c in data["candidates"] if c["name"] == "swiglu")
+    # the fake tree's silu_and_mul holds both distinctive ops: found by name only, flagged as a risk
+    assert sw["lookup"]["status"] == "found"
+    assert sw["lookup"]["evidence"][0]["matched_by"] == "op_tokens"
+    assert any("matched by op names only" in r for r in sw["risks"])
+    epi = next(c for c in data["candidates"] if c["name"] == "gemm_epilogue")
+    assert epi["lookup"]["status"] == "not_found"
+    assert epi["recommendation"] == "defer"
+
+
+def test_candidates_transform_option() -> None:
+    res = run_cli("candidates", C / "unfused", "--transform", "compile_model", "-f", "text")
+    assert res.code == 0
+    assert res.out.startswith("Candidate: rmsnorm\n")
+    bad = run_cli("candidates", C / "unfused", "--transform", "nope")
+    assert bad.code == 2
+    assert "no dump written after transform 'nope'" in bad.err
+    assert "compile_model" in bad.err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["candidates", "missing_dir"], "expected a run folder"),
+        (["candidates", str(C / "unfused"), "--trtllm-src", str(C)], "not a TensorRT-LLM source tree"),
+        (["candidates", str(C / "unfused"), "--min-count", "0"], "--min-count"),
+    ],
+)
+def test_candidates_input_errors(args: list[str], message: str) -> None:
+    res = run_cli(*args)
+    assert res.code == 2
+    assert message in res.err
+    assert "Traceback" not in res.err
+
+
+def test_note_pass_markdown() -> None:
+    res = run_cli(
+        "note",
+        C / "unfused",
+        C / "norm_only",
+        "--candidate",
+        "rmsnorm",
+        "--tests",
+        "pytest -k rmsnorm: 3 passed",
+    )
+    assert res.code == 0, res.err
+    out = res.out
+    assert "## Iteration note: rmsnorm" in out
+    assert "**Graph validation:** **PASS**" in out
+    assert "| `auto_deploy.flashinfer_rmsnorm.default` | 0 | 5 |" in out
+    assert "| pattern_matcher | `match_rmsnorm_pattern` | disabled | matches=5 |  |" in out
+    assert "| post_load_fusion | `fuse_rmsnorm` | matches=0 | matches=5 | +5 |" in out
+    assert "pytest -k rmsnorm: 3 passed" in out
+    assert "metadata loss: none found by the graph analysis" in out  # both runs have graphs/
+    assert "numeric drift: not analysed" in out
+    assert "**Path:** existing kernel (inferred" in out
+
+
+def test_note_fail_json_and_tests_file(tmp_path: Path) -> None:
+    tf = tmp_path / "tests.txt"
+    tf.write_text("tests/unit/test_swiglu.py::test_a PASSED\ntests/unit/test_swiglu.py::test_b PASSED\n")
+    res = run_cli(
+        "note",
+        C / "unfused",
+        C / "norm_only",
+        "--candidate",
+        "swiglu",
+        "--tests-file",
+        tf,
+        "-f",
+        "json",
+        "--path",
+        "triton_fallback",
+    )
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["schema_version"] == 1
+    assert data["kind"] == "iteration_note"
+    assert data["validation"]["status"] == "fail"
+    assert data["validation"]["baseline_instances"] == 2
+    assert data["validation"]["candidate_instances"] == 2
+    assert data["validation"]["remaining_nodes"] == ["linear_4", "linear_11"]
+    assert data["path"] == "triton_fallback"
+    assert data["path_source"] == "option"
+    assert data["tests"].count("PASSED") == 2
+    assert any(r.startswith("unfused instances:") for r in data["risks"])
+
+
+def test_note_full_fusion_and_unknown_candidate() -> None:
+    res = run_cli("note", C / "unfused", C / "fused", "--candidate", "swiglu", "-f", "json")
+    assert res.code == 0, res.err
+    data = json.loads(res.out)
+    assert data["validation"]["status"] == "pass"
+    assert {"target": "auto_deploy.torch_swiglu.default", "baseline": 0, "candidate": 2} in data[
+        "validation"
+    ]["fused_ops"]
+    unknown = json.loads(run_cli("note", C / "unfused", C / "fused", "--candidate", "nope", "-f", "json").out)
+    assert unknown["validation"]["status"] == "not_evaluated"
+    assert unknown["family"] is None
+
+
+def test_note_usage_errors(tmp_path: Path) -> None:
+    both = run_cli(
+        "note", C / "unfused", C / "fused", "--candidate", "x", "--tests", "a", "--tests-file", tmp_path
+    )
+    assert both.code == 2
+    assert "either --tests or --tests-file" in both.err
+    bad = run_cli("note", C / "unfused", C / "fused", "--candidate", "rmsnorm", "--path", "magic")
+    assert bad.code == 2
+    assert "--path must be one of" in bad.err
+
+
+UNFUSED_SCENARIO = next(
+    (p for p in (SCENARIOS / "unfused", ROOT / "fixtures" / "runs" / "unfused") if p.is_dir()), None
+)
+
+
+@pytest.mark.skipif(
+    UNFUSED_SCENARIO is None, reason="generated fixtures/scenarios/unfused (or fixtures/runs/unfused) absent"
+)
+def test_generated_unfused_scenario_yields_rmsnorm_and_swiglu() -> None:
+    assert UNFUSED_SCENARIO is not None
+    run = UNFUSED_SCENARIO / "candidate" if (UNFUSED_SCENARIO / "candidate").is_dir() else UNFUSED_SCENARIO
+    data = json.loads(run_cli("candidates", run, "-f", "json").out)
+    fams = {c["family"] for c in data["candidates"]}
+    assert {"rmsnorm", "swiglu"} <= fams

@@ -1,0 +1,133 @@
+"""Pattern mining on real-export dumps (fixtures/candidates) and synthetic ones (scripts/synth_dumps.py)."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from ad_diff.candidates.ops import kind, op_name
+from ad_diff.candidates.scan import scan_dump
+from ad_diff.parsers.dump import parse, parse_text
+from tests.conftest import FIXTURES, ROOT
+
+UNFUSED = FIXTURES / "candidates" / "unfused" / "graphs" / "026_compile_compile_model.txt"
+FUSED = FIXTURES / "candidates" / "fused" / "graphs" / "026_compile_compile_model.txt"
+RMS = (
+    "aten.pow.Tensor_Scalar",
+    "aten.mean.dim",
+    "aten.add.Tensor",
+    "aten.rsqrt.default",
+    "aten.mul.Tensor",
+    "aten.mul.Tensor",
+)
+
+
+def _synth():
+    spec = importlib.util.spec_from_file_location("synth_dumps", ROOT / "scripts" / "synth_dumps.py")
+    assert spec
+    assert spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules["synth_dumps"] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def _by_family(groups):
+    out = {}
+    for g in groups:
+        out.setdefault(g.family, g)
+    return out
+
+
+@pytest.mark.parametrize(
+    ("target", "expected"),
+    [
+        ("aten.mul.Tensor", "mul"),
+        ("auto_deploy.torch_rmsnorm.default", "torch_rmsnorm"),
+        ("<built-in function getitem>", "getitem"),
+        ("view", "view"),
+    ],
+)
+def test_op_name(target: str, expected: str) -> None:
+    assert op_name(target) == expected
+
+
+def test_kinds() -> None:
+    assert kind("aten.rsqrt.default") == "elementwise"
+    assert kind("aten.mean.dim") == "reduction"
+    assert kind("aten.linear.default") == "gemm"
+    assert kind("auto_deploy.cached_attention.default") == "attention"
+    assert kind("auto_deploy.torch_rope_bsnd.default") == "rope"
+    assert kind("aten.mul.Tensor", "SymInt") == "symbolic"
+    assert kind("aten.embedding.default") == "other"
+
+
+def test_unfused_run_yields_rmsnorm_and_swiglu() -> None:
+    fams = _by_family(scan_dump(parse(UNFUSED)))
+    rms = fams["rmsnorm"]
+    assert rms.pattern == RMS
+    # two norms per layer; the final norm reads the last residual add and forms its own (single) pattern
+    assert len(rms.instances) == 4
+    assert [i.layer for i in rms.instances] == [0, 0, 1, 1]
+    assert rms.instances[0].nodes == ("pow_1", "mean", "add", "rsqrt", "mul", "mul_1")
+    assert rms.removed_per_instance == 5
+    assert rms.nodes_removed == 20
+    sw = fams["swiglu"]
+    assert sw.pattern == (
+        "aten.linear.default",
+        "aten.silu.default",
+        "aten.linear.default",
+        "aten.mul.Tensor",
+    )
+    assert [i.nodes for i in sw.instances] == [
+        ("linear_4", "silu", "linear_5", "mul_9"),
+        ("linear_11", "silu_1", "linear_12", "mul_19"),
+    ]
+    assert [i.layer for i in sw.instances] == [0, 1]
+
+
+def test_ranking_puts_most_removed_first_and_layout_last() -> None:
+    groups = scan_dump(parse(UNFUSED))
+    assert groups[0].family == "rmsnorm"
+    compute = [g for g in groups if g.family != "attention_layout"]
+    assert groups[: len(compute)] == compute
+    assert [g.nodes_removed for g in compute] == sorted((g.nodes_removed for g in compute), reverse=True)
+
+
+def test_fused_run_has_no_norm_or_swiglu_left() -> None:
+    fams = _by_family(scan_dump(parse(FUSED), min_count=1))
+    assert "rmsnorm" not in fams
+    assert "swiglu" not in fams
+
+
+def test_signature_has_no_node_names_or_layers() -> None:
+    rms = _by_family(scan_dump(parse(UNFUSED)))["rmsnorm"]
+    assert "pow_1" not in rms.signature
+    assert "layers" not in rms.signature
+    assert rms.signature.startswith("aten.pow.Tensor_Scalar($0, 2); aten.mean.dim(#0, [-1], True)")
+
+
+def test_residual_stream_does_not_chain_layers() -> None:
+    # every region stays within one layer: no instance is larger than a norm plus a residual add and a GEMM
+    for g in scan_dump(parse(UNFUSED), min_count=1):
+        assert len(g.pattern) <= 8, g.pattern
+
+
+def test_synthetic_unfused_layers_and_cast_form() -> None:
+    synth = _synth()
+    text = synth.build(synth.Spec(layers=4, fused_norm=True, unfused_layers=(1, 3)))
+    groups = scan_dump(parse_text(text, Path("synth.txt")))
+    rms = [g for g in groups if g.family == "rmsnorm"]
+    assert rms, [g.family for g in groups]
+    layers = sorted({i.layer for g in rms for i in g.instances})
+    assert layers == [1, 3]
+    # the synthetic norm casts to fp32 and back: the casts belong to the pattern
+    assert any("aten.to.dtype" in g.pattern for g in rms)
+
+
+def test_min_count_filters_singletons() -> None:
+    d = parse(UNFUSED)
+    assert len(scan_dump(d, min_count=1)) > len(scan_dump(d, min_count=2)) > len(scan_dump(d, min_count=5))

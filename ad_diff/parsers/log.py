@@ -316,6 +316,10 @@ class _LogParser:
             chosen, st = None, self.ranks[None]
         if st.pending is not None and st.pending.failure is not None:
             self.close_pending(st)
+        if not st.records and st.pending is None:
+            others = ", ".join(str(r) for r in tagged if r != chosen and self.ranks[r].records)
+            raise InputError(self.path, f"rank {chosen} logged no transform result"
+                             + (f"; ranks with results: {others} (use --rank)" if others else f"; expected {WHAT}"))
         records = list(st.records)
         end, detail = self.end_state(st, chosen, records)
         if st.pending is not None:
@@ -355,6 +359,8 @@ class _LogParser:
             return LogEnd.TRUNCATED, f"stops inside {p.stage}/{p.transform} (started at line {p.line})"
         if self.cut_mid_line and self.last_ad_line >= self.lines:
             return LogEnd.TRUNCATED, f"last line ({self.lines}) is cut mid-line"
+        if not records:
+            return LogEnd.EMPTY, "no transform result"
         return LogEnd.COMPLETE, f"{len(records)} transforms, last {records[-1].stage}/{records[-1].transform}"
 
     def disagreements(self, chosen: int | None, records: list[TransformRecord]) -> tuple[str, ...]:

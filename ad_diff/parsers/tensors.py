@@ -167,18 +167,25 @@ def load_pt(path: Path) -> dict[str, Any]:
             # Legacy (non-zip) torch.save format cannot be memory-mapped; load it plainly, still weights_only.
             obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
+        if "weights only" not in str(e).lower():
+            raise InputError(path, f"not a readable torch.save file ({str(e).splitlines()[0]})") from e
         raise InputError(
             path,
             "refused to load: this pickle needs more than plain tensors (it could run code), and ad-diff only "
             "loads .pt files with weights_only=True. Nothing in it was executed. Record tensors with "
-            f"ad_diff.record (safetensors) instead. Detail: {str(e).splitlines()[0]}",
+            f"ad_diff.record (safetensors) instead. Detail: {_first_line(e).split('. ')[0]}",
         ) from e
-    except (RuntimeError, EOFError, OSError, ValueError) as e:
-        raise InputError(path, f"not a readable torch.save file ({type(e).__name__}: {e})") from e
+    except Exception as e:  # noqa: BLE001 - any failure of torch's reader on garbage is an input error
+        raise InputError(path, f"not a readable torch.save file ({type(e).__name__}: {_first_line(e)})") from e
     flat: dict[str, Any] = {}
     _flatten(obj, path.stem if isinstance(obj, torch.Tensor) else "", flat, path)
     _PT_CACHE[path] = flat
     return flat
+
+
+def _first_line(e: BaseException) -> str:
+    lines = [ln for ln in str(e).splitlines() if ln.strip()]
+    return lines[0] if lines else type(e).__name__
 
 
 def _flatten(obj: Any, prefix: str, out: dict[str, Any], path: Path) -> None:

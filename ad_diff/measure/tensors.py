@@ -142,7 +142,7 @@ class _Acc:
         s["dot"] += t.dot(bz, cz).double()
         s["bb"] += t.dot(bz, bz).double()
         s["cc"] += t.dot(cz, cz).double()
-        rel = t.nan_to_num_(d / mag, nan=0.0)  # 0/0 -> 0; x/0 -> inf (a change where the baseline is 0)
+        rel = t.nan_to_num_(d / mag, nan=0.0, posinf=math.inf)  # 0/0 -> 0; x/0 -> inf (a change where the baseline is 0)
         s["rel"] += rel.sum(dtype=t.float64)
         m, i = d.max(0)
         better = m.double() > self.max_abs

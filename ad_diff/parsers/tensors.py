@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
@@ -167,13 +168,14 @@ def load_pt(path: Path) -> dict[str, Any]:
             # Legacy (non-zip) torch.save format cannot be memory-mapped; load it plainly, still weights_only.
             obj = torch.load(path, map_location="cpu", weights_only=True)
     except pickle.UnpicklingError as e:
-        if "weights only" not in str(e).lower():
-            raise InputError(path, f"not a readable torch.save file ({str(e).splitlines()[0]})") from e
+        unsafe = re.search(r"GLOBAL (\S+)", str(e))
+        if unsafe is None:
+            raise InputError(path, f"not a readable torch.save file ({_first_line(e).split('. ')[0]})") from e
         raise InputError(
             path,
-            "refused to load: this pickle needs more than plain tensors (it could run code), and ad-diff only "
-            "loads .pt files with weights_only=True. Nothing in it was executed. Record tensors with "
-            f"ad_diff.record (safetensors) instead. Detail: {_first_line(e).split('. ')[0]}",
+            f"refused to load: this pickle calls {unsafe.group(1)}, i.e. it could run code, and ad-diff only "
+            "loads .pt files with weights_only=True (plain tensors and containers). Nothing in it was "
+            "executed. Record tensors with ad_diff.record (safetensors) instead.",
         ) from e
     except Exception as e:  # noqa: BLE001 - any failure of torch's reader on garbage is an input error
         raise InputError(path, f"not a readable torch.save file ({type(e).__name__}: {_first_line(e)})") from e

@@ -5,8 +5,9 @@
 Writes one run folder per variant (``baseline``, ``within``, ``beyond``, ``no_rope_k``), each with
 ``tensors/outputs.safetensors`` (bf16 logits), ``tensors/inputs.safetensors`` (prompt ids),
 ``tensors/reference/outputs.safetensors`` (fp32 logits of the baseline model, TF32 off) and, for
-``baseline``/``within``/``beyond``, ``tensors/nodes.safetensors`` (per-node captures through
-``ad_diff.record.capture_nodes`` on the ``torch.fx.symbolic_trace`` of the model). Prints the figures that
+``baseline`` and ``beyond``, ``tensors/nodes.safetensors`` (per-node captures through
+``ad_diff.record.capture_nodes``: the ``torch.fx.symbolic_trace`` of the baseline model, and the same
+graph after the in-place ``fuse_swiglu_fp8`` transform) plus ``graph_order.json``. Prints the figures that
 calibrate the default judgement (see docs/recording-tensors.md).
 """
 
@@ -23,7 +24,7 @@ import torch.fx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tiny_llama import build, prompt_ids  # noqa: E402
+from tiny_llama import build, fuse_swiglu_fp8, prompt_ids  # noqa: E402
 
 from ad_diff.measure import MeasureOptions, measure  # noqa: E402
 from ad_diff.parsers.tensors import discover  # noqa: E402
@@ -49,10 +50,19 @@ def main() -> None:
             logits = model(ids)
         save_tensors(run, {"logits": logits}, inputs={"input_ids": ids}, metadata={**meta, "variant": variant})
         save_tensors(run, {"logits": ref}, reference=True, metadata={**meta, "variant": "fp32-reference"})
-        if variant != "no_rope_k":
-            gm = torch.fx.symbolic_trace(model)
-            save_tensors(run, capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": variant})
-            (run / "graph_order.json").write_text(json.dumps([n.name for n in gm.graph.nodes]) + "\n")
+    # Per-node captures: the baseline graph, and the same graph after an AD-style in-place transform
+    # (fuse_swiglu_fp8), so untouched nodes keep their names and captures line up by name.
+    gm = torch.fx.symbolic_trace(build("baseline", torch.bfloat16, dev))
+    order = [n.name for n in gm.graph.nodes]
+    save_tensors(a.out / "baseline", capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": "baseline"})
+    matches = fuse_swiglu_fp8(gm)
+    with torch.no_grad():
+        fused_logits = gm(ids)
+    same = torch.equal(fused_logits, build("beyond", torch.bfloat16, dev)(ids))
+    print(f"fuse_swiglu_fp8: {matches} matches; transformed graph logits == beyond model logits: {same}")
+    save_tensors(a.out / "beyond", capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": "beyond"})
+    (a.out / "baseline" / "graph_order.json").write_text(json.dumps(order) + "\n")
+    (a.out / "beyond" / "graph_order.json").write_text(json.dumps([n.name for n in gm.graph.nodes]) + "\n")
     report(a.out, dev)
 
 

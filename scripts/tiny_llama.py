@@ -164,3 +164,29 @@ def prompt_ids(seed: int = 1) -> torch.Tensor:
     """The fixed prompt batch (``BATCH`` x ``SEQ`` token ids)."""
     g = torch.Generator().manual_seed(seed)
     return torch.randint(0, VOCAB, (BATCH, SEQ), generator=g)
+
+
+def fuse_swiglu_fp8(gm: torch.fx.GraphModule) -> int:
+    """An AD-style graph transform: rewrite ``silu(gate) * up`` into ``fused_swiglu_fp8(gate, up)`` in place.
+
+    Untouched nodes keep their names (as in AutoDeploy), so per-node captures of the baseline and the
+    transformed graph line up by name. Returns the number of matches.
+    """
+    import operator
+
+    matches = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target is not operator.mul:
+            continue
+        silu = node.args[0]
+        if not isinstance(silu, torch.fx.Node) or silu.target is not F.silu:
+            continue
+        with gm.graph.inserting_after(node):
+            fused = gm.graph.call_function(fused_swiglu_fp8, (silu.args[0], node.args[1]))
+        node.replace_all_uses_with(fused)
+        gm.graph.erase_node(node)
+        if not silu.users:
+            gm.graph.erase_node(silu)
+        matches += 1
+    gm.recompile()
+    return matches

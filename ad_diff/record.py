@@ -14,7 +14,7 @@ Files written (safetensors, tensors copied to CPU and made contiguous):
   name starts with ``nodes``;
 * ``tensors/inputs.safetensors``: the inputs (prompt ids); ad-diff checks both runs used the same ones;
 * ``tensors/reference/<file>.safetensors``: higher-precision reference outputs;
-* ``tensors/record.json``: name, dtype, shape, file of every tensor, plus torch version and device.
+* ``tensors/record.json``: per file, the dtype and shape of every tensor and the metadata; the device.
 
 See ``docs/recording-tensors.md``. torch and safetensors are imported inside the functions.
 """
@@ -57,12 +57,12 @@ def save_tensors(
     path = target_dir / f"{file}.safetensors"
     meta = {"torch": torch.__version__, **(metadata or {})}
     save_file(_cpu(tensors), str(path), metadata=meta)
-    entries = {str(path.relative_to(folder)): _describe(tensors)}
+    entries = {str(path.relative_to(folder)): {"metadata": meta, "tensors": _describe(tensors)}}
     if inputs:
         ipath = folder / "inputs.safetensors"
         save_file(_cpu(inputs), str(ipath), metadata=meta)
-        entries[ipath.name] = _describe(inputs)
-    _update_index(folder, entries, meta)
+        entries[ipath.name] = {"metadata": meta, "tensors": _describe(inputs)}
+    _update_index(folder, entries)
     return path
 
 
@@ -134,7 +134,7 @@ def _describe(tensors: Mapping[str, Any]) -> dict[str, Any]:
     return {str(n): {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for n, t in tensors.items()}
 
 
-def _update_index(folder: Path, entries: dict[str, Any], meta: Mapping[str, str]) -> None:
+def _update_index(folder: Path, entries: dict[str, Any]) -> None:
     import torch
 
     index_path = folder / "record.json"
@@ -146,6 +146,5 @@ def _update_index(folder: Path, entries: dict[str, Any], meta: Mapping[str, str]
             index = {}
     files = index.setdefault("files", {})
     files.update(entries)
-    index["metadata"] = dict(meta)
     index["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
     index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")

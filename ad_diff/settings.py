@@ -40,3 +40,5 @@ class Settings:
     expected_changes: Path | None = None
     progress: bool = False
 
+    tensor_plots: bool = False
+    """Collect samples/histograms and let the CLI write PNG plots for drifting tensors (needs matplotlib)."""

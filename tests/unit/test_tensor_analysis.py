@@ -119,8 +119,8 @@ def test_first_drifting_node_in_graph_order() -> None:
     assert a.first_drift.transform == "fuse_swiglu_fp8"
     assert "ADT007" in _codes(a)
     drifting = [c.name for c in a.comparisons if c.kind == "node" and not c]
-    assert min(order.index(n) for n in drifting) == a.first_drift.position
-    nodes = [c.name for c in a.comparisons if c.kind == "node"]
-    assert nodes == sorted(nodes, key=order.index)  # reports list node captures in graph order
+    assert min(order.index(n) for n in drifting if n in order) == a.first_drift.position
+    nodes = [c.name for c in a.comparisons if c.kind == "node" and c.name in order]
+    assert len(nodes) > 50 and nodes == sorted(nodes, key=order.index)  # reports list node captures in graph order
     assert any(u.kind == "node" and u.name.startswith("fused_swiglu_fp8") for u in a.unmatched)
     assert not any(f.code in ("ADT005", "ADT006") for f in a.findings)  # one-sided nodes are not findings

@@ -50,3 +50,5 @@ class Settings:
     model: str | None = None
     """Model name of this pair (``ad-diff batch`` sets it); expected-change entries with ``model`` match it."""
 
+    tensor_plots: bool = False
+    """Collect samples/histograms and let the CLI write PNG plots for drifting tensors (needs matplotlib)."""

@@ -1,0 +1,81 @@
+"""Chunked statistics agree with a direct computation, whatever the chunking."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import save_file
+
+from ad_diff.measure import MeasureOptions, measure
+from ad_diff.parsers.tensors import discover
+
+
+def _pair(tmp_path: Path, b: torch.Tensor, c: torch.Tensor, r: torch.Tensor | None = None):
+    for side, t in (("b", b), ("c", c)):
+        (tmp_path / side).mkdir()
+        save_file({"logits": t}, str(tmp_path / side / "outputs.safetensors"))
+    if r is not None:
+        (tmp_path / "b" / "reference").mkdir()
+        save_file({"logits": r}, str(tmp_path / "b" / "reference" / "outputs.safetensors"))
+    rb, rc = discover(tmp_path / "b", "baseline"), discover(tmp_path / "c", "candidate")
+    return rb.outputs["logits"], rc.outputs["logits"], rb.references.get("logits")
+
+
+@pytest.mark.parametrize("chunk", [7, 1000, 1 << 20])
+def test_matches_direct_computation(tmp_path: Path, chunk: int) -> None:
+    g = torch.Generator().manual_seed(0)
+    b = torch.randn(13, 50, generator=g).bfloat16()
+    c = (b.float() + 0.01 * torch.randn(13, 50, generator=g)).bfloat16()
+    rb, rc, _ = _pair(tmp_path, b, c)
+    s = measure(rb, rc, MeasureOptions(atol=1e-5, rtol=1.6e-2, chunk=chunk, topk=3))
+    bf, cf = b.float().double(), c.float().double()
+    d = (cf - bf).abs()
+    assert s.max_abs == pytest.approx(d.max().item())
+    assert s.mean_abs == pytest.approx(d.mean().item())
+    assert s.rmse == pytest.approx(d.pow(2).mean().sqrt().item(), rel=1e-5)
+    assert s.cosine == pytest.approx(torch.nn.functional.cosine_similarity(bf.flatten(), cf.flatten(), 0).item())
+    assert s.outside == int((d > 1e-5 + 1.6e-2 * bf.abs()).sum())
+    flat = int(d.flatten().argmax())
+    assert s.worst_index == (flat // 50, flat % 50)
+    assert s.worst_candidate - s.worst_baseline == pytest.approx(cf.flatten()[flat] - bf.flatten()[flat])
+    assert s.top1 == pytest.approx((b.float().argmax(-1) == c.float().argmax(-1)).double().mean().item())
+    assert bool(s) is (s.outside == 0)
+
+
+def test_nan_and_inf_are_counted_and_excluded(tmp_path: Path) -> None:
+    b = torch.ones(100)
+    c = torch.ones(100)
+    b[5] = c[5] = float("nan")  # same NaN in both: not a mismatch
+    c[7] = float("nan")
+    c[9] = float("inf")
+    rb, rc, _ = _pair(tmp_path, b, c)
+    s = measure(rb, rc, MeasureOptions(atol=1e-5, rtol=1e-3, chunk=16))
+    assert (s.nan_baseline, s.nan_candidate, s.inf_baseline, s.inf_candidate) == (1, 2, 0, 1)
+    assert s.outside == 2
+    assert s.compared == 97
+    assert s.max_abs == 0 and s.new_nonfinite
+
+
+def test_reference_ratio(tmp_path: Path) -> None:
+    r = torch.linspace(-1, 1, 400, dtype=torch.float64)
+    b = r + 0.01
+    c = r + 0.02
+    rb, rc, ref = _pair(tmp_path, b, c, r)
+    s = measure(rb, rc, MeasureOptions(atol=1e-7, rtol=1e-7, chunk=64), reference=ref)
+    assert s.reference is not None
+    assert s.reference.ratio == pytest.approx(2.0)
+    assert s.reference.baseline_rmse == pytest.approx(0.01)
+
+
+def test_histogram_and_samples(tmp_path: Path) -> None:
+    b = torch.zeros(1000)
+    c = torch.full((1000,), 1e-3)
+    rb, rc, _ = _pair(tmp_path, b, c)
+    s = measure(rb, rc, MeasureOptions(atol=0, rtol=0, chunk=100, histogram=True, samples=50))
+    assert s.histogram is not None and sum(s.histogram.abs_counts) == 1000
+    assert s.histogram.quantile(0.5) == pytest.approx(1e-3, rel=0.15)
+    assert s.samples is not None and len(s.samples[0]) == 50
+    assert math.isinf(s.max_rel)  # change where the baseline is 0

@@ -1,0 +1,126 @@
+"""Scenario tests of analyze_tensors on the generated (synthetic) and GPU-recorded fixtures."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ad_diff.model import Severity
+from ad_diff.settings import Settings
+from ad_diff.tensor_analysis import analyze_tensors
+
+FIX = Path(__file__).resolve().parents[2] / "fixtures" / "tensors"
+SYN, GPU = FIX / "synthetic", FIX / "gpu"
+
+
+def _run(base: Path, cand: Path, **kw: object):
+    settings = Settings(baseline=base, candidate=cand, **kw)  # type: ignore[arg-type]
+    return analyze_tensors(base / "tensors", cand / "tensors", settings)
+
+
+def _syn(name: str, **kw: object):
+    return _run(SYN / name / "baseline", SYN / name / "candidate", **kw)
+
+
+def _codes(analysis) -> list[str]:
+    return [f.code for f in analysis.findings]
+
+
+def test_within_tolerance_has_no_finding() -> None:
+    a = _syn("within")
+    assert a.findings == ()
+    logits = next(c for c in a.comparisons if c.name == "logits")
+    assert logits and logits.stats is not None and logits.stats.outside > 0  # elementwise would have failed
+    json.dumps(a.to_json(), allow_nan=False)
+
+
+def test_beyond_tolerance() -> None:
+    a = _syn("beyond")
+    assert _codes(a) == ["ADT001"]
+    f = a.findings[0]
+    assert f.tensor == "logits" and f.severity is Severity.ERROR
+    ev = dict(f.evidence)
+    assert ev["statistic"] == "rmse" and ev["value"] > ev["limit"]
+    assert 0 < ev["top1_agreement"] < 1
+
+
+def test_nan_introduced() -> None:
+    a = _syn("nan")
+    assert _codes(a) == ["ADT002"]
+    assert "5 NaN, 1 Inf" in a.findings[0].message
+
+
+def test_shape_mismatch() -> None:
+    a = _syn("shape")
+    assert _codes(a) == ["ADT003"]
+    c = next(c for c in a.comparisons if c.name == "logits")
+    assert c.stats is None and c.mismatch == "shape"
+
+
+def test_missing_in_one_run() -> None:
+    a = _syn("missing")
+    assert _codes(a) == ["ADT005"]
+    assert [(u.name, u.present_in) for u in a.unmatched] == [("hidden", "baseline")]
+
+
+def test_malicious_and_garbage_files_become_error_findings() -> None:
+    a = _syn("malicious")
+    assert "ADT008" in _codes(a) and "ADT005" in _codes(a)
+    assert not Path("/tmp/ad_diff_pwned").exists()
+    g = _syn("garbage")
+    assert _codes(g).count("ADT008") == 2
+    assert all(f.severity is Severity.ERROR for f in g.findings)
+
+
+def test_pt_dict_within() -> None:
+    a = _syn("pt_dict")
+    assert a.findings == ()
+    assert sorted(c.name for c in a.comparisons) == ["extra.hidden", "logits"]
+
+
+def test_inputs_differ(tmp_path: Path) -> None:
+    import shutil
+
+    shutil.copytree(SYN / "within", tmp_path / "w")
+    shutil.copy(SYN / "shape" / "candidate" / "tensors" / "outputs.safetensors",
+                tmp_path / "w" / "candidate" / "tensors" / "inputs.safetensors")  # fmt: skip
+    a = _run(tmp_path / "w" / "baseline", tmp_path / "w" / "candidate")
+    assert "ADT009" in _codes(a)
+
+
+def test_elementwise_statistic_cries_wolf_on_rounding_noise() -> None:
+    a = _syn("within", tolerances={"default": {"statistic": "elementwise"}})
+    assert _codes(a) == ["ADT001"]
+
+
+def test_reference_mode_on_gpu_fixtures() -> None:
+    within = _run(GPU / "baseline", GPU / "within")
+    beyond = _run(GPU / "baseline", GPU / "beyond")
+    bug = _run(GPU / "baseline", GPU / "no_rope_k")
+    lw = next(c for c in within.comparisons if c.name == "logits")
+    assert lw.judgement is not None and lw.judgement.statistic == "reference"
+    assert lw.stats is not None and lw.stats.outside_share > 0.2  # elementwise bf16 tolerance would fail
+    assert "ADT001" not in _codes(within)
+    assert [f.code for f in beyond.findings if f.tensor == "logits"] == ["ADT001"]
+    assert [f.code for f in bug.findings if f.tensor == "logits"] == ["ADT001"]
+
+
+def test_first_drifting_node_in_graph_order() -> None:
+    order = json.loads((GPU / "baseline" / "graph_order.json").read_text())
+    base, cand = GPU / "baseline", GPU / "beyond"
+    settings = Settings(baseline=base, candidate=cand)
+    a = analyze_tensors(base / "tensors", cand / "tensors", settings, node_order=order,
+                        node_transform={"layers_0_down_proj": "fuse_swiglu_fp8"})  # fmt: skip
+    assert a.first_drift is not None
+    # silu/mul were fused away (one-sided captures); the first common node that drifts is layer 0's down_proj
+    assert a.first_drift.node == "layers_0_down_proj"
+    assert a.first_drift.transform == "fuse_swiglu_fp8"
+    assert "ADT007" in _codes(a)
+    drifting = [c.name for c in a.comparisons if c.kind == "node" and not c]
+    assert min(order.index(n) for n in drifting if n in order) == a.first_drift.position
+    nodes = [c.name for c in a.comparisons if c.kind == "node" and c.name in order]
+    assert len(nodes) > 50 and nodes == sorted(nodes, key=order.index)  # reports list node captures in graph order
+    assert any(u.kind == "node" and u.name.startswith("fused_swiglu_fp8") for u in a.unmatched)
+    assert not any(f.code in ("ADT005", "ADT006") for f in a.findings)  # one-sided nodes are not findings

@@ -137,6 +137,46 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
     )
 
 
+def _tensor_options(settings: Settings, tol: list[str] | None, device: str | None, plots: Path | None) -> Settings:
+    """Merge ``--tol`` specs over the config file's tolerances; set device and plots."""
+    import dataclasses
+
+    from ad_diff.tolerance import parse_cli
+
+    tolerances = {k: dict(v) for k, v in settings.tolerances.items()}
+    for spec in tol or ():
+        try:
+            pattern, entry = parse_cli(spec)
+        except ValueError as e:
+            raise AdDiffError(f"--tol {spec!r}: {e}") from e
+        tolerances.setdefault(pattern, {}).update(entry)
+    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plots is not None, "plots_dir": plots}
+    if device is not None:
+        if device not in ("cpu", "cuda", "auto"):
+            raise AdDiffError(f"--tensor-device must be cpu, cuda or auto, not {device!r}")
+        changes["tensor_device"] = device
+    return dataclasses.replace(settings, **changes)
+
+
+def _write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
+    """Write PNGs of drifting tensors where ``--plots`` points and link them from the markdown report."""
+    import dataclasses
+
+    ta = result.sections.get("tensors")
+    if plots is None or ta is None:
+        return result
+    from ad_diff.plots import write_plots
+
+    try:
+        written = write_plots(ta, plots)
+    except OSError as e:
+        raise AdDiffError(f"{plots}: cannot write plots ({e.strerror or e})") from e
+    base = markdown.parent if markdown is not None else Path.cwd()
+    rel = os.path.relpath(plots.resolve(), base.resolve())
+    notes = (*result.notes, f"{len(written)} plot(s) written to {plots}")
+    return dataclasses.replace(result, notes=notes, render_options={**result.render_options, "tensors": {"plots_dir_rel": rel}})
+
+
 def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     """Print the stdout report and write every report file asked for (single comparison or batch)."""
     from ad_diff.report import ci_outputs
@@ -201,6 +241,9 @@ def compare(
     baseline_config: Annotated[Optional[Path], typer.Option(help="Baseline AD config (file or folder; default: config/ or *.yaml in the run).")] = None,
     candidate_config: Annotated[Optional[Path], typer.Option(help="Candidate AD config (file or folder).")] = None,
     config_explained_gates: Annotated[bool, typer.Option(help="Let findings explained by a config change still gate.")] = False,
+    tol: Annotated[Optional[list[str]], typer.Option(help="Tensor tolerance `[GLOB:]key=value,...` (atol, rtol, statistic); repeatable.")] = None,
+    tensor_device: Annotated[Optional[str], typer.Option(help="Device for tensor statistics: cpu, cuda or auto.")] = None,
+    plots: Annotated[Optional[Path], typer.Option(help="Write error histogram/scatter PNGs of drifting tensors into this folder.")] = None,
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
@@ -211,8 +254,10 @@ def compare(
         opts = resolve_options(ctx, config)
         settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log, candidate_log=candidate_log,
                                   baseline_config=baseline_config, candidate_config=candidate_config)
+        settings = _tensor_options(settings, tol, tensor_device, plots)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
+        result = _write_plots(result, plots, opts.get("markdown"))
         verdict = gate.decide(result.findings, settings.fail_on)
         write_reports(opts, result, verdict)
         return verdict.exit_code

@@ -248,3 +248,5 @@ class DiffResult:
     ``to_json()`` method. Absent keys mean the analysis was not run (no data or not asked for)."""
     notes: tuple[str, ...] = ()
     """Sentences about the inputs (what was found, what was skipped) shown in every report."""
+    render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Extra keyword arguments per section renderer, set by the CLI (e.g. where plots were written)."""

@@ -44,6 +44,32 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
     return out
 
 
+def _tensors(settings: Settings, base: RunArtifacts, cand: RunArtifacts, sections: dict[str, object]) -> list[Finding]:
+    """Compare recorded tensors; graph order and introducing transforms come from the dumps when present."""
+    from ad_diff.tensor_analysis import analyze_tensors
+
+    node_order: list[str] | None = None
+    node_transform: dict[str, str] | None = None
+    ga = sections.get("graph")
+    if ga is not None and cand.graphs is not None:
+        from ad_diff.align.transforms import list_dumps
+        from ad_diff.parsers import dump as dump_parser
+
+        refs = list_dumps(cand.graphs)[0]
+        if refs:
+            last = dump_parser.parse(refs[-1].path)
+            node_order = [n.name for sec in last.sections for n in sec.nodes]
+        node_transform = {}
+        for t in ga.transforms:  # type: ignore[attr-defined]
+            for u in t.unmatched:
+                if u.run == "candidate":
+                    node_transform.setdefault(u.name, t.transform)
+    ta = analyze_tensors(base.tensors, cand.tensors, settings, node_order=node_order,  # type: ignore[arg-type]
+                         node_transform=node_transform)
+    sections["tensors"] = ta
+    return list(ta.findings)
+
+
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
     if not log.anonymous:
@@ -105,6 +131,13 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         ga = analyze_graphs(base.graphs, cand.graphs, blog, clog)
         findings = list(attach_hints(tuple(findings), ga)) + list(ga.findings)
         sections["graph"] = ga
+
+    # recorded tensors: measured in chunks, judged against tolerances; per-node captures in graph order
+    if base.tensors is not None and cand.tensors is not None:
+        if not settings.tensors:
+            notes.append("tensor comparison not run: disabled with --no-tensors")
+        else:
+            findings += _tensors(settings, base, cand, sections)
 
     # the runs' own AD configs: diff them and explain state/count changes by config changes
     findings = _config(settings, base, cand, blog, clog, rows, findings, sections)

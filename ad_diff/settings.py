@@ -52,3 +52,5 @@ class Settings:
 
     tensor_plots: bool = False
     """Collect samples/histograms and let the CLI write PNG plots for drifting tensors (needs matplotlib)."""
+    plots_dir: Path | None = None
+    """Where ``--plots`` writes PNGs of drifting tensors (the markdown links them relative to the report)."""

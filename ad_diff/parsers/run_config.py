@@ -86,7 +86,14 @@ def load_config_files(
     loaded: dict[Path, tuple[dict[str, Any], dict[KeyPath, int]]] = {}
     registry: Path | None = None
     for f in files:
-        data, lines = load_file(f)
+        try:
+            data, lines = load_file(f)
+        except InputError as e:
+            if not top_level:
+                raise
+            # A top-level *.json/*.yaml may be anything (a tool's output): only config/ must be valid.
+            notes.append(f"ignored {_display(f, root)}: not a config ({e.detail})")
+            continue
         if f.name == REGISTRY_NAME and isinstance(data, dict) and isinstance(data.get("models"), list):
             registry = f
             continue

@@ -131,7 +131,7 @@ def _section_blocks(result: DiffResult) -> list[_Block]:
         if key not in result.sections:
             continue
         render: Callable[[object], str] = importlib.import_module(module).render_markdown
-        text = render(result.sections[key]).strip()
+        text = render(result.sections[key], **result.render_options.get(key, {})).strip()
         if text:
             blocks.append(_Block(key, text, f"_{title} details folded; see the JSON report._", 15))
     return blocks

@@ -56,15 +56,30 @@ def _version(dist: str) -> str | None:
 
 
 def _pump(src: BinaryIO, sink: BinaryIO, log: BinaryIO, lock: threading.Lock) -> None:
-    """Copy one child stream to ``sink`` and the log as bytes arrive (progress bars without newlines too)."""
+    """Copy one child stream to ``sink`` as bytes arrive and to the log one whole line at a time.
+
+    stdout and stderr share the log: writing raw chunks would let a stderr line land in the middle of a
+    stdout line (a chunk can end anywhere), corrupting exactly the result lines ad-diff parses later.
+    A trailing partial line (a progress bar's ``\r`` updates, or the last line without a newline) is
+    written when the stream ends.
+    """
     fd = src.fileno()
+    pending = b""
     while True:
         chunk = os.read(fd, 65536)
         if not chunk:
+            if pending:
+                with lock:
+                    log.write(pending)
+                    log.flush()
             break
-        with lock:
-            log.write(chunk)
-            log.flush()
+        pending += chunk
+        cut = pending.rfind(b"\n") + 1
+        if cut:
+            with lock:
+                log.write(pending[:cut])
+                log.flush()
+            pending = pending[cut:]
         try:
             sink.write(chunk)
             sink.flush()

@@ -125,8 +125,7 @@ def test_markdown_escapes_names(tmp_path: Path) -> None:
                                   "dump_d2"])
 def test_generated_scenarios(name: str) -> None:
     root = ROOT / "fixtures" / "scenarios" / name
-    if not (root / "baseline" / "graphs").is_dir():
-        pytest.skip(f"scenario fixture {name} not generated yet (fixtures branch)")
+    assert (root / "baseline" / "graphs").is_dir(), f"scenario fixture {name} missing: run scripts/make_fixtures.py"
     a = analyze_graphs(root / "baseline" / "graphs", root / "candidate" / "graphs")
     json.dumps(a.to_json())
     if name == "rename_only":

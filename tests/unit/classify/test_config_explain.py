@@ -85,8 +85,7 @@ def test_fixture_generator_scenarios_parse(name: str) -> None:
     from ad_diff.parsers.run_config import parse
 
     root = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios" / name
-    if not root.is_dir():
-        pytest.skip(f"{root} not present yet (fixtures branch)")
+    assert root.is_dir(), f"{root} missing: run scripts/make_fixtures.py"
     assert parse(root / "baseline") is not None
     assert parse(root / "candidate") is not None
 

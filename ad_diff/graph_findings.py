@@ -74,9 +74,12 @@ def _metadata(d: TransformGraphDiff) -> list[Finding]:
             )
         )
     elif cc and cc0 and cb and cc.nodes < cc0.nodes and cc.nodes < cb.nodes:
+        # Count nodes without metadata, not shares: a fusion that removes nodes with metadata lowers the
+        # share while no metadata was lost (the already-unknown nodes just weigh more).
         cb0 = d.coverage_baseline_before
-        drop_b = (cb0.nodes - cb.nodes) if cb0 else 0.0
-        if cc0.nodes - cc.nodes > drop_b + 1e-3:
+        new_unknown_c = (cc.nodes_total - cc.nodes_known) - (cc0.nodes_total - cc0.nodes_known)
+        new_unknown_b = ((cb.nodes_total - cb.nodes_known) - (cb0.nodes_total - cb0.nodes_known)) if cb0 else 0
+        if new_unknown_c > max(new_unknown_b, 0):
             out.append(
                 R.COVERAGE_DROPPED.make(
                     transform=d.transform,

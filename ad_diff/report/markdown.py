@@ -59,6 +59,12 @@ def _where(f: Finding) -> str:
     return " · ".join(parts) or "run"
 
 
+def _root_causes(f: Finding) -> list[str]:
+    """Root-cause hints the graph analysis attached to a match loss (evidence ``root_cause``)."""
+    causes = dict(f.evidence).get("root_cause") or []
+    return [c["message"] for c in causes if isinstance(c, dict) and c.get("message")]
+
+
 def _finding_row(f: Finding, fail_on: str) -> str:
     sev = f"{_ICON[f.severity]} {f.severity.value}"
     if gates(f, fail_on):
@@ -68,6 +74,8 @@ def _finding_row(f: Finding, fail_on: str) -> str:
         msg += f"<br>\u2705 acknowledged: {md_escape(f.acknowledged)}"
     if f.explained_by:
         msg += f"<br>\U0001f527 explained by config: {md_escape(f.explained_by)}"
+    for cause in _root_causes(f):
+        msg += f"<br>\U0001f50e likely cause: {md_escape(cause)}"
     return f"| {sev} | {f.code} | {f.category} | {_where(f)} | {msg} |"
 
 

@@ -45,6 +45,9 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
                 msg += f" [acknowledged: {f.acknowledged}]"
             if f.explained_by:
                 msg += f" [explained by config: {f.explained_by}]"
+            for cause in dict(f.evidence).get("root_cause") or []:
+                if isinstance(cause, dict) and cause.get("message"):
+                    msg += f" [likely cause: {cause['message']}]"
             t.add_row(Text(sev, style=_STYLE[f.severity]), f.code, f.category, Text(where), Text(msg))
         con.print(t)
         con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))

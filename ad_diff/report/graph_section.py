@@ -59,6 +59,17 @@ def snippet(region: Region) -> str:
     return "\n".join(lines)
 
 
+def is_new(d: TransformGraphDiff) -> bool:
+    """Something appears at this transform: new regions or metadata losses, hints, a one-sided dump."""
+    return bool(d.new_regions or d.new_meta_losses or d.hints) or d.baseline_file is None or d.candidate_file is None
+
+
+def _md_row(d: TransformGraphDiff) -> str:
+    nb = sum(1 for u in d.unmatched if u.run == "baseline")
+    return (f"| {md_code(_key(d))} | {_status(d)} | {md_escape(_pairs(d))} | {nb} / {len(d.unmatched) - nb} | "
+            f"{len(d.regions)} ({len(d.new_regions)}) | {_cov(d.coverage_baseline)} | {_cov(d.coverage_candidate)} |")
+
+
 def render_markdown(a: GraphAnalysis) -> str:
     """The ``Graph dumps`` section of the PR comment."""
     out = ["### Graph dumps", ""]
@@ -75,18 +86,17 @@ def render_markdown(a: GraphAnalysis) -> str:
             out.append(f"\nDumps only in the {label}: " + ", ".join(md_code(k) for k in keys))
     rows = [d for d in a.transforms if interesting(d)]
     if rows:
-        out += [
-            "",
+        # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
+        # run: show the transforms where something new appears, fold the full table.
+        head = [
             "| Transform | Dumps | Pairs by match kind | Unmatched (B/C) | Regions (new) | Metadata B | Metadata C |",
             "|---|---|---|---|---|---|---|",
         ]
-        for d in rows:
-            nb = sum(1 for u in d.unmatched if u.run == "baseline")
-            nc = len(d.unmatched) - nb
-            out.append(
-                f"| {md_code(_key(d))} | {_status(d)} | {md_escape(_pairs(d))} | {nb} / {nc} | "
-                f"{len(d.regions)} ({len(d.new_regions)}) | {_cov(d.coverage_baseline)} | {_cov(d.coverage_candidate)} |"
-            )
+        new_rows = [d for d in rows if is_new(d)]
+        if new_rows:
+            out += ["", *head, *(_md_row(d) for d in new_rows)]
+        out += ["", f"<details><summary>All {len(rows)} transforms whose dumps differ or carry hints</summary>",
+                "", *head, *(_md_row(d) for d in rows), "", "</details>"]
     for d in regression_transforms(a):
         out += ["", f"#### {md_code(_key(d))}", ""]
         for h in d.hints:
@@ -126,11 +136,15 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
     for label, keys in (("baseline", a.only_baseline), ("candidate", a.only_candidate)):
         if keys:
             parts.append(Text(f"Dumps only in the {label}: " + ", ".join(keys), style="yellow"))
-    rows = [d for d in a.transforms if interesting(d)]
+    all_rows = [d for d in a.transforms if interesting(d)]
+    rows = [d for d in all_rows if is_new(d)]
+    if len(all_rows) > len(rows):
+        parts.append(Text(f"{len(all_rows) - len(rows)} later transform(s) carry the same differences "
+                          "(full table: --format markdown or json)", style="dim"))
     if rows:
-        t = Table(title="Graph dumps", show_lines=False)
+        t = Table(title="Graph dumps: where differences appear", show_lines=False)
         for col in ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"):
-            t.add_column(col)
+            t.add_column(col, overflow="fold")
         for d in rows:
             nb = sum(1 for u in d.unmatched if u.run == "baseline")
             t.add_row(_key(d), _status(d), _pairs(d), f"{nb}/{len(d.unmatched) - nb}",

@@ -70,6 +70,18 @@ def _tensors(settings: Settings, base: RunArtifacts, cand: RunArtifacts, section
     return list(ta.findings)
 
 
+def _snapshot_coverage(settings: Settings, cand: RunArtifacts) -> list[Finding]:
+    """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
+    from ad_diff.classify.graph_rules import SNAPSHOT_COVERAGE
+
+    out = []
+    for key, before, after in snapshot.check_coverage(settings.baseline, cand.graphs):
+        stage, _, transform = key.partition("/")
+        out.append(SNAPSHOT_COVERAGE.make(transform=transform.split("#")[0], stage=stage, before=before,
+                                          after=after, evidence={"dump": key}))
+    return out
+
+
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
     if not log.anonymous:
@@ -116,8 +128,9 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     sections: dict[str, object] = {}
 
     # graph dumps, tensors, configs: each analysis runs only when both runs have the data
-    if from_snapshot:  # a snapshot holds counts only: nothing one-sided to flag, but say what was not run
-        notes.append("baseline is a snapshot (counts only): graph and tensor comparisons not run")
+    if from_snapshot:  # a snapshot holds counts (and coverage): no node-level graph or tensor comparison
+        notes.append("baseline is a snapshot: node-level graph and tensor comparisons not run")
+        findings += _snapshot_coverage(settings, cand)
     else:
         findings += _one_sided("graph dumps (graphs/)", "graph analysis", base.graphs, cand.graphs)
         findings += _one_sided("recorded tensors (tensors/)", "numeric comparison", base.tensors, cand.tensors)

@@ -27,13 +27,56 @@ _HEADER = (
 
 
 def metadata_coverage(graphs: Path | None) -> dict[str, Any]:
-    """Per-transform metadata coverage from a run's graph dumps, for the snapshot.
+    """Per-transform metadata coverage from a run's graph dumps: ``{"stage/transform[#k]": {...}}``.
 
-    HOOK, not wired yet: it returns ``{}`` until the graph-dump parser
-    (``ad_diff.parsers.dump.parse(path) -> GraphDump``) is merged; then it should return
-    ``{"<transform>": {"nodes": N, "with_meta": M}}`` per dump file. Never invent numbers here.
+    Each value holds ``nodes`` and ``with_meta`` (placeholders and calls) and ``args`` / ``args_with_meta``
+    (``%name`` arguments), counted by :func:`ad_diff.graph_metrics.coverage`. Empty without dumps.
+    Identical dump bodies (disabled transforms repeat the graph) are parsed once.
     """
-    return {}
+    if graphs is None:
+        return {}
+    import hashlib
+
+    from ad_diff.align.transforms import list_dumps
+    from ad_diff.graph_metrics import coverage
+    from ad_diff.parsers import dump as dump_parser
+
+    out: dict[str, Any] = {}
+    cache: dict[bytes, dict[str, int]] = {}
+    for ref in list_dumps(graphs)[0]:
+        raw = ref.path.read_bytes()
+        body = hashlib.blake2b(raw.split(b"\n", 2)[-1], digest_size=16).digest()
+        if body not in cache:
+            c = coverage(dump_parser.parse(ref.path))
+            cache[body] = {"nodes": c.nodes_total, "with_meta": c.nodes_known,
+                           "args": c.args_total, "args_with_meta": c.args_known}
+        out[ref.key] = cache[body]
+    return out
+
+
+def check_coverage(snapshot_path: Path, graphs: Path | None) -> list[tuple[str, int, int]]:
+    """Transforms whose candidate dump has more nodes without metadata than the snapshot recorded.
+
+    Returns ``(stage/transform[#k], nodes without metadata in the snapshot, now)`` per such transform;
+    empty when the snapshot holds no coverage or nothing was lost.
+    """
+    data = yaml.safe_load(snapshot_path.read_text(encoding="utf-8"))
+    golden = data.get("metadata_coverage") if isinstance(data, dict) else None
+    if not isinstance(golden, dict) or not golden or graphs is None:
+        return []
+    lost: list[tuple[str, int, int]] = []
+    excess = 0  # nodes without metadata beyond the snapshot's, carried along the pipeline
+    for key, now in metadata_coverage(graphs).items():
+        then = golden.get(key)
+        if not isinstance(then, dict):
+            continue
+        before = int(then.get("nodes", 0)) - int(then.get("with_meta", 0))
+        after = now["nodes"] - now["with_meta"]
+        # Report where the loss first appears (or grows), not at every later dump that inherits it.
+        if after - before > excess:
+            lost.append((key, before, after))
+        excess = max(after - before, 0)
+    return lost
 
 
 def take(run: Path, rank: int = 0, log: Path | None = None) -> dict[str, Any]:
@@ -75,7 +118,11 @@ def dump(data: dict[str, Any]) -> str:
         for t in data["transforms"]
     )
     if data.get("metadata_coverage"):
-        text += yaml.safe_dump({"metadata_coverage": data["metadata_coverage"]}, sort_keys=True)
+        # one flow mapping per dump, no YAML anchors for the (often identical) repeated counts
+        text += "metadata_coverage:\n" + "".join(
+            f"  {k}: " + yaml.safe_dump(v, default_flow_style=True, sort_keys=True, width=1000).strip() + "\n"
+            for k, v in data["metadata_coverage"].items()
+        )
     return text
 
 

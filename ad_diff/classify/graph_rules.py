@@ -26,6 +26,19 @@ METADATA_LOST = Rule(
     "`meta[\"val\"]` on the nodes it creates (or request shape propagation in its post-cleanup).",
 )
 
+SNAPSHOT_COVERAGE = Rule(
+    code="ADG010",
+    name="metadata-lost-vs-snapshot",
+    category="metadata_loss",
+    severity=Severity.ERROR,
+    template="{transform}: {after} node(s) without shape/dtype metadata after this transform; the golden "
+    "snapshot recorded {before}",
+    doc="When the baseline is a snapshot (`ad-diff snapshot`, written from a run that had graph dumps) the "
+    "candidate's dumps are counted the same way: a transform after which more nodes lack `meta[\"val\"]` than the "
+    "snapshot recorded has lost metadata. Without the baseline's dumps no node-level alignment is possible, so "
+    "the finding names the transform and the counts; compare against a run folder for the nodes involved.",
+)
+
 COVERAGE_DROPPED = Rule(
     code="ADG002",
     name="metadata-coverage-dropped",
@@ -129,4 +142,5 @@ RULES: tuple[Rule, ...] = (
     LOG_SAYS_NOTHING_BUT_GRAPH_CHANGED,
     LOG_SAYS_MATCHES_BUT_GRAPH_SAME,
     DUMP_UNREADABLE,
+    SNAPSHOT_COVERAGE,
 )

@@ -48,11 +48,31 @@ def test_synthetic_baseline_matches_the_real_one(tmp_path: Path) -> None:
     assert gate.decide(from_snap.findings, "error").exit_code == 1
 
 
-def test_snapshot_of_run_with_graphs_has_no_invented_coverage(tmp_path: Path) -> None:
+def test_snapshot_with_a_broken_dump_is_an_input_error(tmp_path: Path) -> None:
     base, _ = pair(tmp_path)
     (base / "graphs").mkdir()
     (base / "graphs" / "001_export_export_to_gm.txt").write_text("# Transform: export_to_gm\n")
-    assert "metadata_coverage" not in snapshot.take(base)  # hook not wired yet: no numbers at all
+    with pytest.raises(InputError, match="001_export_export_to_gm.txt:2: expected '# Stage: <stage>'"):
+        snapshot.take(base)
+
+
+SCEN = Path(__file__).resolve().parents[2] / "fixtures/scenarios/metadata_loss"
+
+
+def test_snapshot_coverage_counts_and_metadata_loss_against_it(tmp_path: Path) -> None:
+    golden = tmp_path / "golden.yaml"
+    data = snapshot.take(SCEN / "baseline")
+    cov = data["metadata_coverage"]
+    assert cov["pattern_matcher/match_rope_pattern"]["nodes"] == cov["pattern_matcher/match_rope_pattern"]["with_meta"]
+    golden.write_text(snapshot.dump(data))
+    assert yaml.safe_load(golden.read_text())["metadata_coverage"] == cov  # round trip, no anchors needed
+    same = pipeline.run(Settings(golden, SCEN / "baseline"))
+    assert [f.code for f in same.findings] == []
+    worse = pipeline.run(Settings(golden, SCEN / "candidate"))
+    lost = [f for f in worse.findings if f.code == "ADG010"]
+    assert [(f.transform, dict(f.evidence)["dump"]) for f in lost] == [
+        ("match_rope_pattern", "pattern_matcher/match_rope_pattern")]
+    assert "2 node(s) without shape/dtype metadata" in lost[0].message
 
 
 @pytest.mark.parametrize(

@@ -16,7 +16,7 @@ CHILD = """
 import os, pathlib, sys
 d = pathlib.Path(os.environ["AD_DUMP_GRAPHS_DIR"])
 d.mkdir(parents=True)
-(d / "001_export_export_to_gm.txt").write_text("# Transform: export_to_gm\\n")
+(d / "001_export_export_to_gm.txt").write_text("# Transform: export_to_gm\\n# Stage: export\\n\\n%x : 2 : torch.float32\\noutput %x\\n")
 print("[AUTO-DEPLOY] [INFO] [RANK 0] [stage=pattern_matcher, transform=fuse_gemms] [SUMMARY] matches=4 | "
       "time: 0.1s (pre=0.0s, apply=0.1s, post=0.0s)")
 print("a warning on stderr", file=sys.stderr)

@@ -19,7 +19,7 @@ from ad_diff.align.nodes import SectionAlignment, align_sections
 from ad_diff.align.transforms import DumpRef, TransformPair, list_dumps, pair_dumps
 from ad_diff.dump_cache import DumpLoader
 from ad_diff.graph_hints import find_hints
-from ad_diff.graph_metrics import coverage, meta_changes, run_delta
+from ad_diff.graph_metrics import NodeTable, coverage, meta_changes, run_delta
 from ad_diff.graph_model import (
     Coverage,
     GraphAnalysis,
@@ -42,6 +42,8 @@ class _RunState:
     dump: GraphDump | None = None
     digest: bytes = b""
     cover: Coverage | None = None
+    tables: dict[bytes, NodeTable] | None = None
+    """Node table of the latest dump, by body digest (``None``: no reuse)."""
 
 
 @dataclass(frozen=True)
@@ -123,7 +125,8 @@ def analyze_graphs(
     pairs = pair_dumps(refs_b, refs_c) if refs_b and refs_c else []
     logs = {"baseline": _log_index(baseline_log), "candidate": _log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
-    rb, rc, cross = _RunState(), _RunState(), _CrossState(covers={} if reuse else None)
+    rb, rc = _RunState(tables={} if reuse else None), _RunState(tables={} if reuse else None)
+    cross = _CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
     findings: list[Finding] = []
     formats: set[str] = set()
@@ -185,7 +188,13 @@ def _load_side(
 
 
 def _delta(
-    prev: GraphDump | None, cur: GraphDump | None, same: bool, one_sided: bool, rec: TransformRecord | None
+    prev: GraphDump | None,
+    cur: GraphDump | None,
+    same: bool,
+    one_sided: bool,
+    rec: TransformRecord | None,
+    st: _RunState,
+    digest: bytes,
 ) -> RunDelta | None:
     """Within-run change made by one transform.
 
@@ -195,7 +204,7 @@ def _delta(
     """
     if cur is None:
         return None
-    d = run_delta(prev, cur, same)
+    d = run_delta(prev, cur, same, st.tables, (st.digest, digest))
     quiet = rec is not None and (rec.state in (State.SKIPPED, State.DISABLED) or rec.matches == 0)
     if prev is None or not (d.added or d.removed) or not (one_sided or quiet):
         return d
@@ -235,8 +244,10 @@ def _step(
     db, dig_b = _load_side(tp.baseline, "baseline", loader, rb, findings, formats)
     dc, dig_c = _load_side(tp.candidate, "candidate", loader, rc, findings, formats)
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
-    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs["baseline"].get((tp.transform, tp.occurrence)))
-    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs["candidate"].get((tp.transform, tp.occurrence)))
+    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs["baseline"].get((tp.transform, tp.occurrence)),
+                     rb, dig_b)
+    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs["candidate"].get((tp.transform, tp.occurrence)),
+                     rc, dig_c)
     cov_b = (rb.cover if same_b else _coverage(db, dig_b, cross)) if db is not None else None
     cov_c = (rc.cover if same_c else _coverage(dc, dig_c, cross)) if dc is not None else None
     base = TransformGraphDiff(

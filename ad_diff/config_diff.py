@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from deepdiff import DeepDiff
-
 from ad_diff.classify import config_rules as R
 from ad_diff.config_check import check_run, log_order
 from ad_diff.config_model import (
@@ -138,6 +136,9 @@ def _merge_sequence(order: list[str], seq: list[str]) -> None:
 def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: list[str]) -> ConfigDiff:
     """Every difference between the two configs, grouped by transform (pipeline order) and setting."""
     t1, t2 = _normalised(baseline.data), _normalised(candidate.data)
+    # deepdiff imports pandas (about 1 s) when it is installed: pay it only when two configs are diffed
+    from deepdiff import DeepDiff
+
     tree = DeepDiff(t1, t2, view="tree")
     paths: dict[KeyPath, None] = {}
     for report_type in sorted(tree):

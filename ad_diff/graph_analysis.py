@@ -1,8 +1,9 @@
 """Graph analysis of two runs: stream both dump folders in pipeline order and compare transform by transform.
 
 Only the previous dump of each run (and the previous cross-run alignment) is kept in memory. Files are hashed
-(blake2b) before parsing: a content seen before is parsed once, and byte-identical baseline/candidate dumps
-(every transform before the first divergence) skip node alignment.
+(blake2b of the body after the two header lines) before parsing: a graph seen before is parsed once
+(:mod:`ad_diff.dump_cache`), byte-identical baseline/candidate bodies (every transform before the first
+divergence) skip node alignment, and a pair of bodies aligned at the previous transform is not aligned again.
 
 Root-cause hints for a match loss are stored on the :class:`TransformGraphDiff` of the transform that lost
 matches; the log classifier reads them with :func:`hints_for_match_loss` or lets :func:`attach_hints` add them
@@ -11,15 +12,14 @@ to its findings as evidence (``root_cause``). No match-loss finding is emitted h
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ad_diff.align.nodes import SectionAlignment, align_sections
 from ad_diff.align.transforms import DumpRef, TransformPair, list_dumps, pair_dumps
-from ad_diff.errors import InputError
+from ad_diff.dump_cache import DumpLoader
 from ad_diff.graph_hints import find_hints
-from ad_diff.graph_metrics import coverage, meta_changes, run_delta
+from ad_diff.graph_metrics import NodeTable, coverage, meta_changes, run_delta
 from ad_diff.graph_model import (
     Coverage,
     GraphAnalysis,
@@ -33,46 +33,6 @@ from ad_diff.graph_model import (
 )
 from ad_diff.graph_findings import findings_for
 from ad_diff.model import Finding, RunLog, State, TransformRecord
-from ad_diff.parsers.dump import parse_text
-
-
-@dataclass
-class _Loaded:
-    dump: GraphDump | None
-    digest: bytes
-    error: str | None = None
-
-
-class _Loader:
-    """Reads and hashes files; parses each distinct content once (small LRU keyed by digest)."""
-
-    def __init__(self, size: int = 4) -> None:
-        self.size = size
-        self.cache: dict[bytes, GraphDump] = {}
-
-    def load(self, ref: DumpRef) -> _Loaded:
-        try:
-            data = ref.path.read_bytes()
-        except OSError as e:
-            return _Loaded(None, b"", f"{ref.path}: cannot read ({e})")
-        digest = hashlib.blake2b(data, digest_size=16).digest()
-        # Consecutive dumps always differ in their '# Transform:' header: compare graphs by the body only.
-        cut = data.find(b"\n", data.find(b"\n") + 1) + 1
-        body = hashlib.blake2b(memoryview(data)[cut:], digest_size=16).digest()
-        hit = self.cache.pop(digest, None)
-        if hit is None:
-            try:
-                hit = parse_text(data.decode("utf-8"), ref.path)
-            except InputError as e:
-                return _Loaded(None, digest, str(e))
-            except UnicodeDecodeError as e:
-                return _Loaded(None, digest, f"{ref.path}: not UTF-8 text ({e})")
-        elif hit.path != ref.path:
-            hit = replace(hit, path=ref.path, counter=ref.counter)
-        self.cache[digest] = hit
-        while len(self.cache) > self.size:
-            self.cache.pop(next(iter(self.cache)))
-        return _Loaded(hit, body)
 
 
 @dataclass
@@ -82,6 +42,21 @@ class _RunState:
     dump: GraphDump | None = None
     digest: bytes = b""
     cover: Coverage | None = None
+    tables: dict[bytes, NodeTable] | None = None
+    """Node table of the latest dump, by body digest (``None``: no reuse)."""
+
+
+@dataclass(frozen=True)
+class _Aligned:
+    """What aligning two graphs measures, before telling new differences from inherited ones."""
+
+    aligns: list[SectionAlignment]
+    unmatched: tuple[Unmatched, ...]
+    regions: tuple[Region, ...]
+    rewired: tuple[tuple[str, str], ...]
+    changes: tuple[MetaChange, ...]
+    counts: tuple[tuple[str, int], ...]
+    notes: tuple[str, ...]
 
 
 @dataclass
@@ -99,6 +74,11 @@ class _CrossState:
     identical_prev: bool = False
     pending: list[SectionAlignment] | None = None
     """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
+    memo_key: tuple[bytes, bytes] | None = None
+    """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
+    memo: _Aligned | None = None
+    covers: dict[bytes, Coverage] | None = None
+    """Coverage by body digest (``None``: no reuse)."""
 
 
 def _advance(cross: _CrossState, d: TransformGraphDiff) -> None:
@@ -128,8 +108,14 @@ def analyze_graphs(
     candidate_graphs: Path,
     baseline_log: RunLog | None = None,
     candidate_log: RunLog | None = None,
+    *,
+    reuse: bool = True,
 ) -> GraphAnalysis:
-    """Compare the dump folders of two runs. Raises :class:`InputError` only if a folder is unusable."""
+    """Compare the dump folders of two runs. Raises :class:`InputError` only if a folder is unusable.
+
+    ``reuse=False`` parses and aligns every dump even when its graph was seen before (same result, slower;
+    tests use it to check the reuse).
+    """
     refs_b, notes_b = list_dumps(baseline_graphs)
     refs_c, notes_c = list_dumps(candidate_graphs)
     notes = notes_b + notes_c
@@ -138,8 +124,9 @@ def analyze_graphs(
         notes.append(f"{empty}: no graph dump files (NNN_<stage>_<transform>.txt); graph analysis skipped")
     pairs = pair_dumps(refs_b, refs_c) if refs_b and refs_c else []
     logs = {"baseline": _log_index(baseline_log), "candidate": _log_index(candidate_log)}
-    loader = _Loader()
-    rb, rc, cross = _RunState(), _RunState(), _CrossState()
+    loader = DumpLoader(reuse=reuse)
+    rb, rc = _RunState(tables={} if reuse else None), _RunState(tables={} if reuse else None)
+    cross = _CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
     findings: list[Finding] = []
     formats: set[str] = set()
@@ -185,7 +172,7 @@ def _divergence_detail(d: TransformGraphDiff) -> str:
 
 
 def _load_side(
-    ref: DumpRef | None, run: str, loader: _Loader, st: _RunState, findings: list[Finding], formats: set[str]
+    ref: DumpRef | None, run: str, loader: DumpLoader, st: _RunState, findings: list[Finding], formats: set[str]
 ) -> tuple[GraphDump | None, bytes]:
     """Load one run's dump; returns (dump, content digest)."""
     from ad_diff.classify.graph_rules import DUMP_UNREADABLE
@@ -201,7 +188,13 @@ def _load_side(
 
 
 def _delta(
-    prev: GraphDump | None, cur: GraphDump | None, same: bool, one_sided: bool, rec: TransformRecord | None
+    prev: GraphDump | None,
+    cur: GraphDump | None,
+    same: bool,
+    one_sided: bool,
+    rec: TransformRecord | None,
+    st: _RunState,
+    digest: bytes,
 ) -> RunDelta | None:
     """Within-run change made by one transform.
 
@@ -211,7 +204,7 @@ def _delta(
     """
     if cur is None:
         return None
-    d = run_delta(prev, cur, same)
+    d = run_delta(prev, cur, same, st.tables, (st.digest, digest))
     quiet = rec is not None and (rec.state in (State.SKIPPED, State.DISABLED) or rec.matches == 0)
     if prev is None or not (d.added or d.removed) or not (one_sided or quiet):
         return d
@@ -229,9 +222,18 @@ def _delta(
     return replace(d, added=added, removed=removed)
 
 
+def _coverage(dump: GraphDump, digest: bytes, cross: _CrossState) -> Coverage:
+    if cross.covers is None:
+        return coverage(dump)
+    got = cross.covers.get(digest)
+    if got is None:
+        got = cross.covers[digest] = coverage(dump)
+    return got
+
+
 def _step(
     tp: TransformPair,
-    loader: _Loader,
+    loader: DumpLoader,
     rb: _RunState,
     rc: _RunState,
     cross: _CrossState,
@@ -242,10 +244,12 @@ def _step(
     db, dig_b = _load_side(tp.baseline, "baseline", loader, rb, findings, formats)
     dc, dig_c = _load_side(tp.candidate, "candidate", loader, rc, findings, formats)
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
-    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs["baseline"].get((tp.transform, tp.occurrence)))
-    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs["candidate"].get((tp.transform, tp.occurrence)))
-    cov_b = (rb.cover if same_b else coverage(db)) if db is not None else None
-    cov_c = (rc.cover if same_c else coverage(dc)) if dc is not None else None
+    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs["baseline"].get((tp.transform, tp.occurrence)),
+                     rb, dig_b)
+    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs["candidate"].get((tp.transform, tp.occurrence)),
+                     rc, dig_c)
+    cov_b = (rb.cover if same_b else _coverage(db, dig_b, cross)) if db is not None else None
+    cov_c = (rc.cover if same_c else _coverage(dc, dig_c, cross)) if dc is not None else None
     base = TransformGraphDiff(
         stage=tp.stage,
         transform=tp.transform,
@@ -265,7 +269,7 @@ def _step(
     elif dig_b == dig_c:
         result = replace(base, identical=True, structure_equal=True, pairs_by_kind=(("identical", db.node_count),))
     else:
-        result = _compare(tp, db, dc, base, cross)
+        result = _compare(tp, db, dc, base, cross, (dig_b, dig_c))
     if db is not None and dc is not None:
         hints = find_hints(
             tp,
@@ -294,7 +298,41 @@ def _compare(
     dc: GraphDump,
     base: TransformGraphDiff,
     cross: _CrossState,
+    key: tuple[bytes, bytes],
 ) -> TransformGraphDiff:
+    if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
+        a = cross.memo  # same two graphs as the previous transform: same alignment
+    else:
+        a = _align(db, dc)
+        if cross.covers is not None:
+            cross.memo_key, cross.memo = key, a
+    # New vs inherited: a difference is reported where it first appears (names are stable within a run).
+    new_lost = [m for m in a.changes if m.kind == "lost" and m.candidate not in cross.lost_since]
+    new_changed = [m for m in a.changes if m.kind == "changed" and m.candidate not in cross.changed_since]
+    new_region_ids = {
+        u.region
+        for u in a.unmatched
+        if u.region is not None
+        and u.name not in (cross.unmatched_b_since if u.run == "baseline" else cross.unmatched_c_since)
+    }
+    cross.pending = a.aligns
+    structure_equal = not a.unmatched and not a.rewired and not a.notes
+    return replace(
+        base,
+        structure_equal=structure_equal,
+        pairs_by_kind=a.counts,
+        unmatched=a.unmatched,
+        regions=a.regions,
+        rewired=a.rewired,
+        meta_changes=a.changes,
+        new_meta_losses=tuple(new_lost + new_changed),
+        notes=a.notes,
+        new_regions=tuple(sorted(r for r in new_region_ids if r is not None)),
+    )
+
+
+def _align(db: GraphDump, dc: GraphDump) -> _Aligned:
+    """Align every section of two graphs (sections present on one side only are unmatched as a whole)."""
     secs_c = {s.name: s for s in dc.sections}
     secs_b = {s.name: s for s in db.sections}
     aligns: list[SectionAlignment] = []
@@ -323,29 +361,8 @@ def _compare(
         if sc.name not in secs_b:
             notes.append(f"GraphModule {sc.name} exists in the candidate only")
             unmatched.extend(Unmatched("candidate", n.name, n.target, "section_missing", sc.name) for n in sc.nodes)
-    # New vs inherited: a difference is reported where it first appears (names are stable within a run).
-    new_lost = [m for m in changes if m.kind == "lost" and m.candidate not in cross.lost_since]
-    new_changed = [m for m in changes if m.kind == "changed" and m.candidate not in cross.changed_since]
-    new_region_ids = {
-        u.region
-        for u in unmatched
-        if u.region is not None
-        and u.name not in (cross.unmatched_b_since if u.run == "baseline" else cross.unmatched_c_since)
-    }
-    cross.pending = aligns
-    structure_equal = not unmatched and not rewired and not notes
-    return replace(
-        base,
-        structure_equal=structure_equal,
-        pairs_by_kind=tuple(sorted(counts.items())),
-        unmatched=tuple(unmatched),
-        regions=tuple(regions),
-        rewired=tuple(sorted(rewired)),
-        meta_changes=tuple(changes),
-        new_meta_losses=tuple(new_lost + new_changed),
-        notes=tuple(notes),
-        new_regions=tuple(sorted(r for r in new_region_ids if r is not None)),
-    )
+    return _Aligned(aligns, tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
+                    tuple(sorted(counts.items())), tuple(notes))
 
 
 def hints_for_match_loss(

@@ -45,13 +45,33 @@ def node_table(dump: GraphDump) -> dict[str, tuple[str, str, NodeMeta | None, tu
     return out
 
 
-def run_delta(prev: GraphDump | None, cur: GraphDump, same_bytes: bool) -> RunDelta:
-    """What the transform did to one run: nodes added/removed by name, metadata changed on kept nodes."""
+NodeTable = dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]]
+
+
+def run_delta(
+    prev: GraphDump | None,
+    cur: GraphDump,
+    same_bytes: bool,
+    tables: dict[bytes, NodeTable] | None = None,
+    keys: tuple[bytes, bytes] = (b"", b""),
+) -> RunDelta:
+    """What the transform did to one run: nodes added/removed by name, metadata changed on kept nodes.
+
+    ``tables`` (owned by the caller) with ``keys`` = the body digests of ``prev`` and ``cur`` lets
+    consecutive calls reuse the node table of the previous dump instead of building it twice.
+    """
     if same_bytes:
         return RunDelta(0, 0, 0, False)
     if prev is None:
         return RunDelta(0, 0, 0, True, first=True)
-    a, b = node_table(prev), node_table(cur)
+    if tables is None:
+        a, b = node_table(prev), node_table(cur)
+    else:
+        got = tables.get(keys[0])
+        a = got if got is not None else node_table(prev)
+        b = node_table(cur)
+        tables.clear()  # only the latest dump's table is ever asked for again
+        tables[keys[1]] = b
     removed = [k for k in a if k not in b]
     added = sum(1 for k in b if k not in a)
     meta_changed = 0

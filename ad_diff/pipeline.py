@@ -29,8 +29,6 @@ def _one_sided(what: str, analysis: str, b: object, c: object) -> list[Finding]:
 def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: RunLog, clog: RunLog,
             rows: tuple[TransformComparison, ...], findings: list[Finding], sections: dict[str, object]) -> list[Finding]:
     """Diff the runs' configs (when any run has one) and mark findings explained or unexplained by them."""
-    from ad_diff.classify.config_explain import explain_findings, with_explanations
-    from ad_diff.config_diff import analyze_config
     from ad_diff.parsers import run_config
 
     # a snapshot baseline (a file) carries no config
@@ -38,6 +36,10 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
     ccfg = run_config.parse(cand.root, settings.candidate_config)
     if bcfg is None and ccfg is None:
         return findings
+    # imported only when a run has a config: the config diff pulls in deepdiff (and with it pandas)
+    from ad_diff.classify.config_explain import explain_findings, with_explanations
+    from ad_diff.config_diff import analyze_config
+
     analysis = analyze_config(bcfg, ccfg, blog, clog)
     out = list(explain_findings(findings, rows, analysis, settings.config_explained_gates))
     sections["config"] = with_explanations(analysis, out)

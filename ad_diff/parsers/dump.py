@@ -54,6 +54,11 @@ def _header(path: Path, first: str, second: str) -> tuple[str, str]:
     return transform, stage
 
 
+def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
+    """``(transform, stage)`` from a dump's first two lines; :class:`InputError` if they are not a header."""
+    return _header(path, first, second)
+
+
 def counter_of(path: Path) -> int | None:
     """The ``NNN`` file-name prefix as an int (``None`` when the name has none)."""
     m = _COUNTER.match(path.name)

@@ -1,0 +1,84 @@
+"""The benchmark's large-pair generator at a small size: results are exactly what the generator injected, and
+reusing parses/alignments of repeated graphs (the speed work) changes nothing."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from ad_diff.dump_cache import DumpLoader
+from ad_diff.graph_analysis import analyze_graphs
+from ad_diff.parsers import log as log_parser
+from tests.conftest import ROOT, run_cli
+
+sys.path.insert(0, str(ROOT / "scripts"))
+from fixturegen.large import make_large_pair  # noqa: E402
+
+LAYERS = 4
+
+
+@pytest.fixture(scope="module")
+def pair(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """4 layers, every AD transform, ~300 nodes per dump, regression injected."""
+    out = tmp_path_factory.mktemp("large")
+    info = make_large_pair(out, layers=LAYERS, transforms=90, nodes_per_dump=200)
+    assert info["files_per_run"] == 89
+    return out
+
+
+def test_findings_are_the_injected_regression(pair: Path) -> None:
+    res = run_cli(pair / "baseline", pair / "candidate", "-f", "json")
+    assert res.code == 1, res.err
+    report = json.loads(res.out)
+    assert report["verdict"] == "fail"
+    got = sorted((f["code"], f["stage"], f["transform"]) for f in report["findings"])
+    assert got == [
+        ("ADG004", "pattern_matcher", "match_rmsnorm_pattern"),  # first structural divergence
+        ("ADG005", "pattern_matcher", "match_rmsnorm_pattern"),
+        ("ADG005", "pattern_matcher", "match_swiglu_pattern"),  # the unfused norms shift later node counters
+        ("ADG005", "post_load_fusion", "fuse_rmsnorm"),
+        ("ADG008", "compile", "compile_model"),
+        ("ADG008", "compile", "compile_model"),
+        ("ADL001", "pattern_matcher", "match_rmsnorm_pattern"),
+        ("ADL001", "post_load_fusion", "fuse_rmsnorm"),
+    ]
+    # the generator drops 4 of the 2*layers+1 RMSNorm matches' layers (layers//2 .. layers//2+3, final norm included)
+    losses = {f["transform"]: f["message"] for f in report["findings"] if f["code"] == "ADL001"}
+    assert all(m.endswith(f"{2 * LAYERS + 1} -> 4") for m in losses.values()), losses
+    graph = report["sections"]["graph"]
+    assert graph["first_divergence"] == "pattern_matcher/match_rmsnorm_pattern"
+
+
+def test_reuse_changes_nothing(pair: Path) -> None:
+    b, c = pair / "baseline", pair / "candidate"
+    blog, clog = log_parser.parse(b / "ad.log"), log_parser.parse(c / "ad.log")
+    fast = analyze_graphs(b / "graphs", c / "graphs", blog, clog)
+    slow = analyze_graphs(b / "graphs", c / "graphs", blog, clog, reuse=False)
+    assert fast == slow
+    assert fast.to_json() == slow.to_json()
+
+
+def test_loader_parses_each_distinct_body_once(pair: Path) -> None:
+    files = sorted((pair / "baseline" / "graphs").iterdir())
+    loader = DumpLoader()
+    from ad_diff.align.transforms import list_dumps
+
+    refs, _ = list_dumps(pair / "baseline" / "graphs")
+    digests = [loader.load(r).digest for r in refs]
+    assert len(refs) == len(files)
+    # export, rmsnorm matched, swiglu matched, rmsnorm fused: four distinct graphs in 89 files
+    assert loader.parsed == len(set(digests)) == 4
+    again = DumpLoader(reuse=False)
+    for r in refs[:3]:
+        fresh, reused = again.load(r).dump, DumpLoader().load(r).dump
+        assert fresh == reused
+    # a reused parse carries its own file's header, path and counter (the last two dumps hold the same graph)
+    two = DumpLoader()
+    two.load(refs[-2])
+    last = two.load(refs[-1]).dump
+    assert two.parsed == 1
+    assert last == DumpLoader(reuse=False).load(refs[-1]).dump
+    assert last is not None and (last.path, last.transform, last.counter) == (refs[-1].path, refs[-1].transform, 89)

@@ -66,7 +66,9 @@ class _Loader:
             except InputError as e:
                 return _Loaded(None, digest, str(e))
             except UnicodeDecodeError as e:
-                return _Loaded(None, digest, f"{ref.path}: not UTF-8 text ({e})")
+                line = data.count(b"\n", 0, e.start) + 1
+                return _Loaded(None, digest, f"{ref.path}:{line}: expected UTF-8 text, found byte "
+                                             f"0x{data[e.start]:02x} ({e.reason})")
         elif hit.path != ref.path:
             hit = replace(hit, path=ref.path, counter=ref.counter)
         self.cache[digest] = hit

@@ -113,10 +113,12 @@ def check_dump_folder(graphs: Path, run: str) -> list[Finding]:
         problem = None
         try:
             os.stat(path)  # follows links; raises on a loop or a dangling link
-            if not os.path.isfile(path):
+            if not os.path.isfile(path):  # before opening: a FIFO named like a dump would block open()
                 problem = "is not a regular file"
-            elif not os.access(path, os.R_OK):
-                problem = "cannot be read (permission denied)"
+            else:
+                path.open("rb").close()  # an actual open, not os.access: as root, access() always says yes
+        except PermissionError:
+            problem = "cannot be read (permission denied)"
         except OSError as err:
             problem = "is a symbolic link that loops or points nowhere" if e.is_symlink() else \
                 f"cannot be read ({err.strerror or err})"

@@ -292,6 +292,13 @@ def nan_same_places(d: Path) -> None:
     write_tensors(c, {"logits": ("F32", (4, 4), f32(bad))})
 
 
+def config_garbage(d: Path) -> None:
+    """``config/`` holding YAML that does not parse (a top-level *.yaml may be anything and is only noted)."""
+    _, c = _pair(d)
+    (c / "config").mkdir()
+    (c / "config" / "default.yaml").write_text("transforms:\n  a: [1, 2\n  b: 3\n")
+
+
 # ------------------------------------------------------------------------------------- hostile names
 
 EVIL = "fuse_<script>alert(1)</script>|`x`|[bold]red[/bold]"
@@ -313,7 +320,7 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     log_crlf_ansi, dump_cut_mid_line, dump_non_utf8, dump_crlf, dump_huge_line, graphs_gap,
     graphs_duplicate_counter, graphs_empty, graphs_is_file, symlink_loop, unreadable, tensor_garbage,
     safetensors_truncated, safetensors_huge_header, safetensors_huge_tensor, pt_malicious, tensor_mismatch,
-    nan_everywhere, nan_same_places, markup_names,
+    nan_everywhere, nan_same_places, config_garbage, markup_names,
 )}
 #: Built at test time only: too large for git, or not representable in git.
 RUNTIME_ONLY = frozenset({"dump_huge_line", "symlink_loop", "unreadable"})

@@ -66,7 +66,9 @@ class DumpLoader:
             except InputError as e:
                 return Loaded(None, digest, str(e))
             except UnicodeDecodeError as e:
-                return Loaded(None, digest, f"{ref.path}: not UTF-8 text ({e})")
+                line = data.count(b"\n", 0, e.start) + 1
+                return Loaded(None, digest, f"{ref.path}:{line}: expected UTF-8 text, found byte "
+                                            f"0x{data[e.start]:02x} ({e.reason})")
             self.parsed += 1
         del data
         if self.reuse:

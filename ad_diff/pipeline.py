@@ -10,9 +10,10 @@ from fnmatch import fnmatchcase
 
 from ad_diff import expectations, snapshot
 from ad_diff.align.log_rows import pair_transforms
-from ad_diff.classify.input_rules import ONE_SIDED
+from ad_diff.classify.input_rules import ANALYSIS_FAILED, DUMPS_EMPTY, ONE_SIDED, check_dump_folder, dump_count
 from ad_diff.classify.log_rules import classify_log
 from ad_diff.discover import discover
+from ad_diff.errors import AdDiffError
 from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts, RunLog, TransformComparison
 from ad_diff.parsers import log as log_parser
 from ad_diff.progress import ProgressFn, no_progress
@@ -84,6 +85,41 @@ def _snapshot_coverage(settings: Settings, cand: RunArtifacts) -> list[Finding]:
     return out
 
 
+_STANDS = "the per-transform match counts from the logs still stand"
+
+
+def _graphs(base: RunArtifacts, cand: RunArtifacts, blog: RunLog, clog: RunLog, findings: list[Finding],
+            sections: dict[str, object], notes: list[str]) -> list[Finding]:
+    """Check both dump folders, then compare them; returns the new findings (hints are attached in place).
+
+    An unreadable part of a dump folder becomes a gating finding that says what still stands, not an exit 2
+    that would also throw away the log comparison.
+    """
+    assert base.graphs is not None and cand.graphs is not None
+    new: list[Finding] = []
+    counts: dict[str, int] = {}
+    for art in (base, cand):
+        assert art.graphs is not None
+        new += check_dump_folder(art.graphs, art.run_id)
+        counts[art.run_id] = dump_count(art.graphs)
+    nb, nc = counts[base.run_id], counts[cand.run_id]
+    if nb == 0 and nc == 0:
+        notes.append("graph analysis not run: both graphs/ folders hold no dump files")
+        return new
+    if nb == 0 or nc == 0:
+        empty, other = (base, cand) if nb == 0 else (cand, base)
+        return new + [DUMPS_EMPTY.make(run=empty.run_id, other=other.run_id, count=max(nb, nc))]
+    from ad_diff.graph_analysis import analyze_graphs, attach_hints
+
+    try:
+        ga = analyze_graphs(base.graphs, cand.graphs, blog, clog)
+    except AdDiffError as e:
+        return new + [ANALYSIS_FAILED.make(analysis="graph analysis", error=str(e), stands=_STANDS)]
+    findings[:] = attach_hints(tuple(findings), ga)
+    sections["graph"] = ga
+    return new + list(ga.findings)
+
+
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
     if not log.anonymous:
@@ -92,7 +128,11 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     if art.graphs is not None:
         from ad_diff.align.transforms import list_dumps
 
-        names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
+        try:
+            names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
+        except AdDiffError as e:  # unreadable dumps: the results stay positional (#n), and we say why
+            notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them ({e})")
+            return log
     log, note = log_parser.attribute(log, names)
     notes.append(f"{art.run_id}: {note}")
     return log
@@ -141,18 +181,18 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     elif base.graphs is not None and cand.graphs is not None and not settings.graphs:
         notes.append("graph analysis not run: disabled with --no-graphs")
     elif base.graphs is not None and cand.graphs is not None:
-        from ad_diff.graph_analysis import analyze_graphs, attach_hints
-
-        ga = analyze_graphs(base.graphs, cand.graphs, blog, clog)
-        findings = list(attach_hints(tuple(findings), ga)) + list(ga.findings)
-        sections["graph"] = ga
+        findings += _graphs(base, cand, blog, clog, findings, sections, notes)
 
     # recorded tensors: measured in chunks, judged against tolerances; per-node captures in graph order
     if base.tensors is not None and cand.tensors is not None:
         if not settings.tensors:
             notes.append("tensor comparison not run: disabled with --no-tensors")
         else:
-            findings += _tensors(settings, base, cand, sections)
+            try:
+                findings += _tensors(settings, base, cand, sections)
+            except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
+                sections.pop("tensors", None)
+                findings.append(ANALYSIS_FAILED.make(analysis="tensor comparison", error=str(e), stands=_STANDS))
 
     # the runs' own AD configs: diff them and explain state/count changes by config changes
     findings = _config(settings, base, cand, blog, clog, rows, findings, sections)

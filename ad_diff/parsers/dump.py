@@ -36,8 +36,10 @@ def parse(path: Path) -> GraphDump:
 def read_header(path: Path) -> tuple[str, str]:
     """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest."""
     try:
-        with path.open(encoding="utf-8") as f:
-            first, second = f.readline().rstrip("\n"), f.readline().rstrip("\n")
+        # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
+        # reports it (with its line) when the dump is analysed.
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first, second = f.readline().rstrip("\r\n"), f.readline().rstrip("\r\n")
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(path, f"cannot read graph dump ({e})") from e
     return _header(path, first, second)
@@ -72,6 +74,8 @@ def parse_text(text: str, path: Path) -> GraphDump:
 
 
 def _parse_text(text: str, path: Path) -> GraphDump:
+    if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
+        text = text.replace("\r\n", "\n")
     lines = text.split("\n")
     if len(lines) < 2:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)

@@ -110,8 +110,12 @@ def read_index(path: Path, kind: str = "output") -> list[TensorRecord]:
 
 
 def _safetensors_index(path: Path, kind: str) -> list[TensorRecord]:
-    size = path.stat().st_size
-    with path.open("rb") as f:
+    try:
+        size = path.stat().st_size
+        f = path.open("rb")
+    except OSError as e:
+        raise InputError(path, f"cannot be read ({e.strerror or e}); expected a safetensors file") from e
+    with f:
         head = f.read(8)
         if len(head) < 8:
             raise InputError(path, "not a safetensors file: shorter than its 8-byte header length")

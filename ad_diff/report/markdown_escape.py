@@ -11,6 +11,9 @@ import re
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
+_PIPE = re.compile(r"(\\*)\|")
+
+
 def md_escape(text: object) -> str:
     """Return ``text`` safe to embed in markdown prose or a table cell (HTML entities + backslashes)."""
     s = str(text)
@@ -21,7 +24,10 @@ def md_escape(text: object) -> str:
 
 def md_code(text: object) -> str:
     """Return ``text`` as an inline code span that cannot be broken out of (backticks neutralised)."""
-    s = str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    s = str(text).replace("\r", " ").replace("\n", " ")
+    # GFM splits table cells before parsing code spans, and a backslash escapes the next character there:
+    # a '|' after an even run of backslashes ('\\|') would still split the cell, so it gets one more.
+    s = _PIPE.sub(lambda m: m.group(1) + ("|" if len(m.group(1)) % 2 else "\\|"), s)
     longest = max((len(m) for m in re.findall(r"`+", s)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if s.startswith("`") or s.endswith("`") else ""

@@ -54,12 +54,34 @@ def test_snapshots(outputs, name: str) -> None:
     assert int((exp / "exit_code").read_text()) == code
 
 
-def test_output_is_byte_identical_across_hash_seeds(tmp_path: Path) -> None:
-    rel = Path("fixtures/scenarios/metadata_loss")
+#: The scenarios with the most findings of each kind (graph, config, tensors, hostile names) plus batch output.
+DETERMINISM_CASES = {
+    "graph": ("fixtures/scenarios/metadata_loss/baseline", "fixtures/scenarios/metadata_loss/candidate"),
+    "graph_fusion": ("fixtures/scenarios/fusion_one_layer/baseline", "fixtures/scenarios/fusion_one_layer/candidate"),
+    "config": ("fixtures/scenarios/config_unexplained/baseline", "fixtures/scenarios/config_unexplained/candidate"),
+    "tensors": ("fixtures/tensors/gpu/baseline", "fixtures/tensors/gpu/beyond"),
+    "hostile_names": ("fixtures/hostile/markup_names/baseline", "fixtures/hostile/markup_names/candidate"),
+    "batch": ("batch", "fixtures/scenarios"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DETERMINISM_CASES))
+def test_output_is_byte_identical_across_hash_seeds(tmp_path: Path, case: str) -> None:
+    base, cand = DETERMINISM_CASES[case]
+    args: tuple[str | Path, ...]
+    if base == "batch":  # three models per side, compared in parallel: the order must not depend on timing
+        for side in ("b", "c"):
+            for name in ("metadata_loss", "config_unexplained", "partial_loss"):
+                (tmp_path / side).mkdir(exist_ok=True)
+                (tmp_path / side / name).symlink_to(ROOT / cand / name / ("baseline" if side == "b" else "candidate"))
+        args = ("batch", tmp_path / "b", tmp_path / "c", "--jobs", "2")
+    else:
+        args = (base, cand)
     outs = []
     for seed in ("1", "4242"):
-        res = run_cli(rel / "baseline", rel / "candidate", "--markdown", tmp_path / f"{seed}.md", "-f", "json",
-                      env={"PYTHONHASHSEED": seed})
-        outs.append((res.out, (tmp_path / f"{seed}.md").read_text()))
+        md, js = tmp_path / f"{seed}.md", tmp_path / f"{seed}.json"
+        res = run_cli(*args, "--markdown", md, "--json", js, "-f", "json", env={"PYTHONHASHSEED": seed})
+        assert res.code in (0, 1), res.err
+        outs.append((res.out, md.read_text(), js.read_text()))
     assert outs[0] == outs[1]
     assert ROOT.is_dir()

@@ -200,6 +200,17 @@ def append_output(path: Path, text: str) -> None:
         raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
 
 
+RankOpt = Annotated[int, typer.Option(help="Rank whose log lines are compared.")]
+FailOnOpt = Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")]
+CollapseOpt = Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")]
+FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")]
+IgnoreTransformOpt = Annotated[Optional[list[str]], typer.Option(help="Transform key (glob) to leave out; repeatable.")]
+IgnoreCodeOpt = Annotated[Optional[list[str]], typer.Option(help="Finding code (glob) to drop; repeatable.")]
+GraphsOpt = Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")]
+TensorsOpt = Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")]
+"""Options shared by `compare` and `batch` (one declaration, so their help cannot drift apart)."""
+
+
 ConfigOpt = Annotated[Optional[Path], typer.Option(
     "--config", help="Config file (.ad-diff.yaml or pyproject.toml [tool.ad-diff]); default: ./.ad-diff.yaml, "
     "else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the file.")]
@@ -221,16 +232,16 @@ def compare(
     candidate: Annotated[Path, typer.Argument(help="Candidate run folder.")],
     baseline_log: Annotated[Optional[Path], typer.Option(help="Baseline log file (default: the *.log in the folder).")] = None,
     candidate_log: Annotated[Optional[Path], typer.Option(help="Candidate log file (default: the *.log in the folder).")] = None,
-    rank: Annotated[int, typer.Option(help="Rank whose log lines are compared.")] = 0,
-    fail_on: Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")] = "error",
-    collapse_fraction: Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")] = 0.5,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")] = ReportFormat.terminal,
+    rank: RankOpt = 0,
+    fail_on: FailOnOpt = "error",
+    collapse_fraction: CollapseOpt = 0.5,
+    fmt: FormatOpt = ReportFormat.terminal,
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the markdown report here.")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the JSON report here.")] = None,
-    ignore_transform: Annotated[Optional[list[str]], typer.Option(help="Transform key (glob) to leave out; repeatable.")] = None,
-    ignore_code: Annotated[Optional[list[str]], typer.Option(help="Finding code (glob) to drop; repeatable.")] = None,
-    graphs: Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")] = True,
-    tensors: Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")] = True,
+    ignore_transform: IgnoreTransformOpt = None,
+    ignore_code: IgnoreCodeOpt = None,
+    graphs: GraphsOpt = True,
+    tensors: TensorsOpt = True,
     color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report (default: when stdout is a TTY).")] = None,
     config: ConfigOpt = None,
     expected: ExpectedOpt = None,

@@ -14,12 +14,20 @@ import typer
 
 from ad_diff.cli import (
     COMMENT_LIMIT,
+    CollapseOpt,
     CommentLimitOpt,
     ConfigOpt,
     ExpectedOpt,
+    FailOnOpt,
+    FormatOpt,
+    GraphsOpt,
+    IgnoreCodeOpt,
+    IgnoreTransformOpt,
     JunitOpt,
     ProgressOpt,
+    RankOpt,
     StepSummaryOpt,
+    TensorsOpt,
     app,
     build_settings,
     guarded,
@@ -29,7 +37,6 @@ from ad_diff.cli import (
 )
 from ad_diff.errors import UsageError
 from ad_diff.report import ReportFormat
-from ad_diff.settings import FAIL_ON_CHOICES
 
 
 @app.command()
@@ -91,16 +98,16 @@ def batch(
                                                        "one per model.")],
     candidate_root: Annotated[Path, typer.Argument(help="Folder of candidate run folders, one per model.")],
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel processes (default: CPU count).")] = None,
-    rank: Annotated[int, typer.Option(help="Rank whose log lines are compared.")] = 0,
-    fail_on: Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")] = "error",
-    collapse_fraction: Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")] = 0.5,
-    fmt: Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")] = ReportFormat.terminal,
+    rank: RankOpt = 0,
+    fail_on: FailOnOpt = "error",
+    collapse_fraction: CollapseOpt = 0.5,
+    fmt: FormatOpt = ReportFormat.terminal,
     markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the combined markdown here.")] = None,
     json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the combined JSON here.")] = None,
-    ignore_transform: Annotated[Optional[list[str]], typer.Option(help="Transform key (glob) to leave out; repeatable.")] = None,
-    ignore_code: Annotated[Optional[list[str]], typer.Option(help="Finding code (glob) to drop; repeatable.")] = None,
-    graphs: Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")] = True,
-    tensors: Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")] = True,
+    ignore_transform: IgnoreTransformOpt = None,
+    ignore_code: IgnoreCodeOpt = None,
+    graphs: GraphsOpt = True,
+    tensors: TensorsOpt = True,
     color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report.")] = None,
     config: ConfigOpt = None,
     expected: ExpectedOpt = None,

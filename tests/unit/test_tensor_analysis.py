@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 
 from ad_diff.model import Severity
 from ad_diff.settings import Settings

@@ -161,6 +161,8 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     clog = log_parser.parse(cand.log, rank=settings.rank)
     progress("reading logs", 2, 2)
     notes: list[str] = []
+    for run_id, log in ((base.run_id, blog), (cand.run_id, clog)):
+        notes += [f"{run_id} log {log.path}: {i.text} (shown as U+FFFD)" for i in log.issues if i.kind == "encoding"]
     blog = _attribute(blog, base, notes)
     clog = _attribute(clog, cand, notes)
 

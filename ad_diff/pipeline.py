@@ -67,10 +67,35 @@ def _tensors(settings: Settings, base: RunArtifacts, cand: RunArtifacts, section
             for u in t.unmatched:
                 if u.run == "candidate":
                     node_transform.setdefault(u.name, t.transform)
+    renamed = _final_renames(base, cand) if ga is not None else None
     ta = analyze_tensors(base.tensors, cand.tensors, settings, node_order=node_order,  # type: ignore[arg-type]
-                         node_transform=node_transform)
+                         node_transform=node_transform, renamed=renamed)
     sections["tensors"] = ta
     return list(ta.findings)
+
+
+def _final_renames(base: RunArtifacts, cand: RunArtifacts) -> dict[str, str]:
+    """Candidate -> baseline node names that alignment paired in the final dumps and that differ."""
+    from ad_diff.align.nodes import align_sections
+    from ad_diff.align.transforms import list_dumps
+    from ad_diff.parsers import dump as dump_parser
+
+    assert base.graphs is not None and cand.graphs is not None
+    refs_b, refs_c = list_dumps(base.graphs)[0], list_dumps(cand.graphs)[0]
+    if not refs_b or not refs_c:
+        return {}
+    db, dc = dump_parser.parse(refs_b[-1].path), dump_parser.parse(refs_c[-1].path)
+    sections_c = {sec.name: sec for sec in dc.sections}
+    out: dict[str, str] = {}
+    for sb in db.sections:
+        sc = sections_c.get(sb.name)
+        if sc is None:
+            continue
+        al = align_sections(sb, sc, db.fmt, dc.fmt)
+        for i, j in enumerate(al.mb):
+            if j >= 0 and al.b.names[i] != al.c.names[j]:
+                out[al.c.names[j]] = al.b.names[i]
+    return out
 
 
 def _snapshot_coverage(settings: Settings, cand: RunArtifacts) -> list[Finding]:

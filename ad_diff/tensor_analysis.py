@@ -31,15 +31,22 @@ def analyze_tensors(
     settings: Settings,
     node_order: Sequence[str] | None = None,
     node_transform: Mapping[str, str] | None = None,
+    renamed: Mapping[str, str] | None = None,
 ) -> TensorAnalysis:
     """Compare the tensors two runs recorded (their ``tensors/`` folders) under ``settings``.
 
+    ``renamed`` maps candidate node names to the baseline names that graph alignment paired them with
+    (a pass added upstream shifts FX name counters), so per-node captures pair by node, not by name.
     Unreadable files, one-sided tensors and shape mismatches become values and findings; only an
     internal bug raises. Differences within tolerance produce no finding.
     """
     base = discover(baseline_tensors, "baseline")
     cand = discover(candidate_tensors, "candidate")
     notes: list[str] = []
+    cand_outputs, n_renamed = _paired_names(cand.outputs, renamed or {})
+    if n_renamed:
+        notes.append(f"{n_renamed} candidate node capture(s) paired under their baseline names through graph "
+                     "alignment (their FX names shifted)")
     device = _device(getattr(settings, "tensor_device", "cpu"), notes)
     plots = bool(getattr(settings, "tensor_plots", False))
     if plots and importlib.util.find_spec("matplotlib") is None:
@@ -47,8 +54,8 @@ def analyze_tensors(
         plots = False
     comparisons: list[TensorComparison] = []
     unmatched: list[Unmatched] = []
-    for name in sorted(set(base.outputs) | set(cand.outputs)):
-        b, c = base.outputs.get(name), cand.outputs.get(name)
+    for name in sorted(set(base.outputs) | set(cand_outputs)):
+        b, c = base.outputs.get(name), cand_outputs.get(name)
         if b is None or c is None:
             rec = b or c
             assert rec is not None
@@ -90,6 +97,24 @@ def _device(asked: str, notes: list[str]) -> str:
     if asked != "auto":
         notes.append(f"tensor device {asked!r} asked for but no GPU is available; compared on the CPU")
     return "cpu"
+
+
+def _paired_names(outputs: Mapping[str, TensorRecord], renamed: Mapping[str, str]) -> tuple[dict[str, TensorRecord], int]:
+    """Candidate records keyed by the baseline name of their node; outputs and unmapped nodes keep theirs.
+
+    A rename that would collide with another capture's key is not applied (the name then pairs as is).
+    """
+    keys = {n: (renamed.get(n, n) if r.kind == "node" else n) for n, r in outputs.items()}
+    counts: dict[str, int] = {}
+    for k in keys.values():
+        counts[k] = counts.get(k, 0) + 1
+    out: dict[str, TensorRecord] = {}
+    n_renamed = 0
+    for n, r in outputs.items():
+        k = keys[n] if counts[keys[n]] == 1 else n
+        n_renamed += k != n
+        out[k] = r
+    return out, n_renamed
 
 
 def _compare(

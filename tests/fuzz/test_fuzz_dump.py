@@ -11,7 +11,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from functools import lru_cache
 from pathlib import Path
@@ -24,9 +23,9 @@ from ad_diff.graph_model import Arg, GraphDump, GraphNode, GraphSection, NodeMet
 from ad_diff.model import DiffResult, Finding, Severity
 from ad_diff.parsers import dump
 from tests.conftest import FIXTURES
+from tests.fuzz import mutate
 
-PROFILE = os.environ.get("AD_DIFF_FUZZ_EXAMPLES")
-N = int(PROFILE) if PROFILE else 100
+N = mutate.examples(100)
 SEEDS = [p.read_bytes() for p in sorted((FIXTURES / "parsers/dump").glob("*.txt"))] + [
     p.read_bytes() for p in sorted((FIXTURES / "scenarios/dump_d1/candidate/graphs").glob("00[1-4]_*.txt"))
 ] + [p.read_bytes() for p in sorted((FIXTURES / "hostile/markup_names/candidate/graphs").glob("*.txt"))]
@@ -34,27 +33,9 @@ FUZZ = settings(max_examples=N, deadline=None,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> bytes:
-    data = bytearray(draw(st.sampled_from(SEEDS)))
-    for _ in range(draw(st.integers(0, 6))):
-        op = draw(st.sampled_from(["flip", "insert", "delete", "dup_line", "cut"]))
-        pos = draw(st.integers(0, max(0, len(data) - 1)))
-        if op == "flip" and data:
-            data[pos] = draw(st.integers(0, 255))
-        elif op == "insert":
-            data[pos:pos] = draw(st.binary(max_size=30)) or draw(st.sampled_from(
-                [b" : ", b"%", b"(", b")", b"[", b", ", b"\r\n", b"\n", b"=" * 80 + b"\n", b"# GraphModule: x\n", b"\xff"]))
-        elif op == "delete":
-            del data[pos : pos + draw(st.integers(1, 30))]
-        elif op == "dup_line":
-            lines = bytes(data).split(b"\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            lines.insert(i, lines[i])
-            data = bytearray(b"\n".join(lines))
-        elif op == "cut":
-            del data[pos:]
-    return bytes(data)
+def mutated():  # noqa: ANN201
+    """Mutations of this module's seed files (tests/fuzz/mutate.py)."""
+    return mutate.mutated(SEEDS, [b" : ", b"%", b"(", b")", b"[", b", ", b"\r\n", b"\n", b"=" * 80 + b"\n", b"# GraphModule: x\n", b"\xff"], max_ops=6, max_insert=30)
 
 
 def _shape(node: GraphNode) -> tuple[object, ...]:

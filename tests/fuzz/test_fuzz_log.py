@@ -3,7 +3,6 @@ markdown renderer never lets a hostile name break out of its table cell or injec
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
@@ -13,33 +12,15 @@ from ad_diff.errors import InputError
 from ad_diff.parsers import log as log_parser
 from ad_diff.report.markdown_escape import md_code, md_escape
 from tests.conftest import FIXTURES
+from tests.fuzz import mutate
 
 SEEDS = [p.read_bytes() for p in sorted((FIXTURES / "parsers/log").glob("*.log"))]
-PROFILE = os.environ.get("AD_DIFF_FUZZ_EXAMPLES")
-N = int(PROFILE) if PROFILE else 150
+N = mutate.examples(150)
 
 
-@st.composite
-def mutated(draw: st.DrawFn) -> bytes:
-    data = bytearray(draw(st.sampled_from(SEEDS)))
-    for _ in range(draw(st.integers(0, 8))):
-        op = draw(st.sampled_from(["flip", "insert", "delete", "dup_line", "cut"]))
-        pos = draw(st.integers(0, max(0, len(data) - 1)))
-        if op == "flip" and data:
-            data[pos] = draw(st.integers(0, 255))
-        elif op == "insert":
-            data[pos:pos] = draw(st.binary(max_size=40)) or draw(st.sampled_from(
-                [b"[SUMMARY] ", b"matches=", b"\x1b[31m", b"\r", b"\n", b"[RANK 1] ", b"Traceback (most recent call last):\n"]))
-        elif op == "delete":
-            del data[pos : pos + draw(st.integers(1, 30))]
-        elif op == "dup_line":
-            lines = bytes(data).split(b"\n")
-            i = draw(st.integers(0, len(lines) - 1))
-            lines.insert(i, lines[i])
-            data = bytearray(b"\n".join(lines))
-        elif op == "cut":
-            del data[pos:]
-    return bytes(data)
+def mutated():  # noqa: ANN201
+    """Mutations of this module's seed files (tests/fuzz/mutate.py)."""
+    return mutate.mutated(SEEDS, [b"[SUMMARY] ", b"matches=", b"\x1b[31m", b"\r", b"\n", b"[RANK 1] ", b"Traceback (most recent call last):\n"], max_ops=8, max_insert=40)
 
 
 @settings(max_examples=N, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

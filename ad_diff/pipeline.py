@@ -7,6 +7,7 @@ and gating happen after, on the returned value (``ad_diff.report``, ``ad_diff.ga
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
+from typing import TYPE_CHECKING
 
 from ad_diff import expectations, snapshot
 from ad_diff.align.log_rows import pair_transforms
@@ -18,6 +19,9 @@ from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts
 from ad_diff.parsers import log as log_parser
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.settings import Settings
+
+if TYPE_CHECKING:
+    from ad_diff.graph_model import GraphDump
 
 
 def _one_sided(what: str, analysis: str, b: object, c: object) -> list[Finding]:
@@ -48,43 +52,45 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
 
 
 def _tensors(settings: Settings, base: RunArtifacts, cand: RunArtifacts, sections: dict[str, object]) -> list[Finding]:
-    """Compare recorded tensors; graph order and introducing transforms come from the dumps when present."""
+    """Compare recorded tensors; graph order, introducing transforms and renamed nodes come from the dumps."""
     from ad_diff.tensor_analysis import analyze_tensors
 
     node_order: list[str] | None = None
     node_transform: dict[str, str] | None = None
+    renamed: dict[str, str] | None = None
     ga = sections.get("graph")
-    if ga is not None and cand.graphs is not None:
-        from ad_diff.align.transforms import list_dumps
-        from ad_diff.parsers import dump as dump_parser
-
-        refs = list_dumps(cand.graphs)[0]
-        if refs:
-            last = dump_parser.parse(refs[-1].path)
-            node_order = [n.name for sec in last.sections for n in sec.nodes]
+    if ga is not None:
+        final = _final_dumps(base, cand)
+        if final is not None:
+            node_order = [n.name for sec in final[1].sections for n in sec.nodes]
+            renamed = _renames(*final)
         node_transform = {}
         for t in ga.transforms:  # type: ignore[attr-defined]
             for u in t.unmatched:
                 if u.run == "candidate":
                     node_transform.setdefault(u.name, t.transform)
-    renamed = _final_renames(base, cand) if ga is not None else None
     ta = analyze_tensors(base.tensors, cand.tensors, settings, node_order=node_order,  # type: ignore[arg-type]
                          node_transform=node_transform, renamed=renamed)
     sections["tensors"] = ta
     return list(ta.findings)
 
 
-def _final_renames(base: RunArtifacts, cand: RunArtifacts) -> dict[str, str]:
-    """Candidate -> baseline node names that alignment paired in the final dumps and that differ."""
-    from ad_diff.align.nodes import align_sections
+def _final_dumps(base: RunArtifacts, cand: RunArtifacts) -> tuple[GraphDump, GraphDump] | None:
+    """The last dump of each run, parsed (None when either run has none)."""
     from ad_diff.align.transforms import list_dumps
     from ad_diff.parsers import dump as dump_parser
 
     assert base.graphs is not None and cand.graphs is not None
     refs_b, refs_c = list_dumps(base.graphs)[0], list_dumps(cand.graphs)[0]
     if not refs_b or not refs_c:
-        return {}
-    db, dc = dump_parser.parse(refs_b[-1].path), dump_parser.parse(refs_c[-1].path)
+        return None
+    return dump_parser.parse(refs_b[-1].path), dump_parser.parse(refs_c[-1].path)
+
+
+def _renames(db: GraphDump, dc: GraphDump) -> dict[str, str]:
+    """Candidate -> baseline node names that alignment paired in two dumps and that differ."""
+    from ad_diff.align.nodes import align_sections
+
     sections_c = {sec.name: sec for sec in dc.sections}
     out: dict[str, str] = {}
     for sb in db.sections:

@@ -38,6 +38,7 @@ def metadata_coverage(graphs: Path | None) -> dict[str, Any]:
     import hashlib
 
     from ad_diff.align.transforms import list_dumps
+    from ad_diff.dump_cache import body_start
     from ad_diff.graph_metrics import coverage
     from ad_diff.parsers import dump as dump_parser
 
@@ -45,7 +46,7 @@ def metadata_coverage(graphs: Path | None) -> dict[str, Any]:
     cache: dict[bytes, dict[str, int]] = {}
     for ref in list_dumps(graphs)[0]:
         raw = ref.path.read_bytes()
-        body = hashlib.blake2b(raw.split(b"\n", 2)[-1], digest_size=16).digest()
+        body = hashlib.blake2b(memoryview(raw)[body_start(raw):], digest_size=16).digest()
         if body not in cache:
             c = coverage(dump_parser.parse(ref.path))
             cache[body] = {"nodes": c.nodes_total, "with_meta": c.nodes_known,

@@ -1,6 +1,6 @@
 """`python -m ad_diff`."""
 
-from ad_diff.cli import main
+from ad_diff.cli.app import main
 
 if __name__ == "__main__":
     main()

@@ -12,10 +12,26 @@ Run folder contract (docs/run-folder.md)::
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
+from ad_diff.core.model import RunId
 from ad_diff.errors import InputError
-from ad_diff.model import RunArtifacts, RunId
+
+
+@dataclass(frozen=True, slots=True)
+class RunArtifacts:
+    """What discovery found in one run folder (paths only; nothing parsed yet)."""
+
+    run_id: RunId
+    root: Path
+    log: Path | None
+    graphs: Path | None
+    tensors: Path | None
+    configs: tuple[Path, ...] = ()
+    notes: tuple[str, ...] = ()
+    """Human sentences about what was found or missing."""
+
 
 _PREFERRED_LOGS = ("ad.log", "run.log")
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ad_diff.model import Finding, Severity
+from ad_diff.core.model import Finding, Severity
 from ad_diff.settings import FAIL_ON_CHOICES
 
 EXIT_OK = 0

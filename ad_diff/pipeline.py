@@ -9,19 +9,22 @@ from __future__ import annotations
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING
 
-from ad_diff import expectations, snapshot
-from ad_diff.align.log_rows import pair_transforms
-from ad_diff.classify.input_rules import ANALYSIS_FAILED, DUMPS_EMPTY, ONE_SIDED, check_dump_folder, dump_count
-from ad_diff.classify.log_rules import classify_log
-from ad_diff.discover import discover
+from ad_diff.core.model import BASELINE, CANDIDATE, Finding, TransformComparison
+from ad_diff.core.result import DiffResult
+from ad_diff.discover import RunArtifacts, discover
 from ad_diff.errors import AdDiffError
-from ad_diff.model import BASELINE, CANDIDATE, DiffResult, Finding, RunArtifacts, RunLog, TransformComparison
-from ad_diff.parsers import log as log_parser
+from ad_diff.explain import expected as expectations
+from ad_diff.kinds.graph.folder import ANALYSIS_FAILED, DUMPS_EMPTY, ONE_SIDED, check_dump_folder, dump_count
+from ad_diff.kinds.log import parse as log_parser
+from ad_diff.kinds.log import snapshot
+from ad_diff.kinds.log.align import pair_transforms
+from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.rules import classify_log
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.settings import Settings
 
 if TYPE_CHECKING:
-    from ad_diff.graph_model import GraphDump
+    from ad_diff.kinds.graph.model import GraphDump
 
 
 def _one_sided(what: str, analysis: str, b: object, c: object) -> list[Finding]:
@@ -34,7 +37,7 @@ def _one_sided(what: str, analysis: str, b: object, c: object) -> list[Finding]:
 def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: RunLog, clog: RunLog,
             rows: tuple[TransformComparison, ...], findings: list[Finding], sections: dict[str, object]) -> list[Finding]:
     """Diff the runs' configs (when any run has one) and mark findings explained or unexplained by them."""
-    from ad_diff.parsers import run_config
+    from ad_diff.kinds.config import parse as run_config
 
     # a snapshot baseline (a file) carries no config
     bcfg = run_config.parse(base.root, settings.baseline_config) if base.root.is_dir() else None
@@ -42,8 +45,8 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
     if bcfg is None and ccfg is None:
         return findings
     # imported only when a run has a config: the config diff pulls in deepdiff (and with it pandas)
-    from ad_diff.classify.config_explain import explain_findings, with_explanations
-    from ad_diff.config_diff import analyze_config
+    from ad_diff.kinds.config.compare import analyze_config
+    from ad_diff.kinds.config.explain import explain_findings, with_explanations
 
     analysis = analyze_config(bcfg, ccfg, blog, clog)
     out = list(explain_findings(findings, rows, analysis, settings.config_explained_gates))
@@ -53,7 +56,7 @@ def _config(settings: Settings, base: RunArtifacts, cand: RunArtifacts, blog: Ru
 
 def _tensors(settings: Settings, base: RunArtifacts, cand: RunArtifacts, sections: dict[str, object]) -> list[Finding]:
     """Compare recorded tensors; graph order, introducing transforms and renamed nodes come from the dumps."""
-    from ad_diff.tensor_analysis import analyze_tensors
+    from ad_diff.kinds.tensors.analysis import analyze_tensors
 
     node_order: list[str] | None = None
     node_transform: dict[str, str] | None = None
@@ -77,8 +80,8 @@ def _tensors(settings: Settings, base: RunArtifacts, cand: RunArtifacts, section
 
 def _final_dumps(base: RunArtifacts, cand: RunArtifacts) -> tuple[GraphDump, GraphDump] | None:
     """The last dump of each run, parsed (None when either run has none)."""
-    from ad_diff.align.transforms import list_dumps
-    from ad_diff.parsers import dump as dump_parser
+    from ad_diff.kinds.graph import parse as dump_parser
+    from ad_diff.kinds.graph.pair import list_dumps
 
     assert base.graphs is not None and cand.graphs is not None
     refs_b, refs_c = list_dumps(base.graphs)[0], list_dumps(cand.graphs)[0]
@@ -89,7 +92,7 @@ def _final_dumps(base: RunArtifacts, cand: RunArtifacts) -> tuple[GraphDump, Gra
 
 def _renames(db: GraphDump, dc: GraphDump) -> dict[str, str]:
     """Candidate -> baseline node names that alignment paired in two dumps and that differ."""
-    from ad_diff.align.nodes import align_sections
+    from ad_diff.kinds.graph.align import align_sections
 
     sections_c = {sec.name: sec for sec in dc.sections}
     out: dict[str, str] = {}
@@ -106,7 +109,7 @@ def _renames(db: GraphDump, dc: GraphDump) -> dict[str, str]:
 
 def _snapshot_coverage(settings: Settings, cand: RunArtifacts) -> list[Finding]:
     """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
-    from ad_diff.classify.graph_rules import SNAPSHOT_COVERAGE
+    from ad_diff.kinds.graph.rules import SNAPSHOT_COVERAGE
 
     out = []
     for key, before, after in snapshot.check_coverage(settings.baseline, cand.graphs):
@@ -140,7 +143,7 @@ def _graphs(base: RunArtifacts, cand: RunArtifacts, blog: RunLog, clog: RunLog, 
     if nb == 0 or nc == 0:
         empty, other = (base, cand) if nb == 0 else (cand, base)
         return new + [DUMPS_EMPTY.make(run=empty.run_id, other=other.run_id, count=max(nb, nc))]
-    from ad_diff.graph_analysis import analyze_graphs, attach_hints
+    from ad_diff.kinds.graph.analysis import analyze_graphs, attach_hints
 
     try:
         ga = analyze_graphs(base.graphs, cand.graphs, blog, clog)
@@ -157,7 +160,7 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
         return log
     names: list[tuple[str, str]] = []
     if art.graphs is not None:
-        from ad_diff.align.transforms import list_dumps
+        from ad_diff.kinds.graph.pair import list_dumps
 
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]

@@ -19,8 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ad_diff.align.nodes import align_sections  # noqa: E402
-from ad_diff.parsers.dump import parse  # noqa: E402
+from ad_diff.kinds.graph.align import align_sections  # noqa: E402
+from ad_diff.kinds.graph.parse import parse  # noqa: E402
 from scripts.synth_dumps import Spec, build  # noqa: E402
 
 

@@ -67,9 +67,9 @@ def read_throughput(paths: list[Path]) -> float:
 def measure_once(dirpath: Path, device: str, chunk: int) -> dict[str, float]:
     """One comparison in this process; returns the figures."""
     import torch
+    from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 
-    from ad_diff.measure import MeasureOptions, measure
-    from ad_diff.parsers.tensors import discover
+    from ad_diff.kinds.tensors.parse import discover
 
     b = discover(dirpath / "baseline", "baseline").outputs["t"]
     c = discover(dirpath / "candidate", "candidate").outputs["t"]

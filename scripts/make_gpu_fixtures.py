@@ -24,11 +24,11 @@ import torch.fx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from ad_diff.kinds.tensors.measure import MeasureOptions, measure  # noqa: E402
 from tiny_llama import build, fuse_swiglu_fp8, prompt_ids  # noqa: E402
 
-from ad_diff.measure import MeasureOptions, measure  # noqa: E402
-from ad_diff.parsers.tensors import discover  # noqa: E402
-from ad_diff.record import capture_nodes, save_tensors  # noqa: E402
+from ad_diff.kinds.tensors.parse import discover  # noqa: E402
+from ad_diff.recording import capture_nodes, save_tensors  # noqa: E402
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from ad_diff.parsers import log as log_parser  # noqa: E402
+from ad_diff.kinds.log import parse as log_parser  # noqa: E402
 
 
 def update_log_goldens() -> int:

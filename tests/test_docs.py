@@ -6,9 +6,9 @@ import re
 import subprocess
 import sys
 
-from ad_diff.classify.base import CATEGORIES
-from ad_diff.classify.catalog import RULES
-from ad_diff.cli import app
+from ad_diff.catalog import RULES
+from ad_diff.cli.app import app
+from ad_diff.core.rules import CATEGORIES
 from tests.conftest import ROOT, run_cli
 
 
@@ -44,7 +44,7 @@ def test_compare_options_are_documented() -> None:
 
 
 def test_every_config_key_is_documented() -> None:
-    from ad_diff.config import SCHEMA
+    from ad_diff.settings_file import SCHEMA
 
     doc = (ROOT / "docs/config.md").read_text()
     for key in SCHEMA:

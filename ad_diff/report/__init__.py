@@ -7,8 +7,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from ad_diff.core.result import DiffResult
     from ad_diff.gate import Verdict
-    from ad_diff.model import DiffResult
 
 __all__ = ["ReportFormat"]
 
@@ -31,7 +31,7 @@ class ReportFormat(str, Enum):
 
             return markdown.render
         if self is ReportFormat.json:
-            from ad_diff.report import json_report
+            from ad_diff.report import json as json_report
 
             return json_report.render
         raise AssertionError(f"unhandled format {self}")  # pragma: no cover

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ad_diff.core.model import Finding, Severity, Side, State
+from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict
-from ad_diff.model import DiffResult, Finding, RunLog, Severity, Side, State
+from ad_diff.kinds.log.model import RunLog
 
 
 def side_text(s: Side) -> str:

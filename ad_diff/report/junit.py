@@ -18,11 +18,12 @@ import xml.etree.ElementTree as ET
 from collections import defaultdict
 from typing import TYPE_CHECKING
 
+from ad_diff.core.model import Finding
+from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict, gates
-from ad_diff.model import DiffResult, Finding
 
 if TYPE_CHECKING:
-    from ad_diff.batch import BatchResult
+    from ad_diff.workflows.batch import BatchResult
 
 # XML 1.0 forbids most control characters; AD logs carry ANSI escapes, so drop them rather than fail.
 _BAD_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

@@ -12,11 +12,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ad_diff import __version__
+from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.model import Finding, Severity
+from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict, gates
-from ad_diff.model import DiffResult, Finding, Severity
 from ad_diff.report.common import category_counts, delta_text, headline, log_summary, side_text
-from ad_diff.report.json_report import SCHEMA_VERSION
-from ad_diff.report.markdown_escape import md_code, md_escape
+from ad_diff.report.json import SCHEMA_VERSION
 
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body length (characters)."""
@@ -27,9 +28,9 @@ _ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.IN
 
 #: Optional analysis sections: key in ``DiffResult.sections`` -> (module, title). Imported lazily.
 SECTION_RENDERERS: dict[str, tuple[str, str]] = {
-    "config": ("ad_diff.report.config_section", "Configuration"),
-    "graph": ("ad_diff.report.graph_section", "Graph dumps"),
-    "tensors": ("ad_diff.report.tensor_section", "Recorded tensors"),
+    "config": ("ad_diff.kinds.config.section", "Configuration"),
+    "graph": ("ad_diff.kinds.graph.section", "Graph dumps"),
+    "tensors": ("ad_diff.kinds.tensors.section", "Recorded tensors"),
 }
 
 

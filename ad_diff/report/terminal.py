@@ -9,17 +9,18 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ad_diff.core.model import Severity
+from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict, gates
-from ad_diff.model import DiffResult, Severity
 from ad_diff.report.common import delta_text, headline, log_summary, side_text
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
 #: Optional sections (key in ``DiffResult.sections`` -> module with ``render_terminal``), imported lazily.
 SECTION_RENDERERS: dict[str, str] = {
-    "config": "ad_diff.report.config_section",
-    "graph": "ad_diff.report.graph_section",
-    "tensors": "ad_diff.report.tensor_section",
+    "config": "ad_diff.kinds.config.section",
+    "graph": "ad_diff.kinds.graph.section",
+    "tensors": "ad_diff.kinds.tensors.section",
 }
 
 

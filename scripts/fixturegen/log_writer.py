@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from .pipeline import Event
 from . import noise as nz
+from .pipeline import Event
 
 _L1_TAG = {"info": "I", "warning": "W", "error": "E", "debug": "V"}
 _L2_TAG = {"info": "INFO", "warning": "WARNING", "error": "ERROR", "debug": "DEBUG"}

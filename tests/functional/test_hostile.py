@@ -190,7 +190,7 @@ def test_unreadable_log_simulated_is_exit_2_through_guarded(tmp_path: Path, monk
     import typer
 
     from ad_diff import pipeline
-    from ad_diff.cli import guarded
+    from ad_diff.cli.app import guarded
 
     case = build_case("log_crlf_ansi", tmp_path / "case")
     _deny(monkeypatch, case / "candidate/ad.log")

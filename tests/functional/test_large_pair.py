@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.dump_cache import DumpLoader
-from ad_diff.graph_analysis import analyze_graphs
-from ad_diff.parsers import log as log_parser
+from ad_diff.kinds.graph.analysis import analyze_graphs
+from ad_diff.kinds.graph.cache import DumpLoader
+from ad_diff.kinds.log import parse as log_parser
 from tests.conftest import ROOT, run_cli
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -64,7 +64,7 @@ def test_reuse_changes_nothing(pair: Path) -> None:
 def test_loader_parses_each_distinct_body_once(pair: Path) -> None:
     files = sorted((pair / "baseline" / "graphs").iterdir())
     loader = DumpLoader()
-    from ad_diff.align.transforms import list_dumps
+    from ad_diff.kinds.graph.pair import list_dumps
 
     refs, _ = list_dumps(pair / "baseline" / "graphs")
     digests = [loader.load(r).digest for r in refs]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import torch
 
-from ad_diff.record import save_tensors
+from ad_diff.recording import save_tensors
 from tests.conftest import FIXTURES, run_cli
 
 SCEN = FIXTURES / "scenarios/rename_only"

@@ -18,10 +18,11 @@ from pathlib import Path
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from ad_diff.core.model import Finding, Severity
+from ad_diff.core.result import DiffResult
 from ad_diff.errors import InputError
-from ad_diff.graph_model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
-from ad_diff.model import DiffResult, Finding, Severity
-from ad_diff.parsers import dump
+from ad_diff.kinds.graph import parse as dump
+from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
 from tests.conftest import FIXTURES
 from tests.fuzz import mutate
 

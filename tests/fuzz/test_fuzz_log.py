@@ -8,9 +8,9 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ad_diff.core.escape import md_code, md_escape
 from ad_diff.errors import InputError
-from ad_diff.parsers import log as log_parser
-from ad_diff.report.markdown_escape import md_code, md_escape
+from ad_diff.kinds.log import parse as log_parser
 from tests.conftest import FIXTURES
 from tests.fuzz import mutate
 

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ad_diff.classify.config_explain import explain_findings
-from ad_diff.config_diff import analyze_config
-from ad_diff.config_model import ConfigAnalysis
-from ad_diff.align.log_rows import pair_transforms
-from ad_diff.classify.log_rules import classify_log
-from ad_diff.model import Finding, RunLog, State, TransformComparison
-from ad_diff.parsers import log as log_parser
-from ad_diff.parsers.run_config import parse
+from ad_diff.core.model import Finding, State, TransformComparison
+from ad_diff.kinds.config.compare import analyze_config
+from ad_diff.kinds.config.explain import explain_findings
+from ad_diff.kinds.config.model import ConfigAnalysis
+from ad_diff.kinds.config.parse import parse
+from ad_diff.kinds.log import parse as log_parser
+from ad_diff.kinds.log.align import pair_transforms
+from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.rules import classify_log
 
 SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "config_scenarios"
 

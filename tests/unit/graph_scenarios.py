@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ad_diff.model import LogEnd, RunLog, State, TransformRecord
+from ad_diff.core.model import State, TransformRecord
+from ad_diff.kinds.log.model import LogEnd, RunLog
 from scripts.synth_dumps import Spec, write_run
 
 UNFUSED = Spec(layers=3, fused_norm=False)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.batch import pair, run_batch
 from ad_diff.errors import InputError
 from ad_diff.settings import Settings
+from ad_diff.workflows.batch import pair, run_batch
 from tests.ci_runs import BASE_LOG, REGRESSED_LOG
 from tests.conftest import make_run
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.config import SCHEMA, find_config, load_config, merge
 from ad_diff.errors import ConfigError
+from ad_diff.settings_file import SCHEMA, find_config, load_config, merge
 from tests.ci_runs import pair
 
 

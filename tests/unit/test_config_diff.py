@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ad_diff.config_diff import analyze_config, diff_configs, pipeline_order
-from ad_diff.config_model import ConfigSource, EffectiveConfig
-from ad_diff.model import LogEnd, State
+from ad_diff.core.model import State
+from ad_diff.kinds.config.compare import analyze_config, diff_configs, pipeline_order
+from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig
+from ad_diff.kinds.log.model import LogEnd
 from tests.unit.config_scenarios import make_log, run_scenario
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from ad_diff import gate, pipeline
 from ad_diff.errors import InputError
-from ad_diff.expectations import load
+from ad_diff.explain.expected import load
 from ad_diff.settings import Settings
 from tests.ci_runs import PARTIAL_LOG, pair
 

@@ -6,8 +6,8 @@ import dataclasses
 
 import pytest
 
-from ad_diff.classify.log_rules import COLLAPSE, GAIN, INCOMPLETE, PARTIAL, STATE
 from ad_diff.gate import decide
+from ad_diff.kinds.log.rules import COLLAPSE, GAIN, INCOMPLETE, PARTIAL, STATE
 
 collapse = COLLAPSE.make(transform="t", before=4, after=0, collapse=True)
 partial = PARTIAL.make(transform="t", before=4, after=3, pct=25)

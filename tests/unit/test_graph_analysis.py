@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.graph_analysis import analyze_graphs, attach_hints, hints_for_match_loss
-from ad_diff.model import Finding, Severity, State
-from ad_diff.report.graph_section import render_markdown, render_terminal
+from ad_diff.core.model import Finding, Severity, State
+from ad_diff.kinds.graph.analysis import analyze_graphs, attach_hints, hints_for_match_loss
+from ad_diff.kinds.graph.section import render_markdown, render_terminal
 from tests.unit import graph_scenarios as S
 
 ROOT = Path(__file__).resolve().parents[2]

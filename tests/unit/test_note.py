@@ -6,9 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from ad_diff import pipeline
-from ad_diff.model import Finding, Severity
-from ad_diff.note import OpCount, Validation, _path, _risks, build_note
+from ad_diff.core.model import Finding, Severity
 from ad_diff.settings import Settings
+from ad_diff.workflows.note import OpCount, Validation, _path, _risks, build_note
 from tests.conftest import FIXTURES
 
 C = FIXTURES / "candidates"

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff import plots
+from ad_diff.kinds.tensors import plots
+from ad_diff.kinds.tensors.analysis import analyze_tensors
 from ad_diff.settings import Settings
-from ad_diff.tensor_analysis import analyze_tensors
 
 SYN = Path(__file__).resolve().parents[2] / "fixtures" / "tensors" / "synthetic"
 

@@ -9,8 +9,8 @@ import pytest
 import torch
 import torch.fx
 
-from ad_diff.parsers.tensors import discover
-from ad_diff.record import capture_nodes, save_tensors
+from ad_diff.kinds.tensors.parse import discover
+from ad_diff.recording import capture_nodes, save_tensors
 
 
 class _M(torch.nn.Module):

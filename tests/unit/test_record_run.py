@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ad_diff.errors import UsageError
-from ad_diff.record_run import record
+from ad_diff.workflows.record import record
 
 CHILD = """
 import os, pathlib, sys

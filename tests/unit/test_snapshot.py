@@ -7,8 +7,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ad_diff import gate, pipeline, snapshot
+from ad_diff import gate, pipeline
 from ad_diff.errors import InputError
+from ad_diff.kinds.log import snapshot
 from ad_diff.settings import Settings
 from tests.ci_runs import pair
 

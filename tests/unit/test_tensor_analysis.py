@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
-from ad_diff.model import Severity
+from ad_diff.core.model import Severity
+from ad_diff.kinds.tensors.analysis import analyze_tensors
 from ad_diff.settings import Settings
-from ad_diff.tensor_analysis import analyze_tensors
 
 FIX = Path(__file__).resolve().parents[2] / "fixtures" / "tensors"
 SYN, GPU = FIX / "synthetic", FIX / "gpu"

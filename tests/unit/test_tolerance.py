@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ad_diff.errors import ConfigError
-from ad_diff.tensor_model import ErrorHistogram, ReferenceStats, TensorStats
-from ad_diff.tolerance import judge, parse_cli, parse_statistic, resolve
+from ad_diff.kinds.tensors.model import ErrorHistogram, ReferenceStats, TensorStats
+from ad_diff.kinds.tensors.tolerance import judge, parse_cli, parse_statistic, resolve
 
 
 def _stats(**kw: object) -> TensorStats:

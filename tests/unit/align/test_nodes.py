@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ad_diff.align.graph_index import norm_target, strip_counter
-from ad_diff.align.nodes import align_sections, scope_of
-from ad_diff.graph_model import GraphSection
-from ad_diff.parsers.dump import parse_text
+from ad_diff.kinds.graph.align import align_sections, scope_of
+from ad_diff.kinds.graph.index import norm_target, strip_counter
+from ad_diff.kinds.graph.model import GraphSection
+from ad_diff.kinds.graph.parse import parse_text
 from scripts.synth_dumps import Spec, build
 
 

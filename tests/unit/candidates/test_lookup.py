@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.candidates import find_candidates
-from ad_diff.candidates.lookup import index_source, lookup, pattern_tokens, resolve_ad_dir
-from ad_diff.candidates.model import LookupStatus, Recommendation
 from ad_diff.errors import InputError
+from ad_diff.workflows.candidates import find_candidates
+from ad_diff.workflows.candidates.lookup import index_source, lookup, pattern_tokens, resolve_ad_dir
+from ad_diff.workflows.candidates.model import LookupStatus, Recommendation
 from tests.conftest import FIXTURES
 from tests.unit.candidates.conftest import AD, fake_tree
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ad_diff.candidates import find_candidates
-from ad_diff.candidates.model import Candidate, Instance, KernelLookup, LookupStatus, Recommendation
-from ad_diff.candidates.render import render_json, render_markdown, template
+from ad_diff.workflows.candidates import find_candidates
+from ad_diff.workflows.candidates.model import Candidate, Instance, KernelLookup, LookupStatus, Recommendation
+from ad_diff.workflows.candidates.render import render_json, render_markdown, template
 from tests.conftest import FIXTURES
 from tests.unit.candidates.conftest import fake_tree
 
@@ -41,7 +41,7 @@ def test_markdown_escapes_names() -> None:
         KernelLookup(LookupStatus.NOT_SEARCHED),
         Recommendation.DEFER,
     )
-    from ad_diff.candidates.model import CandidateReport
+    from ad_diff.workflows.candidates.model import CandidateReport
 
     md = render_markdown(CandidateReport("run<1>", "d.txt", "t", "s", 10, (c,), None))
     assert "a\\|b" in md

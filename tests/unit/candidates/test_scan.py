@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.candidates.ops import kind, op_name
-from ad_diff.candidates.scan import scan_dump
-from ad_diff.parsers.dump import parse, parse_text
+from ad_diff.kinds.graph.parse import parse, parse_text
+from ad_diff.workflows.candidates.ops import kind, op_name
+from ad_diff.workflows.candidates.scan import scan_dump
 from tests.conftest import FIXTURES, ROOT
 
 UNFUSED = FIXTURES / "candidates" / "unfused" / "graphs" / "026_compile_compile_model.txt"

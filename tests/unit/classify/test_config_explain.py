@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ad_diff.classify.config_rules import RULES
+from ad_diff.kinds.config.rules import RULES
 from tests.unit.config_scenarios import run_scenario
 
 
@@ -59,9 +59,9 @@ def test_not_applied_flagged() -> None:
 
 
 def test_no_config_leaves_findings_alone() -> None:
-    from ad_diff.classify.config_explain import explain_findings
-    from ad_diff.config_diff import analyze_config
-    from ad_diff.classify.log_rules import classify_log
+    from ad_diff.kinds.config.compare import analyze_config
+    from ad_diff.kinds.config.explain import explain_findings
+    from ad_diff.kinds.log.rules import classify_log
     from tests.unit.config_scenarios import make_log, make_rows
 
     b, c = make_log("explained", 0), make_log("explained", 1)
@@ -82,7 +82,7 @@ def test_fixture_generator_scenarios_parse(name: str) -> None:
     """The fixtures branch's scenarios (when merged) must hold a config both sides can load."""
     from pathlib import Path
 
-    from ad_diff.parsers.run_config import parse
+    from ad_diff.kinds.config.parse import parse
 
     root = Path(__file__).resolve().parents[3] / "fixtures" / "scenarios" / name
     assert root.is_dir(), f"{root} missing: run scripts/make_fixtures.py"
@@ -91,10 +91,10 @@ def test_fixture_generator_scenarios_parse(name: str) -> None:
 
 
 def test_stage_move_explained_and_unexplained() -> None:
-    from ad_diff.classify.config_explain import explain_findings
-    from ad_diff.config_diff import analyze_config
-    from ad_diff.config_model import ConfigSource, EffectiveConfig
-    from ad_diff.model import Finding, Severity, Side, State, TransformComparison
+    from ad_diff.core.model import Finding, Severity, Side, State, TransformComparison
+    from ad_diff.kinds.config.compare import analyze_config
+    from ad_diff.kinds.config.explain import explain_findings
+    from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig
 
     def cfg(stage: str) -> EffectiveConfig:
         return EffectiveConfig(ConfigSource("effective", ("c.yaml",), "t", True),

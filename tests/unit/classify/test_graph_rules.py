@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from ad_diff.classify.base import CATEGORIES
-from ad_diff.classify.graph_rules import RULES
+from ad_diff.core.rules import CATEGORIES
+from ad_diff.kinds.graph.rules import RULES
 
 
 def test_codes_unique_ordered_and_documented() -> None:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from ad_diff.align.log_rows import pair_transforms
-from ad_diff.classify.log_rules import classify_log
-from ad_diff.parsers import log as log_parser
+from ad_diff.kinds.log import parse as log_parser
+from ad_diff.kinds.log.align import pair_transforms
+from ad_diff.kinds.log.rules import classify_log
 from tests.conftest import v3
 
 HEAD = v3("export", "export_to_gm", "matches=1")

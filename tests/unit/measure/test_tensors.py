@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 import torch
+from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from safetensors.torch import save_file
 
-from ad_diff.measure import MeasureOptions, measure
-from ad_diff.parsers.tensors import discover
+from ad_diff.kinds.tensors.parse import discover
 
 
 def _pair(tmp_path: Path, b: torch.Tensor, c: torch.Tensor, r: torch.Tensor | None = None):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from ad_diff.errors import InputError
-from ad_diff.parsers.dump import parse, parse_text, read_header, render
+from ad_diff.kinds.graph.parse import parse, parse_text, read_header, render
 
 DIR = Path(__file__).resolve().parents[3] / "fixtures" / "parsers" / "dump"
 CASES = sorted(p.stem for p in DIR.glob("*.txt"))

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.core.model import State
 from ad_diff.errors import InputError
-from ad_diff.model import LogEnd, State
-from ad_diff.parsers import log as log_parser
+from ad_diff.kinds.log import parse as log_parser
+from ad_diff.kinds.log.model import LogEnd
 from tests.conftest import FIXTURES
 
 CASES = sorted((FIXTURES / "parsers/log").glob("*.log"))

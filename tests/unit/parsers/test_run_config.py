@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from ad_diff.errors import InputError
-from ad_diff.parsers.run_config import discover_config_files, load_file, parse, parse_cli_args
+from ad_diff.kinds.config.parse import discover_config_files, load_file, parse, parse_cli_args
 
 FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "parsers" / "config"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "invalid")

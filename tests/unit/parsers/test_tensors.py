@@ -10,7 +10,7 @@ import torch
 from safetensors.torch import save_file
 
 from ad_diff.errors import InputError
-from ad_diff.parsers.tensors import ChunkReader, discover, load_pt, read_index
+from ad_diff.kinds.tensors.parse import ChunkReader, discover, load_pt, read_index
 
 SYN = Path(__file__).resolve().parents[3] / "fixtures" / "tensors" / "synthetic"
 

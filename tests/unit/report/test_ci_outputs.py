@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 from ad_diff import gate, pipeline
-from ad_diff.batch import run_batch
-from ad_diff.report import ReportFormat, batch_report
-from ad_diff.report.ci_outputs import render_all
+from ad_diff.report import ReportFormat
+from ad_diff.report import batch as batch_report
 from ad_diff.report.markdown import COMMENT_LIMIT, STEP_SUMMARY_LIMIT
+from ad_diff.report.outputs import render_all
 from ad_diff.settings import Settings
+from ad_diff.workflows.batch import run_batch
 from tests.ci_runs import BASE_LOG, REGRESSED_LOG, pair
 from tests.conftest import make_run, v3
 

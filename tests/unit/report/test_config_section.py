@@ -7,8 +7,8 @@ import json
 
 from rich.console import Console
 
-from ad_diff.classify.config_explain import with_explanations
-from ad_diff.config_model import (
+from ad_diff.kinds.config.explain import with_explanations
+from ad_diff.kinds.config.model import (
     ConfigAnalysis,
     ConfigChange,
     ConfigDiff,
@@ -16,7 +16,7 @@ from ad_diff.config_model import (
     EffectiveConfig,
     TransformConfigChange,
 )
-from ad_diff.report.config_section import render_markdown, render_terminal
+from ad_diff.kinds.config.section import render_markdown, render_terminal
 from tests.unit.config_scenarios import run_scenario
 
 

@@ -9,10 +9,10 @@ import pytest
 import xmlschema
 
 from ad_diff import gate, pipeline
-from ad_diff.batch import run_batch
-from ad_diff.model import Severity
+from ad_diff.core.model import Severity
 from ad_diff.report import junit
 from ad_diff.settings import Settings
+from ad_diff.workflows.batch import run_batch
 from tests.ci_runs import BASE_LOG, REGRESSED_LOG, pair
 from tests.conftest import ROOT, make_run
 
@@ -56,7 +56,7 @@ def test_non_gated_findings_go_to_system_out(tmp_path: Path) -> None:
 def test_tensor_cases_and_control_characters(tmp_path: Path) -> None:
     from dataclasses import replace
 
-    from ad_diff.classify.log_rules import STATE
+    from ad_diff.kinds.log.rules import STATE
 
     result, verdict = _result(tmp_path)
     drift = replace(STATE.make(transform=None, bstate="a", cstate="b"), code="ADT001", category="numeric_drift",

@@ -6,9 +6,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ad_diff.report.tensor_section import render_markdown, render_terminal
+from ad_diff.kinds.tensors.analysis import analyze_tensors
+from ad_diff.kinds.tensors.section import render_markdown, render_terminal
 from ad_diff.settings import Settings
-from ad_diff.tensor_analysis import analyze_tensors
 
 FIX = Path(__file__).resolve().parents[3] / "fixtures" / "tensors"
 

@@ -1,0 +1,142 @@
+"""CLI commands for CI: ``snapshot`` (golden counts), ``record`` (record a run folder), ``batch`` (many models).
+
+Registered on :data:`ad_diff.cli.app`; like ``compare``, each only turns options into library calls,
+writes what was asked for and exits.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ad_diff.cli.app import (
+    COMMENT_LIMIT,
+    CollapseOpt,
+    CommentLimitOpt,
+    ConfigOpt,
+    ExpectedOpt,
+    FailOnOpt,
+    FormatOpt,
+    GraphsOpt,
+    IgnoreCodeOpt,
+    IgnoreTransformOpt,
+    JunitOpt,
+    ProgressOpt,
+    RankOpt,
+    StepSummaryOpt,
+    TensorsOpt,
+    app,
+    build_settings,
+    guarded,
+    resolve_options,
+    write_output,
+    write_reports,
+)
+from ad_diff.errors import UsageError
+from ad_diff.report import ReportFormat
+
+
+@app.command()
+def snapshot(
+    run: Annotated[Path, typer.Argument(help="Run folder to snapshot (holds the AD log).")],
+    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the snapshot here "
+                                                   "(default: print it on stdout).")] = None,
+    rank: Annotated[int, typer.Option(help="Rank whose log lines are recorded.")] = 0,
+    log: Annotated[Optional[Path], typer.Option(help="Log file (default: the *.log in the folder).")] = None,
+) -> None:
+    """Write RUN's per-transform states and match counts (golden counts) as YAML.
+
+    Check a candidate against it later with `ad-diff counts.yaml CANDIDATE/`, without re-running the baseline.
+    """
+
+    def go() -> int:
+        from ad_diff.kinds.log import snapshot as snap
+
+        text = snap.dump(snap.take(run, rank=rank, log=log))
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            write_output(output, text)
+            typer.echo(f"ad-diff: wrote {output}", err=True)
+        return 0
+
+    raise typer.Exit(guarded(go))
+
+
+@app.command(context_settings={"allow_interspersed_args": False})
+def record(
+    run: Annotated[Path, typer.Argument(help="Run folder to create (ad.log, graphs/, run.json go here).")],
+    command: Annotated[list[str], typer.Argument(help="The AD command, after `--`.", show_default=False)],
+    force: Annotated[bool, typer.Option(help="Replace ad.log, run.json and graphs/ of an earlier recording.")] = False,
+) -> None:
+    """Run an AD command with graph dumps into RUN/graphs, tee its output into RUN/ad.log, write RUN/run.json.
+
+    Usage: ad-diff record runs/base -- python examples/auto_deploy/build_and_run_ad.py --model <id>.
+    The command's exit status becomes ad-diff's exit code.
+    """
+
+    def go() -> int:
+        from ad_diff.workflows.record import record as do_record
+
+        # click keeps the `--` separator when interspersed args are off; it is not part of the command.
+        cmd = command[1:] if command[:1] == ["--"] else command
+        info = do_record(run, cmd, sys.stdout.buffer, sys.stderr.buffer, force=force)
+        typer.echo(f"ad-diff: recorded {run} ({info['status']}, {info['dump_files']} dump file(s), "
+                   f"{info['duration_s']:.1f}s)", err=True)
+        return int(info["exit_code"])
+
+    raise typer.Exit(guarded(go))
+
+
+@app.command()
+def batch(
+    ctx: typer.Context,
+    baseline_root: Annotated[Path, typer.Argument(help="Folder of baseline run folders (or <model>.yaml snapshots), "
+                                                       "one per model.")],
+    candidate_root: Annotated[Path, typer.Argument(help="Folder of candidate run folders, one per model.")],
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel processes (default: CPU count).")] = None,
+    rank: RankOpt = 0,
+    fail_on: FailOnOpt = "error",
+    collapse_fraction: CollapseOpt = 0.5,
+    fmt: FormatOpt = ReportFormat.terminal,
+    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the combined markdown here.")] = None,
+    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the combined JSON here.")] = None,
+    ignore_transform: IgnoreTransformOpt = None,
+    ignore_code: IgnoreCodeOpt = None,
+    graphs: GraphsOpt = True,
+    tensors: TensorsOpt = True,
+    color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report.")] = None,
+    config: ConfigOpt = None,
+    expected: ExpectedOpt = None,
+    junit: JunitOpt = None,
+    step_summary: StepSummaryOpt = None,
+    comment_limit: CommentLimitOpt = COMMENT_LIMIT,
+    progress: ProgressOpt = None,
+) -> None:
+    """Compare run folders paired by name (one per model) in parallel; write one combined report.
+
+    Exit code: the worst of all models (2 input error, 1 regression, 0 pass). A model with a baseline but
+    no candidate run gates; a model only in the candidate root is listed as new.
+    """
+
+    def go() -> int:
+        from ad_diff.progress import progress_bar
+        from ad_diff.workflows.batch import run_batch
+
+        opts = resolve_options(ctx, config)
+        if opts.get("jobs") is not None and opts["jobs"] < 1:
+            raise UsageError(f"--jobs must be at least 1, not {opts['jobs']}")
+
+        def make(name: str, b: Path, c: Path):  # noqa: ANN202
+            return build_settings(opts, b, c, model=name or None)
+
+        show = make("", baseline_root, candidate_root).progress
+        with progress_bar(show) as bar:
+            result = run_batch(baseline_root, candidate_root, make, jobs=opts.get("jobs"), progress=bar)
+        write_reports(opts, result, None)
+        return result.exit_code
+
+    raise typer.Exit(guarded(go))

@@ -1,0 +1,163 @@
+"""The shared vocabulary of every stage: run ids, transform states and rows, severities and findings.
+
+Kind-specific models live in their kind's folder (``ad_diff.kinds.<kind>.model``); the overall result is in
+``ad_diff.core.result``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, NewType
+
+RunId = NewType("RunId", str)
+"""``"baseline"`` or ``"candidate"``."""
+
+NodeName = NewType("NodeName", str)
+"""An FX node name as written in a dump (``linear_3``)."""
+
+BASELINE = RunId("baseline")
+CANDIDATE = RunId("candidate")
+
+#: AD ``Stages`` enum values, in execution order of the newest known version (FORMATS.md 1.2).
+#: ``visualize`` moved around between versions; pipeline order is always taken from the log itself.
+STAGES: tuple[str, ...] = (
+    "factory",
+    "export",
+    "post_export",
+    "pattern_matcher",
+    "sharding",
+    "weight_load",
+    "post_load_fusion",
+    "cache_init",
+    "visualize",
+    "compile",
+    "export_onnx",
+)
+
+
+class State(str, Enum):
+    """What happened to one transform in one run."""
+
+    APPLIED = "applied"
+    """Ran; ``matches`` holds the count (may be 0)."""
+    SKIPPED = "skipped"
+    """Enabled but the transform reported ``skipped`` (nothing to do / precondition unmet)."""
+    DISABLED = "disabled"
+    """Disabled by configuration."""
+    FAILED = "failed"
+    """Raised an error that ``skip_on_error`` swallowed (``Transform <t> failed: ...``)."""
+    INCOMPLETE = "incomplete"
+    """Started (cleanup/apply lines seen) but its result line never came: the run stopped inside it."""
+    ABSENT = "absent"
+    """Not seen in this run's log at all (it appears in the other run only)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Timing:
+    """Seconds spent by one transform, as logged (V2 ``elapsed time`` or V3 ``[SUMMARY] ... time``)."""
+
+    total: float
+    pre: float
+    apply: float
+    post: float
+
+
+@dataclass(frozen=True, slots=True)
+class TransformRecord:
+    """One transform's result as parsed from one rank of one log."""
+
+    stage: str
+    transform: str
+    occurrence: int
+    """0 for the first time ``(stage, transform)`` appears in the pipeline, 1 for a repeat, ..."""
+    state: State
+    matches: int | None
+    """Match count for ``applied``; ``None`` when the transform did not report one."""
+    line: int
+    """1-based line number of the result line (or of the last line seen for ``incomplete``)."""
+    timing: Timing | None = None
+    failure: str | None = None
+    """The exception text of a ``failed`` transform."""
+    flags: tuple[tuple[str, str], ...] = ()
+    """Extra key/values of the result line (``is_clean``, ``has_valid_shapes``, ``enabled`` ...)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Side:
+    """One transform's result in one run, as shown in reports."""
+
+    state: State
+    matches: int | None
+    timing: Timing | None = None
+    failure: str | None = None
+    stage: str | None = None
+    """The stage this run ran the transform in (differs between runs when a config moved it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TransformComparison:
+    """One row of the per-transform table: the same transform in both runs."""
+
+    stage: str
+    transform: str
+    occurrence: int
+    baseline: Side
+    candidate: Side
+
+    @property
+    def changed(self) -> bool:
+        """True if the state or the match count differs."""
+        return (self.baseline.state, self.baseline.matches) != (self.candidate.state, self.candidate.matches)
+
+    @property
+    def delta(self) -> int | None:
+        """Candidate minus baseline matches, when both are known."""
+        if self.baseline.matches is None or self.candidate.matches is None:
+            return None
+        return self.candidate.matches - self.baseline.matches
+
+
+class Severity(str, Enum):
+    """How bad a finding is. Only ``error`` findings can fail the gate."""
+
+    ERROR = "error"
+    WARNING = "warning"
+    INFO = "info"
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One classified difference. ``code`` is stable and documented in ``docs/rules.md``."""
+
+    code: str
+    category: str
+    """``match_loss``, ``metadata_loss``, ``numeric_drift``, ``state_change``, ``incomplete_run`` ..."""
+    severity: Severity
+    message: str
+    transform: str | None = None
+    stage: str | None = None
+    node: str | None = None
+    tensor: str | None = None
+    collapse: bool = False
+    """True for a match loss to zero or by at least the collapse fraction."""
+    evidence: tuple[tuple[str, Any], ...] = ()
+    """Small key/value facts behind the finding (counts, coverage, linked causes)."""
+    acknowledged: str | None = None
+    """Reason from the expected-changes file, when this finding was acknowledged there."""
+    explained_by: str | None = None
+    """A config change that explains the finding, when one was found."""
+    gating: bool = True
+    """Whether this finding may fail the gate at all (acknowledged/explained ones may not)."""
+
+    def sort_key(self) -> tuple[Any, ...]:
+        """Deterministic order: severity, then category, code, stage/transform, node, tensor."""
+        order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
+        return (
+            order[self.severity],
+            self.code,
+            self.transform or "",
+            self.node or "",
+            self.tensor or "",
+            self.message,
+        )

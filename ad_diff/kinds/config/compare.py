@@ -1,0 +1,230 @@
+"""Compare two effective AD configs (with deepdiff) and build the :class:`ConfigAnalysis`.
+
+Measurement only: this module lists differences and config-vs-log disagreements; the findings it returns
+are informational/warning rules from ``classify.config_rules``. Explaining log findings is done later by
+``classify.config_explain.explain_findings``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ad_diff.core.model import BASELINE, CANDIDATE, STAGES, Finding
+from ad_diff.kinds.config import rules as R
+from ad_diff.kinds.config.check import check_run, log_order
+from ad_diff.kinds.config.model import (
+    ConfigAnalysis,
+    ConfigChange,
+    ConfigDiff,
+    EffectiveConfig,
+    KeyPath,
+    TransformConfigChange,
+    dotted,
+    show_value,
+)
+from ad_diff.kinds.log.model import LogEnd, RunLog
+
+#: Top-level settings shown first, in this order (FORMATS.md 4.2); the rest follow by name.
+KEY_SETTINGS: tuple[str, ...] = (
+    "runtime",
+    "compile_backend",
+    "attn_backend",
+    "world_size",
+    "max_batch_size",
+    "max_seq_len",
+    "max_num_tokens",
+    "cuda_graph_config",
+)
+_MISSING = object()
+
+
+def analyze_config(
+    baseline: EffectiveConfig | None,
+    candidate: EffectiveConfig | None,
+    baseline_log: RunLog | None,
+    candidate_log: RunLog | None,
+) -> ConfigAnalysis:
+    """Diff the two configs, check each against its own log, and collect the ADC findings."""
+    notes: list[str] = []
+    findings: list[Finding] = []
+    order = pipeline_order(baseline, candidate, baseline_log, candidate_log)
+    diff: ConfigDiff | None = None
+    if baseline is not None and candidate is not None:
+        diff = diff_configs(baseline, candidate, order)
+        if baseline.source.complete != candidate.source.complete:
+            partial = "baseline" if not baseline.source.complete else "candidate"
+            notes.append(f"the {partial} config has no default.yaml or effective dump: keys only the other run "
+                         "defines show up as added/removed")
+        for t in diff.transforms:
+            findings.append(R.TRANSFORM_CONFIG_CHANGED.make(
+                transform=t.transform, stage=t.stage, cause=t.describe(),
+                evidence={"config_changes": tuple(c.key for c in t.changes), "config_source": ", ".join(t.sources())},
+            ))
+        for s in diff.settings:
+            findings.append(R.SETTING_CHANGED.make(
+                key=s.key, change=f"{_side(s.before, s.kind == 'added')} -> {_side(s.after, s.kind == 'removed')}",
+                evidence={"config_source": s.origin() or ""},
+            ))
+    elif baseline is None and candidate is None:
+        notes.append("neither run holds an AD config; no change can be explained by configuration")
+    else:
+        missing = BASELINE if baseline is None else CANDIDATE
+        findings.append(R.CONFIG_MISSING.make(run=missing))
+    checks = []
+    for run, cfg, log in ((BASELINE, baseline, baseline_log), (CANDIDATE, candidate, candidate_log)):
+        if cfg is not None and log is not None:
+            run_checks, run_findings = check_run(run, cfg, log, order)
+            checks.extend(run_checks)
+            findings.extend(run_findings)
+        elif cfg is not None:
+            notes.append(f"the {run} run has a config but no log: config applied? not checked")
+    complete = tuple(run for run, log in ((BASELINE, baseline_log), (CANDIDATE, candidate_log))
+                     if log is not None and log.end == LogEnd.COMPLETE)
+    return ConfigAnalysis(baseline, candidate, diff, tuple(checks), tuple(findings), tuple(notes), complete,
+                          tuple(order))
+
+
+def _side(value: Any, absent: bool) -> str:
+    return "(absent)" if absent else show_value(value)
+
+
+def pipeline_order(
+    baseline: EffectiveConfig | None,
+    candidate: EffectiveConfig | None,
+    baseline_log: RunLog | None,
+    candidate_log: RunLog | None,
+) -> list[str]:
+    """Transform keys in pipeline order: the baseline log, then what only the candidate log shows, then
+    config-only keys placed by stage (config file order within a stage, as AD's stable sort does)."""
+    order: list[str] = []
+    stage_of: dict[str, str] = {}
+    for log in (baseline_log, candidate_log):
+        if log is not None:
+            _merge_sequence(order, log_order(log))
+            for r in log.transforms:
+                stage_of.setdefault(r.transform, r.stage)
+    rank = {s: i for i, s in enumerate(STAGES)}
+    for cfg in (candidate, baseline):
+        if cfg is None:
+            continue
+        for key in cfg.transforms:
+            stage_of.setdefault(key, cfg.stage(key) or "")
+        for key in cfg.transforms:
+            if key in order:
+                continue
+            # After the last key of the same or an earlier stage: AD's stable sort by stage.
+            own = rank.get(stage_of[key], len(STAGES))
+            at = 0
+            for i, k in enumerate(order):
+                if rank.get(stage_of.get(k, ""), len(STAGES)) <= own:
+                    at = i + 1
+            order.insert(at, key)
+    return order
+
+
+def _merge_sequence(order: list[str], seq: list[str]) -> None:
+    """Insert the items of ``seq`` missing from ``order`` right after their predecessor in ``seq``."""
+    pos = {k: i for i, k in enumerate(order)}
+    prev: str | None = None
+    for k in seq:
+        if k not in pos:
+            at = order.index(prev) + 1 if prev is not None else 0
+            order.insert(at, k)
+            pos = {x: i for i, x in enumerate(order)}
+        prev = k
+
+
+def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: list[str]) -> ConfigDiff:
+    """Every difference between the two configs, grouped by transform (pipeline order) and setting."""
+    t1, t2 = _normalised(baseline.data), _normalised(candidate.data)
+    # deepdiff imports pandas (about 1 s) when it is installed: pay it only when two configs are diffed
+    from deepdiff import DeepDiff
+
+    tree = DeepDiff(t1, t2, view="tree")
+    paths: dict[KeyPath, None] = {}
+    for report_type in sorted(tree):
+        for level in tree[report_type]:
+            raw = level.path(output_format="list")
+            # Lists are compared as a whole value: cut the path at the first index.
+            cut = next((i for i, p in enumerate(raw) if not isinstance(p, str)), len(raw))
+            paths[tuple(str(p) for p in raw[:cut])] = None
+    changes = []
+    for path in paths:
+        before, after = _get(t1, path), _get(t2, path)
+        if path and path[0] == "transforms" and len(path) == 1:
+            # A whole transforms section on one side only: report per key.
+            for key in sorted(set(_as_dict(before)) | set(_as_dict(after))):
+                sub = ("transforms", key)
+                changes.append(_change(sub, _get(t1, sub), _get(t2, sub), baseline, candidate))
+            continue
+        changes.append(_change(path, before, after, baseline, candidate))
+
+    per_transform: dict[str, list[ConfigChange]] = {}
+    settings: list[ConfigChange] = []
+    for c in changes:
+        if c.path[0] == "transforms" and len(c.path) >= 2:
+            per_transform.setdefault(c.path[1], []).append(c)
+        else:
+            settings.append(replace_kind(c, "setting") if c.kind not in ("added", "removed") else c)
+    rank = {k: i for i, k in enumerate(order)}
+    kind_rank = {"removed": 0, "added": 1, "enabled": 2, "stage": 3, "option": 4}
+    groups = []
+    for key in sorted(per_transform, key=lambda k: (rank.get(k, len(rank)), k)):
+        stage = candidate.stage(key) or baseline.stage(key)
+        items = sorted(per_transform[key], key=lambda c: (kind_rank[c.kind], c.key))
+        groups.append(TransformConfigChange(key, stage, tuple(items)))
+    top_rank = {k: i for i, k in enumerate(KEY_SETTINGS)}
+    settings.sort(key=lambda c: (top_rank.get(c.path[0], len(top_rank)), c.key))
+    return ConfigDiff(tuple(groups), tuple(settings))
+
+
+def replace_kind(c: ConfigChange, kind: str) -> ConfigChange:
+    """Copy of ``c`` with another ``kind``."""
+    return ConfigChange(c.path, kind, c.before, c.after, c.baseline_origin, c.candidate_origin)
+
+
+def _change(path: KeyPath, before: Any, after: Any, b: EffectiveConfig, c: EffectiveConfig) -> ConfigChange:
+    if before is _MISSING:
+        kind = "added"
+    elif after is _MISSING:
+        kind = "removed"
+    elif path[0] == "transforms" and len(path) == 3 and path[2] in ("enabled", "stage"):
+        kind = path[2]
+    else:
+        kind = "option"
+    return ConfigChange(
+        path,
+        kind,
+        None if before is _MISSING else before,
+        None if after is _MISSING else after,
+        None if before is _MISSING else b.origin(path),
+        None if after is _MISSING else c.origin(path),
+    )
+
+
+def _normalised(data: dict[str, Any]) -> dict[str, Any]:
+    """Copy of the config with AD's default ``enabled: true`` filled in, so that spelling the default out
+    in one run is not reported as a change."""
+    out = dict(data)
+    transforms = data.get("transforms")
+    if isinstance(transforms, dict):
+        out["transforms"] = {
+            k: {"enabled": True, **v} if isinstance(v, dict) else {"enabled": True}
+            for k, v in transforms.items()
+        }
+    return out
+
+
+def _get(data: Any, path: KeyPath) -> Any:
+    for k in path:
+        if not isinstance(data, dict) or k not in data:
+            return _MISSING
+        data = data[k]
+    return data
+
+
+def _as_dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+__all__ = ["KEY_SETTINGS", "analyze_config", "diff_configs", "dotted", "pipeline_order"]

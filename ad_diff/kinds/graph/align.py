@@ -1,0 +1,307 @@
+"""Node alignment across runs: an explicit fallback chain, each pair recording how it was found.
+
+FX names shift when a pass is added (``linear_3`` becomes ``linear_4``), so a name alone is never trusted.
+The chain, applied to the nodes still unmatched after each step:
+
+1. ``exact``      same name and target, confirmed by an equal forward or backward structural signature
+                  (placeholders and the output line need only the name);
+2. ``renamed``    same name with the counter suffix removed, same target, same signature (unique both sides);
+3. ``structural`` same target and full-depth signature (unique both sides), then rounds of local signatures
+                  built from already-matched neighbours (target, literals, pair ids of inputs / of users);
+4. ``sequence``   what remains between the same two matched anchors, aligned by target sequence
+                  (``difflib``), never across module scopes (``..._layers_<N>_`` in AD names).
+
+Unmatched nodes are grouped into rewritten regions: connected unmatched nodes of both runs that share the
+matched frontier around them (a fusion is many-to-one, so it is one region, not a list of adds and removes).
+Every step is a linear pass with dict lookups; only ``sequence`` is quadratic, and only inside one segment
+between anchors, which is capped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from difflib import SequenceMatcher
+
+from ad_diff.core.gcpause import paused_gc
+from ad_diff.kinds.graph.index import GraphIndex, strip_counter
+from ad_diff.kinds.graph.model import GraphSection, NodePair, Region, Unmatched
+from ad_diff.kinds.graph.parse import render_node
+
+KINDS = ("identical", "exact", "renamed", "structural", "sequence")
+MAX_SEGMENT = 2000
+"""Longest run of unmatched nodes (per side) given to sequence alignment; longer ones stay unmatched."""
+MAX_FRONTIER_FANOUT = 16
+"""Matched nodes with more users than this (placeholders, sym sizes) do not tie regions together."""
+MAX_REGION_LINES = 60
+_SCOPE = re.compile(r"^(.*?layers?_\d+)_")
+
+
+def scope_of(name: str) -> str | None:
+    """The module scope encoded in an AD node name (``model_layers_3_..`` -> ``model_layers_3``)."""
+    m = _SCOPE.match(name)
+    return m.group(1) if m else None
+
+
+class SectionAlignment:
+    """Result of aligning one GraphModule section of both runs (internal to the graph analysis)."""
+
+    __slots__ = ("section", "b", "c", "mb", "mc", "kind", "unmatched", "regions", "rewired")
+
+    def __init__(self, section: str, b: GraphIndex, c: GraphIndex) -> None:
+        self.section = section
+        self.b, self.c = b, c
+        self.mb = [-1] * len(b)
+        """Baseline index -> candidate index (-1 unmatched)."""
+        self.mc = [-1] * len(c)
+        self.kind: list[str | None] = [None] * len(b)
+        self.unmatched: list[Unmatched] = []
+        self.regions: list[Region] = []
+        self.rewired: list[tuple[str, str]] = []
+
+    def pair(self, i: int, j: int, kind: str) -> None:
+        """Record baseline node ``i`` aligned to candidate node ``j``."""
+        self.mb[i], self.mc[j], self.kind[i] = j, i, kind
+
+    def pairs(self) -> list[NodePair]:
+        """All pairs, in baseline dump order."""
+        names_b, names_c = self.b.names, self.c.names
+        return [
+            NodePair(names_b[i], names_c[j], self.kind[i] or "", self.section)
+            for i, j in enumerate(self.mb)
+            if j >= 0
+        ]
+
+    def counts(self) -> Counter[str]:
+        """Pairs per match kind."""
+        return Counter(k for k in self.kind if k)
+
+    @property
+    def structure_equal(self) -> bool:
+        """Every node aligned and no aligned node reads different inputs or literals."""
+        return not self.unmatched and not self.rewired
+
+
+def align_sections(b: GraphSection, c: GraphSection, fmt_b: str = "D3", fmt_c: str = "D3") -> SectionAlignment:
+    """Align the nodes of two sections (same GraphModule in both runs)."""
+    with paused_gc():
+        return _align(b, c, fmt_b, fmt_c)
+
+
+def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionAlignment:
+    al = SectionAlignment(b.name, GraphIndex(b), GraphIndex(c))
+    _exact(al)
+    _unique(al, "renamed", lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))
+    _unique(al, "renamed", lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.bwd[i]))
+    _unique(al, "structural", lambda x, i: (x.targets[i], x.fwd[i]))
+    _unique(al, "structural", lambda x, i: (x.targets[i], x.bwd[i]))
+    _propagate(al)
+    _sequence(al)
+    _propagate(al)
+    _rewired(al)
+    _regions(al, fmt_b, fmt_c)
+    return al
+
+
+def identical_alignment(sec: GraphSection) -> list[NodePair]:
+    """Pairs for byte-identical dumps (no alignment work)."""
+    return [NodePair(n.name, n.name, "identical", sec.name) for n in sec.nodes]
+
+
+def _exact(al: SectionAlignment) -> None:
+    B, C = al.b, al.c
+    ops_c = al.c.section.nodes
+    for j, name in enumerate(C.names):
+        i = B.pos.get(name)
+        if i is None or B.targets[i] != C.targets[j]:
+            continue
+        if ops_c[j].op != "call" or B.fwd[i] == C.fwd[j] or B.bwd[i] == C.bwd[j]:
+            al.pair(i, j, "exact")
+
+
+def _unique(al: SectionAlignment, kind: str, key) -> int:  # type: ignore[no-untyped-def]
+    """Pair unmatched nodes whose ``key`` is unique among the unmatched nodes of each side."""
+    kb: dict[object, int] = {}
+    for i, j in enumerate(al.mb):
+        if j < 0:
+            k = key(al.b, i)
+            kb[k] = -1 if k in kb else i
+    kc: dict[object, int] = {}
+    for j, i in enumerate(al.mc):
+        if i < 0:
+            k = key(al.c, j)
+            kc[k] = -1 if k in kc else j
+    n = 0
+    for k, j in kc.items():
+        if j >= 0:
+            i = kb.get(k, -1)
+            if i >= 0:
+                al.pair(i, j, kind)
+                n += 1
+    return n
+
+
+def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
+    """Match nodes by target, literals and the pair ids of matched inputs (then users), until no progress."""
+    mb, mc = al.mb, al.mc
+
+    def fwd_b(x: GraphIndex, i: int) -> object:
+        ins = tuple(k if mb[k] >= 0 else -1 for k in x.inputs[i])
+        return (x.targets[i], x.lits[i], ins, _ext(x, i)) if any(k >= 0 for k in ins) else ("-", i)
+
+    def fwd_c(x: GraphIndex, j: int) -> object:
+        ins = tuple(mc[k] for k in x.inputs[j])
+        return (x.targets[j], x.lits[j], ins, _ext(x, j)) if any(k >= 0 for k in ins) else ("+", j)
+
+    def bwd_b(x: GraphIndex, i: int) -> object:
+        us = tuple(sorted((u, k) for u, k in x.users[i] if mb[u] >= 0))
+        return (x.targets[i], x.lits[i], us) if us else ("-", i)
+
+    def bwd_c(x: GraphIndex, j: int) -> object:
+        us = tuple(sorted((mc[u], k) for u, k in x.users[j] if mc[u] >= 0))
+        return (x.targets[j], x.lits[j], us) if us else ("+", j)
+
+    for _ in range(rounds):
+        n = _unique2(al, "structural", fwd_b, fwd_c) + _unique2(al, "structural", bwd_b, bwd_c)
+        if not n:
+            break
+
+
+def _ext(x: GraphIndex, i: int) -> tuple[str, ...]:
+    return tuple(strip_counter(e) for e in x.ext[i])
+
+
+def _unique2(al: SectionAlignment, kind: str, key_b, key_c) -> int:  # type: ignore[no-untyped-def]
+    kb: dict[object, int] = {}
+    for i, j in enumerate(al.mb):
+        if j < 0:
+            k = key_b(al.b, i)
+            kb[k] = -1 if k in kb else i
+    n = 0
+    kc: dict[object, int] = {}
+    for j, i in enumerate(al.mc):
+        if i < 0:
+            k = key_c(al.c, j)
+            kc[k] = -1 if k in kc else j
+    for k, j in kc.items():
+        if j >= 0:
+            i = kb.get(k, -1)
+            if i >= 0 and al.mb[i] < 0:
+                al.pair(i, j, kind)
+                n += 1
+    return n
+
+
+def _segments(m: list[int], to_b: bool) -> dict[int, list[int]]:
+    """Unmatched positions grouped by the (baseline index of the) last matched node before them."""
+    out: dict[int, list[int]] = {}
+    anchor = -1
+    for p, q in enumerate(m):
+        if q >= 0:
+            anchor = q if to_b else p
+        else:
+            out.setdefault(anchor, []).append(p)
+    return out
+
+
+def _sequence(al: SectionAlignment) -> None:
+    B, C = al.b, al.c
+    seg_b = _segments(al.mb, to_b=False)
+    seg_c = _segments(al.mc, to_b=True)
+    for anchor, bs in seg_b.items():
+        cs = seg_c.get(anchor)
+        if not cs or len(bs) > MAX_SEGMENT or len(cs) > MAX_SEGMENT:
+            continue
+        sm = SequenceMatcher(None, [B.targets[i] for i in bs], [C.targets[j] for j in cs], autojunk=False)
+        for blk in sm.get_matching_blocks():
+            for t in range(blk.size):
+                i, j = bs[blk.a + t], cs[blk.b + t]
+                sb, sc = scope_of(B.names[i]), scope_of(C.names[j])
+                if sb is not None and sc is not None and sb != sc:
+                    continue
+                if B.section.nodes[i].op == C.section.nodes[j].op:
+                    al.pair(i, j, "sequence")
+
+
+def _rewired(al: SectionAlignment) -> None:
+    B, C, mb = al.b, al.c, al.mb
+    for i, j in enumerate(mb):
+        if j < 0:
+            continue
+        ib, ic = B.inputs[i], C.inputs[j]
+        if (
+            len(ib) != len(ic)
+            or B.lits[i] != C.lits[j]
+            or _ext(B, i) != _ext(C, j)
+            or any(mb[x] >= 0 and mb[x] != y for x, y in zip(ib, ic))
+        ):
+            al.rewired.append((B.names[i], C.names[j]))
+
+
+def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
+    B, C, mb, mc = al.b, al.c, al.mb, al.mc
+    nb = len(B)
+    parent = list(range(nb + len(C)))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    def union(x: int, y: int) -> None:
+        rx, ry = find(x), find(y)
+        if rx != ry:
+            parent[max(rx, ry)] = min(rx, ry)
+
+    via: dict[int, int] = {}  # frontier pair (baseline index) -> first unmatched node touching it
+    frontier: dict[int, set[int]] = {}
+
+    def touch(node: int, pair_b: int) -> None:
+        frontier.setdefault(node, set()).add(pair_b)
+        # Graph inputs and widely shared nodes border every region; tying through them would merge all.
+        if B.section.nodes[pair_b].op == "placeholder" or len(B.users[pair_b]) > MAX_FRONTIER_FANOUT:
+            return
+        first = via.setdefault(pair_b, node)
+        if first != node:
+            union(first, node)
+
+    for i in range(nb):
+        if mb[i] >= 0:
+            continue
+        for x in B.inputs[i]:
+            union(i, x) if mb[x] < 0 else touch(i, x)
+        for u, _ in B.users[i]:
+            union(i, u) if mb[u] < 0 else touch(i, u)
+    for j in range(len(C)):
+        if mc[j] >= 0:
+            continue
+        for y in C.inputs[j]:
+            union(nb + j, nb + y) if mc[y] < 0 else touch(nb + j, mc[y])
+        for u, _ in C.users[j]:
+            union(nb + j, nb + u) if mc[u] < 0 else touch(nb + j, mc[u])
+    groups: dict[int, list[int]] = {}
+    for x in [i for i in range(nb) if mb[i] < 0] + [nb + j for j in range(len(C)) if mc[j] < 0]:
+        groups.setdefault(find(x), []).append(x)
+    for rid, root in enumerate(sorted(groups)):
+        members = groups[root]
+        bs = [x for x in members if x < nb]
+        cs = [x - nb for x in members if x >= nb]
+        fr = sorted({(B.names[p], C.names[mb[p]]) for x in members for p in frontier.get(x, ())})
+        region = Region(
+            id=rid,
+            section=al.section,
+            baseline=tuple(B.names[i] for i in bs),
+            candidate=tuple(C.names[j] for j in cs),
+            frontier=tuple(fr),
+            baseline_lines=tuple(render_node(B.section.nodes[i], fmt_b) for i in bs[:MAX_REGION_LINES]),
+            candidate_lines=tuple(render_node(C.section.nodes[j], fmt_c) for j in cs[:MAX_REGION_LINES]),
+        )
+        al.regions.append(region)
+        reason = region.kind
+        al.unmatched.extend(
+            Unmatched("baseline", B.names[i], B.targets[i], reason, al.section, rid) for i in bs
+        )
+        al.unmatched.extend(
+            Unmatched("candidate", C.names[j], C.targets[j], reason, al.section, rid) for j in cs
+        )

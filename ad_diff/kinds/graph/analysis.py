@@ -1,0 +1,394 @@
+"""Graph analysis of two runs: stream both dump folders in pipeline order and compare transform by transform.
+
+Only the previous dump of each run (and the previous cross-run alignment) is kept in memory. Files are hashed
+(blake2b of the body after the two header lines) before parsing: a graph seen before is parsed once
+(:mod:`ad_diff.dump_cache`), byte-identical baseline/candidate bodies (every transform before the first
+divergence) skip node alignment, and a pair of bodies aligned at the previous transform is not aligned again.
+
+Root-cause hints for a match loss are stored on the :class:`TransformGraphDiff` of the transform that lost
+matches; the log classifier reads them with :func:`hints_for_match_loss` or lets :func:`attach_hints` add them
+to its findings as evidence (``root_cause``). No match-loss finding is emitted here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ad_diff.core.model import Finding, State, TransformRecord
+from ad_diff.kinds.graph.align import SectionAlignment, align_sections
+from ad_diff.kinds.graph.cache import DumpLoader
+from ad_diff.kinds.graph.findings import findings_for
+from ad_diff.kinds.graph.hints import find_hints
+from ad_diff.kinds.graph.measure import NodeTable, coverage, meta_changes, run_delta
+from ad_diff.kinds.graph.model import (
+    Coverage,
+    GraphAnalysis,
+    GraphDump,
+    Hint,
+    MetaChange,
+    Region,
+    RunDelta,
+    TransformGraphDiff,
+    Unmatched,
+)
+from ad_diff.kinds.graph.pair import DumpRef, TransformPair, list_dumps, pair_dumps
+from ad_diff.kinds.log.model import RunLog
+
+
+@dataclass
+class _RunState:
+    """What is remembered of one run between transforms."""
+
+    dump: GraphDump | None = None
+    digest: bytes = b""
+    cover: Coverage | None = None
+    tables: dict[bytes, NodeTable] | None = None
+    """Node table of the latest dump, by body digest (``None``: no reuse)."""
+
+
+@dataclass(frozen=True)
+class _Aligned:
+    """What aligning two graphs measures, before telling new differences from inherited ones."""
+
+    aligns: list[SectionAlignment]
+    unmatched: tuple[Unmatched, ...]
+    regions: tuple[Region, ...]
+    rewired: tuple[tuple[str, str], ...]
+    changes: tuple[MetaChange, ...]
+    counts: tuple[tuple[str, int], ...]
+    notes: tuple[str, ...]
+
+
+@dataclass
+class _CrossState:
+    """Cross-run facts carried forward to tell *new* differences from inherited ones."""
+
+    lost_since: dict[str, str] = field(default_factory=dict)
+    """Candidate node -> transform key where its metadata loss first appeared."""
+    changed_since: dict[str, str] = field(default_factory=dict)
+    unmatched_b_since: dict[str, str] = field(default_factory=dict)
+    """Baseline node -> transform key where it first had no counterpart."""
+    unmatched_c_since: dict[str, str] = field(default_factory=dict)
+    alignments: list[SectionAlignment] | None = None
+    """Alignment of the previous two-sided transform (``None`` when it was byte-identical)."""
+    identical_prev: bool = False
+    pending: list[SectionAlignment] | None = None
+    """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
+    memo_key: tuple[bytes, bytes] | None = None
+    """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
+    memo: _Aligned | None = None
+    covers: dict[bytes, Coverage] | None = None
+    """Coverage by body digest (``None``: no reuse)."""
+
+
+def _advance(cross: _CrossState, d: TransformGraphDiff) -> None:
+    """Carry the current transform's cross-run facts forward (names are stable within one run)."""
+    key = f"{d.stage}/{d.transform}" + (f"#{d.occurrence}" if d.occurrence else "")
+    lost = {m.candidate for m in d.meta_changes if m.kind == "lost"}
+    changed = {m.candidate for m in d.meta_changes if m.kind == "changed"}
+    cross.lost_since = {n: cross.lost_since.get(n, key) for n in lost}
+    cross.changed_since = {n: cross.changed_since.get(n, key) for n in changed}
+    cross.unmatched_b_since = {
+        u.name: cross.unmatched_b_since.get(u.name, key) for u in d.unmatched if u.run == "baseline"
+    }
+    cross.unmatched_c_since = {
+        u.name: cross.unmatched_c_since.get(u.name, key) for u in d.unmatched if u.run == "candidate"
+    }
+    cross.alignments = None if d.identical else cross.pending
+    cross.identical_prev = d.identical
+    cross.pending = None
+
+
+def _log_index(log: RunLog | None) -> dict[tuple[str, int], TransformRecord]:
+    return {} if log is None else {(r.transform, r.occurrence): r for r in log.transforms}
+
+
+def analyze_graphs(
+    baseline_graphs: Path,
+    candidate_graphs: Path,
+    baseline_log: RunLog | None = None,
+    candidate_log: RunLog | None = None,
+    *,
+    reuse: bool = True,
+) -> GraphAnalysis:
+    """Compare the dump folders of two runs. Raises :class:`InputError` only if a folder is unusable.
+
+    ``reuse=False`` parses and aligns every dump even when its graph was seen before (same result, slower;
+    tests use it to check the reuse).
+    """
+    refs_b, notes_b = list_dumps(baseline_graphs)
+    refs_c, notes_c = list_dumps(candidate_graphs)
+    notes = notes_b + notes_c
+    if not refs_b or not refs_c:
+        empty = baseline_graphs if not refs_b else candidate_graphs
+        notes.append(f"{empty}: no graph dump files (NNN_<stage>_<transform>.txt); graph analysis skipped")
+    pairs = pair_dumps(refs_b, refs_c) if refs_b and refs_c else []
+    logs = {"baseline": _log_index(baseline_log), "candidate": _log_index(candidate_log)}
+    loader = DumpLoader(reuse=reuse)
+    rb, rc = _RunState(tables={} if reuse else None), _RunState(tables={} if reuse else None)
+    cross = _CrossState(covers={} if reuse else None)
+    diffs: list[TransformGraphDiff] = []
+    findings: list[Finding] = []
+    formats: set[str] = set()
+    for tp in pairs:
+        d = _step(tp, loader, rb, rc, cross, logs, findings, formats)
+        diffs.append(d)
+    first = next((d for d in diffs if d.baseline_file and d.candidate_file and not d.structure_equal), None)
+    first_key = _key(first) if first else None
+    detail = _divergence_detail(first) if first else None
+    analysis = GraphAnalysis(
+        baseline_dir=baseline_graphs,
+        candidate_dir=candidate_graphs,
+        transforms=tuple(diffs),
+        only_baseline=tuple(_key(d) for d in diffs if d.candidate_file is None),
+        only_candidate=tuple(_key(d) for d in diffs if d.baseline_file is None),
+        first_divergence=first_key,
+        first_divergence_detail=detail,
+        findings=(),
+        formats=tuple(sorted(formats)),
+        notes=tuple(notes),
+    )
+    findings.extend(findings_for(analysis, logs))
+    return replace(analysis, findings=tuple(sorted(findings, key=Finding.sort_key)))
+
+
+def _key(d: TransformGraphDiff) -> str:
+    return f"{d.stage}/{d.transform}" + (f"#{d.occurrence}" if d.occurrence else "")
+
+
+def _divergence_detail(d: TransformGraphDiff) -> str:
+    parts = []
+    if d.regions:
+        r = d.regions[0]
+        parts.append(
+            f"{len(d.regions)} region(s); first: baseline [{', '.join(r.baseline[:6])}] vs candidate "
+            f"[{', '.join(r.candidate[:6])}]"
+        )
+    if d.rewired:
+        parts.append(f"{len(d.rewired)} aligned node(s) read other inputs or literals (e.g. {d.rewired[0][0]})")
+    if d.notes:
+        parts.extend(d.notes)
+    return "; ".join(parts) or "structure differs"
+
+
+def _load_side(
+    ref: DumpRef | None, run: str, loader: DumpLoader, st: _RunState, findings: list[Finding], formats: set[str]
+) -> tuple[GraphDump | None, bytes]:
+    """Load one run's dump; returns (dump, content digest)."""
+    from ad_diff.kinds.graph.rules import DUMP_UNREADABLE
+
+    if ref is None:
+        return None, b""
+    got = loader.load(ref)
+    if got.dump is None:
+        findings.append(DUMP_UNREADABLE.make(transform=ref.transform, stage=ref.stage, run=run, error=got.error))
+        return None, b""
+    formats.add(got.dump.fmt)
+    return got.dump, got.digest
+
+
+def _delta(
+    prev: GraphDump | None,
+    cur: GraphDump | None,
+    same: bool,
+    one_sided: bool,
+    rec: TransformRecord | None,
+    st: _RunState,
+    digest: bytes,
+) -> RunDelta | None:
+    """Within-run change made by one transform.
+
+    By node name first (cheap, and names are stable within a run); when that says "changed" and the verdict
+    depends on it (one-sided transform, or a log that claims nothing happened), confirm with a structural
+    alignment, so a pass that only renamed nodes does not count as a change.
+    """
+    if cur is None:
+        return None
+    d = run_delta(prev, cur, same, st.tables, (st.digest, digest))
+    quiet = rec is not None and (rec.state in (State.SKIPPED, State.DISABLED) or rec.matches == 0)
+    if prev is None or not (d.added or d.removed) or not (one_sided or quiet):
+        return d
+    added = removed = 0
+    secs = {s.name: s for s in cur.sections}
+    for sp in prev.sections:
+        sc = secs.pop(sp.name, None)
+        if sc is None:
+            removed += len(sp.nodes)
+            continue
+        al = align_sections(sp, sc, prev.fmt, cur.fmt)
+        removed += sum(1 for u in al.unmatched if u.run == "baseline")
+        added += sum(1 for u in al.unmatched if u.run == "candidate")
+    added += sum(len(s.nodes) for s in secs.values())
+    return replace(d, added=added, removed=removed)
+
+
+def _coverage(dump: GraphDump, digest: bytes, cross: _CrossState) -> Coverage:
+    if cross.covers is None:
+        return coverage(dump)
+    got = cross.covers.get(digest)
+    if got is None:
+        got = cross.covers[digest] = coverage(dump)
+    return got
+
+
+def _step(
+    tp: TransformPair,
+    loader: DumpLoader,
+    rb: _RunState,
+    rc: _RunState,
+    cross: _CrossState,
+    logs: dict[str, dict[tuple[str, int], TransformRecord]],
+    findings: list[Finding],
+    formats: set[str],
+) -> TransformGraphDiff:
+    db, dig_b = _load_side(tp.baseline, "baseline", loader, rb, findings, formats)
+    dc, dig_c = _load_side(tp.candidate, "candidate", loader, rc, findings, formats)
+    same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
+    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs["baseline"].get((tp.transform, tp.occurrence)),
+                     rb, dig_b)
+    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs["candidate"].get((tp.transform, tp.occurrence)),
+                     rc, dig_c)
+    cov_b = (rb.cover if same_b else _coverage(db, dig_b, cross)) if db is not None else None
+    cov_c = (rc.cover if same_c else _coverage(dc, dig_c, cross)) if dc is not None else None
+    base = TransformGraphDiff(
+        stage=tp.stage,
+        transform=tp.transform,
+        occurrence=tp.occurrence,
+        baseline_file=tp.baseline.path.name if tp.baseline and db else None,
+        candidate_file=tp.candidate.path.name if tp.candidate and dc else None,
+        identical=False,
+        structure_equal=False,
+        coverage_baseline=cov_b,
+        coverage_candidate=cov_c,
+        delta_baseline=delta_b,
+        delta_candidate=delta_c,
+    )
+    prev_cov_b, prev_cov_c = rb.cover, rc.cover
+    if db is None or dc is None:
+        result = base
+    elif dig_b == dig_c:
+        result = replace(base, identical=True, structure_equal=True, pairs_by_kind=(("identical", db.node_count),))
+    else:
+        result = _compare(tp, db, dc, base, cross, (dig_b, dig_c))
+    if db is not None and dc is not None:
+        hints = find_hints(
+            tp,
+            cross.alignments,
+            cross.identical_prev,
+            delta_b,
+            delta_c,
+            cross.lost_since,
+            cross.unmatched_b_since,
+            logs,
+        )
+        result = replace(result, hints=tuple(hints))
+        _advance(cross, result)
+    result = replace(result, coverage_candidate_before=prev_cov_c, coverage_baseline_before=prev_cov_b)
+    # Remember this dump as "previous" for the next transform of each run.
+    if db is not None:
+        rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
+    if dc is not None:
+        rc.dump, rc.digest, rc.cover = dc, dig_c, cov_c
+    return result
+
+
+def _compare(
+    tp: TransformPair,
+    db: GraphDump,
+    dc: GraphDump,
+    base: TransformGraphDiff,
+    cross: _CrossState,
+    key: tuple[bytes, bytes],
+) -> TransformGraphDiff:
+    if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
+        a = cross.memo  # same two graphs as the previous transform: same alignment
+    else:
+        a = _align(db, dc)
+        if cross.covers is not None:
+            cross.memo_key, cross.memo = key, a
+    # New vs inherited: a difference is reported where it first appears (names are stable within a run).
+    new_lost = [m for m in a.changes if m.kind == "lost" and m.candidate not in cross.lost_since]
+    new_changed = [m for m in a.changes if m.kind == "changed" and m.candidate not in cross.changed_since]
+    new_region_ids = {
+        u.region
+        for u in a.unmatched
+        if u.region is not None
+        and u.name not in (cross.unmatched_b_since if u.run == "baseline" else cross.unmatched_c_since)
+    }
+    cross.pending = a.aligns
+    structure_equal = not a.unmatched and not a.rewired and not a.notes
+    return replace(
+        base,
+        structure_equal=structure_equal,
+        pairs_by_kind=a.counts,
+        unmatched=a.unmatched,
+        regions=a.regions,
+        rewired=a.rewired,
+        meta_changes=a.changes,
+        new_meta_losses=tuple(new_lost + new_changed),
+        notes=a.notes,
+        new_regions=tuple(sorted(r for r in new_region_ids if r is not None)),
+    )
+
+
+def _align(db: GraphDump, dc: GraphDump) -> _Aligned:
+    """Align every section of two graphs (sections present on one side only are unmatched as a whole)."""
+    secs_c = {s.name: s for s in dc.sections}
+    secs_b = {s.name: s for s in db.sections}
+    aligns: list[SectionAlignment] = []
+    unmatched: list[Unmatched] = []
+    regions: list[Region] = []
+    rewired: list[tuple[str, str]] = []
+    changes: list[MetaChange] = []
+    counts: dict[str, int] = {}
+    notes: list[str] = []
+    for sb in db.sections:
+        sc = secs_c.get(sb.name)
+        if sc is None:
+            notes.append(f"GraphModule {sb.name} exists in the baseline only")
+            unmatched.extend(Unmatched("baseline", n.name, n.target, "section_missing", sb.name) for n in sb.nodes)
+            continue
+        al = align_sections(sb, sc, db.fmt, dc.fmt)
+        aligns.append(al)
+        for k, v in al.counts().items():
+            counts[k] = counts.get(k, 0) + v
+        offset = len(regions)
+        regions.extend(replace(r, id=r.id + offset) for r in al.regions)
+        unmatched.extend(replace(u, region=u.region + offset) if u.region is not None else u for u in al.unmatched)
+        rewired.extend(al.rewired)
+        changes.extend(meta_changes(al))
+    for sc in dc.sections:
+        if sc.name not in secs_b:
+            notes.append(f"GraphModule {sc.name} exists in the candidate only")
+            unmatched.extend(Unmatched("candidate", n.name, n.target, "section_missing", sc.name) for n in sc.nodes)
+    return _Aligned(aligns, tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
+                    tuple(sorted(counts.items())), tuple(notes))
+
+
+def hints_for_match_loss(
+    analysis: GraphAnalysis, stage: str, transform: str, occurrence: int = 0
+) -> list[Hint]:
+    """Root-cause hints the dumps give for a match loss at ``transform`` (empty when the dumps show none)."""
+    for d in analysis.transforms:
+        if d.transform == transform and d.occurrence == occurrence and d.stage == stage:
+            return list(d.hints)
+    return []
+
+
+def attach_hints(findings: tuple[Finding, ...], analysis: GraphAnalysis) -> tuple[Finding, ...]:
+    """Return ``findings`` with ``root_cause`` evidence added to every ``match_loss`` finding the dumps explain."""
+    out: list[Finding] = []
+    for f in findings:
+        if f.category == "match_loss" and f.transform and f.stage:
+            occ = dict(f.evidence).get("occurrence", 0)
+            hints = hints_for_match_loss(analysis, f.stage, f.transform, occ if isinstance(occ, int) else 0)
+            if hints:
+                ev = dict(f.evidence)
+                ev["root_cause"] = [h.to_json() for h in hints]
+                f = replace(f, evidence=tuple(sorted(ev.items())))
+        out.append(f)
+    return tuple(out)
+
+
+__all__ = ["analyze_graphs", "attach_hints", "hints_for_match_loss"]

@@ -1,0 +1,138 @@
+"""Findings about the inputs themselves (codes ``ADI0xx``): artifacts present in one run only, dump folders
+with holes, and analyses that could not run because part of a run is unreadable.
+
+``check_dump_folder`` reads file *names* only (no content), so it is cheap and runs before the graph
+analysis; a hole in the numbering means a dump was lost (AD's counter only advances when a file is written).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ad_diff.core.model import Finding, Severity
+from ad_diff.core.rules import Rule
+
+ONE_SIDED = Rule(
+    "ADI001", "artifact-one-sided", "input", Severity.ERROR,
+    "{what} present in the {present} run only; the {missing} run has none, so {analysis} was not done",
+    "One run folder holds graph dumps (or recorded tensors) and the other does not. The analysis that "
+    "needs both was skipped, so its conclusions are missing: this gates, because a verdict without the "
+    "data must not read as a pass. Re-run the other side with AD_DUMP_GRAPHS_DIR set (or record tensors).",
+)
+
+DUMP_GAP = Rule(
+    "ADI002", "dump-numbering-gap", "input", Severity.ERROR,
+    "{run}: graphs/ numbering has gaps (missing {missing}); those dumps were lost (half-copied folder or "
+    "crashed job), so graph checks at those transforms did not run (match counts from the log still stand)",
+    "AD numbers dump files with a counter that only advances when a file is written, so a missing number "
+    "means a dump file was lost (a half-copied artifact folder, a cleanup, a crash while copying). The "
+    "transforms around the hole are compared on their logged match counts only. It gates because a "
+    "metadata loss in the lost dump cannot be ruled out; copy the whole graphs/ folder again.",
+)
+
+DUMP_DUPLICATE = Rule(
+    "ADI003", "dump-duplicate-counter", "input", Severity.WARNING,
+    "{run}: graphs/ holds several files numbered {counter} ({files}); AD writes one file per number, so "
+    "the folder mixes two runs or holds copies; dumps are ordered by number, then name",
+    "Two dump files share one counter: the folder holds dumps of two runs (AD_DUMP_GRAPHS_DIR reused "
+    "without the usual wipe) or a manual copy. The analysis goes on with every file, ordered by number and "
+    "name, but its pairing of transforms may be off; re-record into an empty folder.",
+)
+
+DUMPS_EMPTY = Rule(
+    "ADI004", "dump-folder-empty", "input", Severity.ERROR,
+    "{run}: graphs/ holds no dump files (NNN_<stage>_<transform>.txt) while the {other} run has {count}; "
+    "graph analysis of this pair did not run (match counts from the log still stand)",
+    "The graphs/ folder exists but holds no dump file, e.g. the job crashed before the first dump or the "
+    "artifact upload was empty. Graph conclusions are missing, so this gates.",
+)
+
+DUMP_ENTRY_UNREADABLE = Rule(
+    "ADI005", "dump-entry-unreadable", "input", Severity.ERROR,
+    "{path}: {problem}; expected a readable graph dump file, so it was left out of the graph analysis",
+    "An entry of graphs/ named like a dump cannot be read as a file: a broken or looping symbolic link, a "
+    "folder, or a file without read permission. The dump is missing from the comparison, so this gates.",
+)
+
+ANALYSIS_FAILED = Rule(
+    "ADI006", "analysis-unreadable-input", "input", Severity.ERROR,
+    "{analysis} could not run: {error}; {stands}",
+    "Part of a run could not be read (an unreadable dump header, a tensor folder that cannot be listed, "
+    "...). The analysis that needs it did not run; the message says which conclusions still stand (the "
+    "per-transform comparison of the logs always does). It gates: a missing analysis must not read as a "
+    "pass. Fix or re-copy the file named in the message.",
+)
+
+RULES: tuple[Rule, ...] = (ONE_SIDED, DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_ENTRY_UNREADABLE, ANALYSIS_FAILED)
+
+_DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
+
+
+def _ranges(nums: list[int]) -> str:
+    """``[2, 3, 4, 7]`` -> ``'002-004, 007'`` (at most 5 ranges, then a count)."""
+    out: list[str] = []
+    start = prev = nums[0]
+    for n in [*nums[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        out.append(f"{start:03d}" if start == prev else f"{start:03d}-{prev:03d}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(out[:5]) + (f" and {len(out) - 5} more range(s)" if len(out) > 5 else "")
+
+
+def dump_count(graphs: Path) -> int:
+    """Number of entries named like a dump file."""
+    try:
+        return sum(1 for e in os.scandir(graphs) if _DUMP_NAME.match(e.name))
+    except OSError:
+        return 0
+
+
+def check_dump_folder(graphs: Path, run: str) -> list[Finding]:
+    """Findings about one run's ``graphs/`` listing: unreadable entries, numbering gaps and duplicates.
+
+    Reads names and ``stat`` only. Never follows a link twice: ``os.stat`` fails on a loop (ELOOP) and
+    that entry is reported, not recursed into.
+    """
+    findings: list[Finding] = []
+    by_counter: dict[int, list[str]] = {}
+    try:
+        entries = sorted(os.scandir(graphs), key=lambda e: e.name)
+    except OSError as e:
+        return [ANALYSIS_FAILED.make(analysis="graph analysis", error=f"{graphs}: cannot list ({e.strerror or e})",
+                                     stands="the per-transform match counts from the logs still stand")]
+    for e in entries:
+        m = _DUMP_NAME.match(e.name)
+        if m is None:
+            continue
+        path = Path(graphs, e.name)
+        problem = None
+        try:
+            os.stat(path)  # follows links; raises on a loop or a dangling link
+            if not os.path.isfile(path):  # before opening: a FIFO named like a dump would block open()
+                problem = "is not a regular file"
+            else:
+                path.open("rb").close()  # an actual open, not os.access: as root, access() always says yes
+        except PermissionError:
+            problem = "cannot be read (permission denied)"
+        except OSError as err:
+            problem = "is a symbolic link that loops or points nowhere" if e.is_symlink() else \
+                f"cannot be read ({err.strerror or err})"
+        if problem is not None:
+            findings.append(DUMP_ENTRY_UNREADABLE.make(path=path, problem=problem, run=run))
+            continue
+        by_counter.setdefault(int(m.group(1)), []).append(e.name)
+    if by_counter:
+        nums = sorted(by_counter)
+        missing = sorted(set(range(nums[0], nums[-1] + 1)) - set(nums))
+        if missing:
+            findings.append(DUMP_GAP.make(run=run, missing=_ranges(missing)))
+        for counter in nums:
+            names = by_counter[counter]
+            if len(names) > 1:
+                findings.append(DUMP_DUPLICATE.make(run=run, counter=f"{counter:03d}", files=", ".join(names)))
+    return findings

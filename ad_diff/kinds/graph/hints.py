@@ -1,0 +1,142 @@
+"""Root-cause hints for a match loss, from what the dumps show upstream of the transform that lost matches.
+
+Evidence used, and nothing else:
+
+* the baseline nodes the transform consumed (present in the baseline's previous dump, gone from its dump);
+* their counterparts in the candidate's previous dump, through the previous cross-run alignment;
+* whether those counterparts (or their inputs) had lost metadata, and at which transform that loss first
+  appeared (``metadata_lost_upstream``);
+* whether those baseline nodes had no counterpart at all, i.e. sat in a rewritten region, and where that
+  region first appeared, with the op forms on both sides (``op_form_changed_upstream``);
+* or, when the previous dumps were byte-identical, the fact that the graphs fed to the transform were the
+  same in both runs (``no_upstream_difference``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ad_diff.core.model import State
+from ad_diff.kinds.graph.model import Hint, RunDelta
+
+if TYPE_CHECKING:
+    from ad_diff.kinds.graph.align import SectionAlignment
+    from ad_diff.kinds.graph.pair import TransformPair
+
+
+def short_target(target: str) -> str:
+    """``aten.split_with_sizes.default`` -> ``split_with_sizes``; ``<built-in function getitem>`` -> ``getitem``."""
+    if target.startswith("<"):
+        return target.strip("<>").split(" at ")[0].split()[-1]
+    parts = target.split(".")
+    return parts[1] if len(parts) == 3 else target
+
+
+def chain(targets: list[str]) -> str:
+    """Distinct short targets in first-seen order, joined with `` -> ``."""
+    seen: list[str] = []
+    for t in targets:
+        s = short_target(t)
+        if s not in seen:
+            seen.append(s)
+    return " -> ".join(seen)
+
+
+def _lost_matches(tp: TransformPair, logs: dict[str, dict[Any, Any]], db: RunDelta | None, dc: RunDelta | None) -> bool:
+    rb = logs["baseline"].get((tp.transform, tp.occurrence))
+    rc = logs["candidate"].get((tp.transform, tp.occurrence))
+    if rb is not None and rc is not None:
+        if rc.state is State.DISABLED or rb.matches is None or rb.matches == 0:
+            return False  # disabling is a config question, not an upstream cause
+        return rc.matches is None or rc.matches < rb.matches
+    return db is not None and dc is not None and db.removed > dc.removed
+
+
+def _split_key(key: str) -> tuple[str, str]:
+    stage, _, rest = key.partition("/")
+    return stage, rest
+
+
+def find_hints(
+    tp: TransformPair,
+    prev: list[SectionAlignment] | None,
+    prev_identical: bool,
+    delta_b: RunDelta | None,
+    delta_c: RunDelta | None,
+    lost_since: dict[str, str],
+    unmatched_b_since: dict[str, str],
+    logs: dict[str, dict[Any, Any]],
+) -> list[Hint]:
+    """Hints for ``tp`` if it lost matches; ``prev`` is the alignment of the dumps just before it."""
+    if not _lost_matches(tp, logs, delta_b, delta_c) or delta_b is None or not delta_b.removed_names:
+        return []
+    consumed = delta_b.removed_names
+    if prev is None:
+        if not prev_identical:
+            return []
+        return [
+            Hint(
+                "no_upstream_difference",
+                "",
+                "",
+                f"the dumps before {tp.transform} are byte-identical in both runs, so the graph it received was the "
+                f"same; the loss comes from {tp.transform} itself (its code or configuration), not from upstream",
+            )
+        ]
+    meta: dict[str, list[str]] = {}
+    form: dict[str, list[tuple[SectionAlignment, int]]] = {}
+    for al in prev:
+        prefix = "" if al.section == "(root)" else al.section + "/"
+        for full in consumed:
+            if prefix and not full.startswith(prefix):
+                continue
+            i = al.b.pos.get(full[len(prefix) :])
+            if i is None:
+                continue
+            j = al.mb[i]
+            if j < 0:
+                cause = unmatched_b_since.get(al.b.names[i])
+                if cause:
+                    form.setdefault(cause, []).append((al, i))
+                continue
+            for k in [j, *al.c.inputs[j]]:
+                cname = al.c.names[k]
+                cause = lost_since.get(cname)
+                if cause and cname not in meta.get(cause, []):
+                    meta.setdefault(cause, []).append(cname)
+    hints: list[Hint] = []
+    for cause in sorted(meta):
+        stage, transform = _split_key(cause)
+        nodes = sorted(meta[cause])
+        hints.append(
+            Hint(
+                "metadata_lost_upstream",
+                transform,
+                stage,
+                f"{len(nodes)} candidate node(s) feeding what {tp.transform} rewrote in the baseline lack "
+                f"shape/dtype metadata since {cause} (e.g. {', '.join(nodes[:4])})",
+                tuple(nodes),
+            )
+        )
+    for cause in sorted(form):
+        stage, transform = _split_key(cause)
+        items = form[cause]
+        b_nodes = sorted({al.b.names[i] for al, i in items})
+        b_targets = [al.b.targets[i] for al, i in sorted(items, key=lambda t: t[1])]
+        c_targets: list[str] = []
+        wanted = set(b_nodes)
+        for al in prev:
+            for r in al.regions:
+                if wanted.intersection(r.baseline):
+                    c_targets.extend(al.c.targets[al.c.pos[n]] for n in r.candidate)
+        hints.append(
+            Hint(
+                "op_form_changed_upstream",
+                transform,
+                stage,
+                f"{tp.transform} rewrote `{chain(b_targets)}` in the baseline; in the candidate that part of the graph "
+                f"is `{chain(c_targets) or 'absent'}` since {cause}",
+                tuple(b_nodes),
+            )
+        )
+    return hints

@@ -1,0 +1,103 @@
+"""Array view of one GraphSection used by node alignment: inputs/users by index and structural signatures.
+
+Signatures are Weisfeiler-Lehman style hashes computed to full depth in one linear pass each:
+``fwd`` from placeholders and external names (weights) down the graph, ``bwd`` from the output up. Node
+names of call nodes never enter a signature (they shift when a pass is added); names of placeholders and of
+external references (weights, buffers: ``get_attr`` nodes are not dumped) do, counter suffix removed,
+because AD derives them from the module path and they anchor each layer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ad_diff.kinds.graph.model import GraphSection
+
+_ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
+_COUNTER = re.compile(r"_\d+$")
+
+
+def norm_target(target: str) -> str:
+    """Target without run-specific parts (``<function f at 0x7f..>`` -> ``<function f>``)."""
+    return _ADDR.sub("", target) if "0x" in target else target
+
+
+def strip_counter(name: str) -> str:
+    """``linear_3`` -> ``linear``; ``model_layers_0_q_weight`` unchanged (only a trailing counter goes)."""
+    return _COUNTER.sub("", name) if name[-1:].isdigit() else name
+
+
+class GraphIndex:
+    """Positions, edges and signatures of one section's nodes (dump order = topological order)."""
+
+    __slots__ = ("section", "names", "targets", "pos", "inputs", "ext", "users", "fwd", "bwd", "lits")
+
+    def __init__(self, section: GraphSection) -> None:
+        self.section = section
+        nodes = section.nodes
+        self.names = [n.name for n in nodes]
+        self.targets = [norm_target(n.target) for n in nodes]
+        pos = {name: i for i, name in enumerate(self.names)}
+        self.pos = pos
+        n = len(nodes)
+        self.inputs: list[list[int]] = [[] for _ in range(n)]
+        self.users: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.ext: list[tuple[str, ...]] = [()] * n
+        """External (undumped) names each node reads, e.g. weights."""
+        self.lits: list[tuple[str, ...]] = [()] * n
+        """Literal args, with list literals reduced to their non-node text."""
+        fwd = [0] * n
+        for i, node in enumerate(nodes):
+            if node.op == "placeholder":
+                fwd[i] = hash(("P", node.name))
+                continue
+            labels: list[object] = []
+            ins = self.inputs[i]
+            ext: list[str] = []
+            lits: list[str] = []
+            for k, a in enumerate(node.args):
+                if a.node:
+                    j = pos.get(a.text)
+                    if j is None or j >= i:
+                        ext.append(a.text)
+                        labels.append(("W", strip_counter(a.text)))
+                    else:
+                        ins.append(j)
+                        self.users[j].append((i, k))
+                        labels.append(fwd[j])
+                elif a.refs:
+                    sub: list[object] = []
+                    resolved = False
+                    for r in a.refs:
+                        j = pos.get(r)
+                        if j is None or j >= i:
+                            sub.append(r)  # not a node: a symbol such as s44 printed inside a list
+                        else:
+                            resolved = True
+                            ins.append(j)
+                            self.users[j].append((i, k))
+                            sub.append(fwd[j])
+                    labels.append(("R", tuple(sub)))
+                    if not resolved:  # node names inside lists are compared through the inputs instead
+                        lits.append(a.text)
+                else:
+                    labels.append(a.text)
+                    lits.append(a.text)
+            if ext:
+                self.ext[i] = tuple(ext)
+            if lits:
+                self.lits[i] = tuple(lits)
+            fwd[i] = hash((self.targets[i], tuple(labels)))
+        self.fwd = fwd
+        bwd = [0] * n
+        for i in range(n - 1, -1, -1):
+            us = self.users[i]
+            key = tuple(sorted((bwd[u], k) for u, k in us)) if us else ()
+            if nodes[i].op == "placeholder":
+                bwd[i] = hash(("P", self.names[i], key))
+            else:
+                bwd[i] = hash((self.targets[i], key))
+        self.bwd = bwd
+
+    def __len__(self) -> int:
+        return len(self.names)

@@ -1,0 +1,296 @@
+"""Parser (and renderer) for AutoDeploy graph dumps, formats D1, D2 and D3 (FORMATS.md section 2).
+
+``parse(path)`` reads one dump file; ``parse_text(text, path)`` does the same on text already read (the
+analysis hashes bytes first and parses each distinct content once). ``render(dump)`` writes the dump back in
+its own format so that ``parse(render(d)) == d``.
+
+The loop is kept tight on purpose (str methods, no per-line regex): a 50k-node dump must parse in well under
+a second. Every line that fits no grammar raises :class:`InputError` with file and line; nothing is guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ad_diff.core.gcpause import paused_gc
+from ad_diff.errors import InputError
+from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
+
+SEP = "=" * 80
+_COUNTER = re.compile(r"^(\d+)_")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NOT_REFS = frozenset({"True", "False", "None", "inf", "nan"})
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+
+
+def parse(path: Path) -> GraphDump:
+    """Parse one dump file. Raises :class:`InputError` for unreadable or malformed files."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(path, f"cannot read graph dump ({e})") from e
+    return parse_text(text, path)
+
+
+def read_header(path: Path) -> tuple[str, str]:
+    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest."""
+    try:
+        # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
+        # reports it (with its line) when the dump is analysed.
+        with path.open(encoding="utf-8", errors="replace") as f:
+            first, second = f.readline().rstrip("\r\n"), f.readline().rstrip("\r\n")
+    except (OSError, UnicodeDecodeError) as e:
+        raise InputError(path, f"cannot read graph dump ({e})") from e
+    return _header(path, first, second)
+
+
+def _header(path: Path, first: str, second: str) -> tuple[str, str]:
+    if not first.startswith("# Transform: "):
+        raise InputError(path, "expected '# Transform: <key>' on the first line of a graph dump", line=1)
+    if not second.startswith("# Stage: "):
+        raise InputError(path, "expected '# Stage: <stage>' on the second line of a graph dump", line=2)
+    transform, stage = first[13:].strip(), second[9:].strip()
+    if not transform or not stage:
+        raise InputError(path, "empty transform or stage name in the dump header", line=1 if not transform else 2)
+    return transform, stage
+
+
+def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
+    """``(transform, stage)`` from a dump's first two lines; :class:`InputError` if they are not a header."""
+    return _header(path, first, second)
+
+
+def counter_of(path: Path) -> int | None:
+    """The ``NNN`` file-name prefix as an int (``None`` when the name has none)."""
+    m = _COUNTER.match(path.name)
+    return int(m.group(1)) if m else None
+
+
+def parse_text(text: str, path: Path) -> GraphDump:
+    """Parse dump ``text`` (read from ``path``, used in messages)."""
+    with paused_gc():
+        return _parse_text(text, path)
+
+
+def _parse_text(text: str, path: Path) -> GraphDump:
+    if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
+        text = text.replace("\r\n", "\n")
+    lines = text.split("\n")
+    if len(lines) < 2:
+        raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)
+    transform, stage = _header(path, lines[0], lines[1])
+    counter = counter_of(path)
+    if len(lines) > 2 and lines[2].startswith("# GraphModules found: "):
+        return _parse_d3(lines, path, transform, stage, counter)
+    body = [(i + 1, ln) for i, ln in enumerate(lines[2:], start=2) if ln]
+    fmt = _detect_flat(body, path)
+    nodes = _parse_nodes(body, path, fmt)
+    return GraphDump(path, fmt, transform, stage, (GraphSection("(root)", nodes),), counter)
+
+
+def _parse_d3(lines: list[str], path: Path, transform: str, stage: str, counter: int | None) -> GraphDump:
+    try:
+        declared = int(lines[2][22:])
+    except ValueError:
+        raise InputError(path, "expected an integer after '# GraphModules found:'", line=3) from None
+    sections: list[GraphSection] = []
+    i, n = 3, len(lines)
+    while i < n:
+        ln = lines[i]
+        if not ln:
+            i += 1
+            continue
+        if ln != SEP or i + 2 >= n or not lines[i + 1].startswith("# GraphModule: ") or lines[i + 2] != SEP:
+            raise InputError(path, "expected a section header ('=' x 80, '# GraphModule: <name>', '=' x 80)", i + 1)
+        name = lines[i + 1][15:]
+        j = i + 3
+        body: list[tuple[int, str]] = []
+        while j < n and lines[j] != SEP:
+            if lines[j]:
+                body.append((j + 1, lines[j]))
+            j += 1
+        sections.append(GraphSection(name, _parse_nodes(body, path, "D3")))
+        i = j
+    if len(sections) != declared:
+        raise InputError(path, f"header declares {declared} GraphModules but {len(sections)} sections follow", 3)
+    return GraphDump(path, "D3", transform, stage, tuple(sections), counter)
+
+
+def _detect_flat(body: list[tuple[int, str]], path: Path) -> str:
+    """D1 (dtype only) or D2 (shape and dtype), from the first placeholder or call line."""
+    for lineno, ln in body:
+        if ln.startswith("%"):
+            head = ln.split(" = ", 1)
+            if len(head) == 1:  # placeholder: '%x : dtype' (D1) or '%x : shape : dtype' (D2)
+                return "D2" if ln.count(" : ") >= 2 else "D1"
+            parts = ln.rsplit(" : ", 2)
+            return "D2" if len(parts) == 3 and parts[0].endswith(")") else "D1"
+        if not ln.startswith("output"):
+            raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
+    return "D2"
+
+
+def _parse_nodes(body: list[tuple[int, str]], path: Path, fmt: str) -> tuple[GraphNode, ...]:
+    d1 = fmt == "D1"
+    nodes: list[GraphNode] = []
+    append = nodes.append
+    # Identical metadata and argument texts repeat a lot (a node read by several users renders the same
+    # argument text each time): share one object per distinct text, which halves the allocations.
+    metas: dict[str, NodeMeta] = {}
+    args: dict[str, Arg] = {}
+    for lineno, ln in body:
+        if ln[:1] == "%":
+            sp = ln.find(" ")
+            name = ln[1:sp] if sp > 0 else ""
+            if not name.isidentifier():
+                raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}", lineno)
+            rest = ln[sp:]
+            if rest.startswith(" = "):
+                append(_call(name, rest[3:], lineno, path, d1, metas, args))
+            elif rest.startswith(" : "):
+                meta = _meta(rest[3:], lineno, path, d1)
+                append(GraphNode(name, "placeholder", name, (), meta, lineno))
+            else:
+                raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name", lineno)
+        elif ln == "output" or ln.startswith("output "):
+            outs = tuple(_out_arg(a) for a in _split_args(ln[7:], lineno, path)) if len(ln) > 7 else ()
+            append(GraphNode("output", "output", "output", outs, None, lineno))
+        else:
+            raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
+    return tuple(nodes)
+
+
+def _meta(text: str, lineno: int, path: Path, d1: bool) -> NodeMeta:
+    if d1:
+        if " : " in text:
+            raise InputError(path, "dtype-only (D1) dump: expected '<dtype>' but found 'shape : dtype'", lineno)
+        return NodeMeta(None, text)
+    parts = text.split(" : ")
+    if len(parts) != 2 or not parts[0] or not parts[1]:
+        raise InputError(path, f"expected '<shape> : <dtype>' metadata, got {text[:60]!r}", lineno)
+    return NodeMeta(parts[0], parts[1])
+
+
+def _call(
+    name: str, rest: str, lineno: int, path: Path, d1: bool, metas: dict[str, NodeMeta], cache: dict[str, Arg]
+) -> GraphNode:
+    # Tail metadata: 'shape : dtype' (D2/D3) or 'dtype' (D1). Tuple forms hold no ' : ', so rsplit is safe.
+    parts = rest.rsplit(" : ", 1 if d1 else 2)
+    if len(parts) != (2 if d1 else 3) or not parts[0].endswith(")"):
+        want = "'<target>(<args>) : <dtype>'" if d1 else "'<target>(<args>) : <shape> : <dtype>'"
+        raise InputError(path, f"expected {want} after '%{name} = '", lineno)
+    head = parts[0]
+    tail = rest[len(head) + 3 :]
+    meta = metas.get(tail)
+    if meta is None:
+        meta = metas[tail] = NodeMeta(None, parts[1]) if d1 else NodeMeta(parts[1], parts[2])
+    # The target may be '<built-in function getitem>' or '<function f at 0x..>': skip '<...>' first.
+    start = head.find(">") + 1 if head.startswith("<") else 0
+    op = head.find("(", start)
+    if op <= 0:
+        raise InputError(path, f"expected '<target>(' after '%{name} = '", lineno)
+    inner = head[op + 1 : -1]
+    args: list[Arg] = []
+    if inner:
+        for text in _split_args(inner, lineno, path):
+            a = cache.get(text)
+            if a is None:
+                a = cache[text] = _arg(text, lineno, path, d1)
+            args.append(a)
+    return GraphNode(name, "call", head[:op], tuple(args), meta, lineno)
+
+
+def _split_args(text: str, lineno: int, path: Path) -> list[str]:
+    """Split at top-level ', ' only (shapes like ``Max(1, s0)`` and list literals hold commas)."""
+    if "(" not in text and "[" not in text and "{" not in text:
+        return text.split(", ")
+    out: list[str] = []
+    depth, start, stack = 0, 0, []
+    for i, ch in enumerate(text):
+        if ch in _OPEN:
+            stack.append(_OPEN[ch])
+            depth += 1
+        elif ch in ")]}":
+            if not stack or stack.pop() != ch:
+                raise InputError(path, f"unbalanced '{ch}' in the argument list", lineno)
+            depth -= 1
+        elif ch == "," and depth == 0 and text.startswith(", ", i):
+            out.append(text[start:i])
+            start = i + 2
+    if stack:
+        raise InputError(path, "unbalanced brackets in the argument list", lineno)
+    out.append(text[start:])
+    return out
+
+
+def _arg(text: str, lineno: int, path: Path, d1: bool) -> Arg:
+    if text[:1] == "%":
+        if d1:
+            name, meta = text[1:], None
+        else:
+            parts = text.split(" : ")
+            if len(parts) != 3:
+                raise InputError(path, f"expected '%<name> : <shape> : <dtype>' argument, got {text[:60]!r}", lineno)
+            name, meta = parts[0][1:], NodeMeta(parts[1], parts[2])
+        if not name.isidentifier():
+            raise InputError(path, f"expected a node name after '%' in argument {text[:60]!r}", lineno)
+        return Arg(name, True, meta)
+    if not text:
+        raise InputError(path, "empty argument in the argument list", lineno)
+    return Arg(text, False, None, _refs(text) if text[0] in "([" else ())
+
+
+def _out_arg(text: str) -> Arg:
+    if text[:1] == "%":
+        return Arg(text[1:], True, None)
+    return Arg(text, False, None, _refs(text) if text[:1] in "([" else ())
+
+
+def _refs(text: str) -> tuple[str, ...]:
+    """Bare node names inside a list/tuple literal: ``str(list)`` prints nodes by name, strings quoted."""
+    out: list[str] = []
+    for tok in text.replace("(", " ").replace(")", " ").replace("[", " ").replace("]", " ").split(","):
+        tok = tok.strip()
+        if tok and tok not in _NOT_REFS and _IDENT.match(tok):
+            out.append(tok)
+    return tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------- render
+
+
+def render_node(node: GraphNode, fmt: str) -> str:
+    """One SSA line in format ``fmt``."""
+    d1 = fmt == "D1"
+    if node.op == "output":
+        return "output " + ", ".join(("%" + a.text) if a.node else a.text for a in node.args) if node.args else "output"
+    meta = node.meta
+    assert meta is not None
+    tail = meta.dtype if d1 else f"{meta.shape} : {meta.dtype}"
+    if node.op == "placeholder":
+        return f"%{node.name} : {tail}"
+    args = ", ".join(_render_arg(a, d1) for a in node.args)
+    return f"%{node.name} = {node.target}({args}) : {tail}"
+
+
+def _render_arg(a: Arg, d1: bool) -> str:
+    if not a.node:
+        return a.text
+    if d1 or a.meta is None:
+        return "%" + a.text
+    return f"%{a.text} : {a.meta.shape} : {a.meta.dtype}"
+
+
+def render(dump: GraphDump) -> str:
+    """Write ``dump`` back as text in its own format (the layout AD writes)."""
+    out = [f"# Transform: {dump.transform}", f"# Stage: {dump.stage}"]
+    if dump.fmt == "D3":
+        out += [f"# GraphModules found: {len(dump.sections)}", ""]
+        for sec in dump.sections:
+            out += ["", SEP, f"# GraphModule: {sec.name}", SEP, ""]
+            out += [render_node(n, "D3") for n in sec.nodes]
+    else:
+        out.append("")
+        out += [render_node(n, dump.fmt) for n in dump.sections[0].nodes]
+    return "\n".join(out) + "\n"

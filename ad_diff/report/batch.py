@@ -1,0 +1,153 @@
+"""Reports of ``ad-diff batch``: a summary table of models with their verdicts, details per model folded.
+
+Pure ``render_*(batch) -> str`` functions. The markdown stays under the comment limit by dropping the
+details of passing models first, then of failing ones (last first); it says which were dropped.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ad_diff import __version__
+from ad_diff.core.escape import md_code, md_escape
+from ad_diff.report import json as json_report
+from ad_diff.report import markdown as md
+from ad_diff.report.common import headline
+from ad_diff.workflows.batch import BatchResult, ModelOutcome
+
+_ICON = {"pass": "\u2705", "fail": "\u274c", "error": "\u26d4"}
+
+
+def _summary(m: ModelOutcome) -> str:
+    if m.result is not None and m.verdict is not None:
+        return headline(m.result, m.verdict)
+    return m.error or m.status
+
+
+def _counts(m: ModelOutcome) -> tuple[int, int, int]:
+    if m.result is None or m.verdict is None:
+        return 0, 0, 0
+    fs = m.result.findings
+    return len(m.verdict.gated), sum(f.severity.value == "error" for f in fs), sum(
+        f.severity.value == "warning" for f in fs)
+
+
+def _title(batch: BatchResult) -> str:
+    n = len(batch.models)
+    bad = sum(m.status == "fail" for m in batch.models)
+    err = sum(m.status == "error" for m in batch.models)
+    parts = [f"{bad} of {n} model{'s' if n != 1 else ''} regressed"]
+    if err:
+        parts.append(f"{err} could not be compared")
+    if batch.baseline_only:
+        parts.append(f"{len(batch.baseline_only)} missing in the candidate")
+    return f"{batch.verdict.upper()}: " + ", ".join(parts)
+
+
+def _unpaired_lines(batch: BatchResult) -> list[str]:
+    lines = []
+    if batch.baseline_only:
+        gate = "" if batch.fail_on == "never" else " (gates: the candidate run is missing)"
+        lines.append(f"- baseline only{gate}: " + ", ".join(md_code(n) for n in batch.baseline_only))
+    if batch.candidate_only:
+        lines.append("- candidate only (new, not compared): " + ", ".join(md_code(n) for n in batch.candidate_only))
+    return lines
+
+
+def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
+    """Markdown for a PR comment or step summary, at most ``limit`` characters."""
+    icon = _ICON.get(batch.verdict, "")
+    head = [f"## {icon} ad-diff batch: {md_escape(_title(batch))}", "",
+            f"Gate `--fail-on {batch.fail_on}` \u2192 exit {batch.exit_code}", "",
+            "| Model | Verdict | Gated | Errors | Warnings | Summary |", "|---|---|---:|---:|---:|---|"]
+    for m in batch.models:
+        g, e, w = _counts(m)
+        head.append(f"| {md_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} | {w} | "
+                    f"{md_escape(_summary(m))} |")
+    unpaired = _unpaired_lines(batch)
+    if unpaired:
+        head += ["", "**Unpaired run folders**", "", *unpaired]
+    # details: failing/error models first (most useful), then passing ones
+    order = sorted(batch.models, key=lambda m: (m.status == "pass", m.name))
+    details: dict[str, str] = {}
+    for m in order:
+        if m.result is not None and m.verdict is not None:
+            body = md.render(m.result, m.verdict, limit=limit)
+        else:
+            body = md_escape(m.error or "")
+        details[m.name] = (f"<details><summary>{_ICON.get(m.status, '')} {md_escape(m.name)}: "
+                           f"{md_escape(_summary(m))}</summary>\n\n{body}\n\n</details>")
+    folded: list[str] = []
+    foot = f"<sub>ad-diff {__version__}</sub>\n"
+
+    def assemble() -> str:
+        shown = [details[m.name] for m in order if m.name not in folded]
+        note = (f"_Details folded to fit the comment limit: {', '.join(folded)} (see the JSON report)._\n\n"
+                if folded else "")
+        return "\n".join(head) + "\n\n" + "\n\n".join(shown) + ("\n\n" if shown else "") + note + foot
+
+    text = assemble()
+    for m in [m for m in reversed(order) if m.status == "pass"] + [m for m in reversed(order) if m.status != "pass"]:
+        if len(text) <= limit:
+            break
+        folded.append(m.name)
+        text = assemble()
+    if len(text) > limit:
+        text = text[: limit - 120].rsplit("\n", 1)[0] + "\n\n_Summary truncated to fit the comment limit._\n"
+    return text
+
+
+def render_terminal(batch: BatchResult, color: bool = False, width: int = 120) -> str:
+    """Summary table plus the gated findings of each failing model."""
+    buf = io.StringIO()
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    con.print(Text(f"ad-diff batch: {_title(batch)}", style="bold red" if batch.exit_code else "bold green"))
+    t = Table(title_justify="left")
+    for col in ("model", "verdict", "gated", "errors", "warnings", "summary"):
+        t.add_column(col, overflow="fold")
+    for m in batch.models:
+        g, e, w = _counts(m)
+        style = {"pass": "green", "fail": "red", "error": "bold red"}[m.status]
+        t.add_row(Text(m.name), Text(m.status, style=style), str(g), str(e), str(w), Text(_summary(m)))
+    con.print(t)
+    for m in batch.models:
+        if m.verdict is not None and m.verdict.gated:
+            con.print(Text(f"{m.name}:", style="bold"))
+            for f in m.verdict.gated:
+                con.print(Text(f"  {f.code} {f.message}"))
+    if batch.baseline_only:
+        con.print(Text("baseline only (candidate run missing): " + ", ".join(batch.baseline_only), style="red"))
+    if batch.candidate_only:
+        con.print(Text("candidate only (new, not compared): " + ", ".join(batch.candidate_only), style="dim"))
+    return buf.getvalue()
+
+
+def to_dict(batch: BatchResult) -> dict[str, Any]:
+    """The batch as JSON-able data; each model's ``report`` is the single-comparison JSON report."""
+    return {
+        "schema_version": json_report.SCHEMA_VERSION,
+        "kind": "batch",
+        "tool": {"name": "ad-diff", "version": __version__},
+        "verdict": batch.verdict,
+        "exit_code": batch.exit_code,
+        "fail_on": batch.fail_on,
+        "baseline_root": str(batch.baseline_root),
+        "candidate_root": str(batch.candidate_root),
+        "models": [
+            {"name": m.name, "status": m.status, "exit_code": m.exit_code, "error": m.error,
+             "report": json_report.to_dict(m.result, m.verdict) if m.result and m.verdict else None}
+            for m in batch.models
+        ],
+        "unpaired": {"baseline_only": list(batch.baseline_only), "candidate_only": list(batch.candidate_only)},
+    }
+
+
+def render_json(batch: BatchResult) -> str:
+    """Byte-stable JSON of the batch."""
+    return json.dumps(to_dict(batch), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"

@@ -1,0 +1,134 @@
+"""Many models at once: pair run folders of two roots by name and compare each pair in parallel.
+
+``BASELINE_ROOT/`` holds one run folder per model (or one ``<model>.yaml`` snapshot per model);
+``CANDIDATE_ROOT/`` one run folder per model. A model whose comparison hits an input error gets status
+``error`` without stopping the others. A model with a baseline but no candidate run gates (its run is
+missing, which must not read as a pass); a model only in the candidate root is listed as new.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ad_diff.core.result import DiffResult
+from ad_diff.errors import AdDiffError, InputError
+from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK, EXIT_REGRESSION, Verdict
+from ad_diff.progress import ProgressFn, no_progress
+from ad_diff.settings import Settings
+
+
+@dataclass(frozen=True)
+class ModelOutcome:
+    """The comparison of one model's pair of runs."""
+
+    name: str
+    status: str
+    """``pass``, ``fail`` (gated regression) or ``error`` (input or internal error; see ``error``)."""
+    exit_code: int
+    result: DiffResult | None = None
+    verdict: Verdict | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """All models of a batch, sorted by name, and the folders that had no partner."""
+
+    baseline_root: Path
+    candidate_root: Path
+    fail_on: str
+    models: tuple[ModelOutcome, ...]
+    baseline_only: tuple[str, ...] = ()
+    """Models with a baseline but no candidate run: gate unless ``fail_on`` is ``never``."""
+    candidate_only: tuple[str, ...] = ()
+    """Models new in the candidate root: listed, not compared, not gating."""
+
+    @property
+    def exit_code(self) -> int:
+        """The worst exit code of all models (2 input error > 1 regression > 0), unpaired baselines gating."""
+        codes = [m.exit_code for m in self.models]
+        if self.baseline_only and self.fail_on != "never":
+            codes.append(EXIT_REGRESSION)
+        return max(codes, default=EXIT_OK)
+
+    @property
+    def verdict(self) -> str:
+        """``pass``, ``fail`` or ``error``."""
+        code = self.exit_code
+        return "pass" if code == EXIT_OK else "fail" if code == EXIT_REGRESSION else "error"
+
+
+def _entries(root: Path, allow_snapshots: bool) -> dict[str, Path]:
+    if not root.is_dir():
+        raise InputError(root, "is not a folder; expected a folder holding one run folder per model")
+    out: dict[str, Path] = {}
+    for p in sorted(root.iterdir()):
+        if p.name.startswith("."):
+            continue
+        if p.is_dir():
+            out[p.name] = p
+        elif allow_snapshots and p.suffix in (".yaml", ".yml") and p.is_file():
+            out.setdefault(p.stem, p)
+    return out
+
+
+def pair(baseline_root: Path, candidate_root: Path) -> tuple[list[tuple[str, Path, Path]], list[str], list[str]]:
+    """Pair run folders by name: ``(pairs, baseline_only, candidate_only)``, all sorted by name."""
+    b = _entries(baseline_root, allow_snapshots=True)
+    c = _entries(candidate_root, allow_snapshots=False)
+    for root in (baseline_root, candidate_root):
+        if any(root.glob("*.log")):
+            raise InputError(root, "holds a *.log at its top: it looks like a single run folder; use "
+                                   "`ad-diff compare` for one pair, `ad-diff batch` for folders of run folders")
+    if not b and not c:
+        raise InputError(baseline_root, f"neither this folder nor {candidate_root} holds any run folder; "
+                                        "expected one sub-folder per model (e.g. runs/base/llama-3-8b/ad.log)")
+    pairs = [(n, b[n], c[n]) for n in sorted(b.keys() & c.keys())]
+    return pairs, sorted(b.keys() - c.keys()), sorted(c.keys() - b.keys())
+
+
+def compare_one(name: str, settings: Settings) -> ModelOutcome:
+    """Compare one pair; errors become the model's ``error`` status (runs in a worker process)."""
+    from ad_diff import gate, pipeline
+
+    try:
+        result = pipeline.run(settings)
+    except AdDiffError as e:
+        return ModelOutcome(name, "error", EXIT_INPUT_ERROR, error=str(e))
+    except Exception as e:  # noqa: BLE001 - one model's bug must not lose the other models' results
+        return ModelOutcome(name, "error", EXIT_INTERNAL_ERROR, error=f"internal error: {type(e).__name__}: {e}")
+    verdict = gate.decide(result.findings, settings.fail_on)
+    return ModelOutcome(name, verdict.verdict, verdict.exit_code, result, verdict)
+
+
+def run_batch(
+    baseline_root: Path,
+    candidate_root: Path,
+    make_settings: Callable[[str, Path, Path], Settings],
+    jobs: int | None = None,
+    progress: ProgressFn = no_progress,
+) -> BatchResult:
+    """Compare every pair in up to ``min(jobs or cpu_count, pairs)`` processes (in-process when that is 1)."""
+    pairs, b_only, c_only = pair(baseline_root, candidate_root)
+    settings = {n: replace(make_settings(n, b, c), model=n) for n, b, c in pairs}
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(pairs)))
+    outcomes: list[ModelOutcome] = []
+    progress("comparing models", 0, len(pairs))
+    if workers == 1:
+        for n, _, _ in pairs:
+            outcomes.append(compare_one(n, settings[n]))
+            progress("comparing models", len(outcomes), len(pairs))
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(compare_one, n, settings[n]) for n, _, _ in pairs]
+            for fut in as_completed(futures):
+                outcomes.append(fut.result())
+                progress("comparing models", len(outcomes), len(pairs))
+    fail_on = next(iter(settings.values())).fail_on if settings else make_settings("", baseline_root,
+                                                                                   candidate_root).fail_on
+    return BatchResult(baseline_root, candidate_root, fail_on, tuple(sorted(outcomes, key=lambda m: m.name)),
+                       tuple(b_only), tuple(c_only))

@@ -1,0 +1,154 @@
+"""Fusion candidates: mine a run's graph dump for repeated unfused patterns and look for existing kernels.
+
+Entry point: :func:`find_candidates` (used by ``ad-diff candidates``); renderers in
+:mod:`ad_diff.candidates.render`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+from ad_diff.errors import AdDiffError, InputError
+from ad_diff.kinds.graph import parse as dump_parser
+from ad_diff.kinds.graph.model import GraphDump
+from ad_diff.workflows.candidates.lookup import SourceIndex, index_source, lookup
+from ad_diff.workflows.candidates.model import (
+    Candidate,
+    CandidateReport,
+    KernelLookup,
+    LookupStatus,
+    Recommendation,
+)
+from ad_diff.workflows.candidates.recommend import recommend
+from ad_diff.workflows.candidates.scan import Group, scan_dump
+
+__all__ = [
+    "Candidate",
+    "CandidateReport",
+    "KernelLookup",
+    "LookupStatus",
+    "Recommendation",
+    "find_candidates",
+    "run_states",
+    "select_dump",
+]
+
+
+def _dump_files(graphs: Path) -> list[Path]:
+    files = [p for p in graphs.iterdir() if p.is_file() and p.suffix == ".txt"]
+    return sorted(
+        files, key=lambda p: (dump_parser.counter_of(p) is None, dump_parser.counter_of(p) or 0, p.name)
+    )
+
+
+def select_dump(run: Path, transform: str | None = None) -> Path:
+    """The dump to scan: the last one of ``RUN/graphs/`` (the final graph), or the last dump written after
+    ``transform``. Raises :class:`InputError` when there is none."""
+    graphs = run / "graphs" if (run / "graphs").is_dir() else run
+    if not run.is_dir():
+        raise InputError(run, "expected a run folder holding graphs/ (AD_DUMP_GRAPHS_DIR output)")
+    files = _dump_files(graphs)
+    if not files:
+        raise InputError(
+            graphs, "no graph dumps (*.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/"
+        )
+    if transform is None:
+        return files[-1]
+    hits = [p for p in files if dump_parser.read_header(p)[0] == transform]
+    if not hits:
+        known = sorted({dump_parser.read_header(p)[0] for p in files})
+        raise InputError(
+            graphs, f"no dump written after transform {transform!r}; dumps exist for: " + ", ".join(known)
+        )
+    return hits[-1]
+
+
+def run_states(run: Path) -> tuple[dict[str, str], str | None]:
+    """Transform key -> state from the run's log (``applied`` / ``applied:0`` / ``disabled`` ...), and a note
+    when the log could not be read (the scan itself does not need it)."""
+    from ad_diff.core.model import CANDIDATE
+    from ad_diff.discover import discover
+    from ad_diff.kinds.log import parse as log_parser
+
+    try:
+        art = discover(run, CANDIDATE)
+        assert art.log is not None
+        log = log_parser.parse(art.log)
+    except AdDiffError as e:
+        return {}, f"log not read ({e}); transform states are not reported"
+    states: dict[str, str] = {}
+    for r in log.transforms:
+        st = r.state.value
+        if st == "applied" and r.matches == 0:
+            st = "applied with 0 matches"
+        states[r.transform] = st
+    return states, None
+
+
+def _unknown_meta(dump: GraphDump, g: Group) -> int:
+    by_sec = {s.name: {n.name: n for n in s.nodes} for s in dump.sections}
+    return sum(
+        1
+        for i in g.instances
+        for n in i.nodes
+        if (node := by_sec[i.section][n]).meta is not None and not node.meta.known
+    )
+
+
+def find_candidates(
+    run: Path,
+    transform: str | None = None,
+    trtllm_src: Path | None = None,
+    min_count: int = 2,
+    index: SourceIndex | None = None,
+) -> CandidateReport:
+    """Scan ``run``'s final dump (or the one after ``transform``) and rank the fusion candidates.
+
+    With ``trtllm_src`` (or a prebuilt ``index``) each candidate is looked up in the source tree; without,
+    every lookup is ``not_searched``.
+    """
+    path = select_dump(run, transform)
+    dump = dump_parser.parse(path)
+    if index is None and trtllm_src is not None:
+        index = index_source(trtllm_src)
+    states, log_note = run_states(run)
+    groups = scan_dump(dump, min_count=min_count)
+    names = _names(groups)
+    by_family: dict[str, list[str]] = {}
+    for g, n in zip(groups, names, strict=False):
+        by_family.setdefault(g.family, []).append(n)
+    cands = []
+    for g, n in zip(groups, names, strict=False):
+        lk = lookup(index, g.family, g.pattern)
+        variants = tuple(x for x in by_family[g.family] if x != n)
+        cands.append(recommend(n, g, lk, states, variants, _unknown_meta(dump, g)))
+    notes = []
+    if index is None:
+        notes.append("existing kernel lookup not done: pass --trtllm-src PATH (a TensorRT-LLM checkout)")
+    else:
+        notes.append(
+            f"source tree indexed: {index.files} .py file(s), {len(index.registrations)} registration(s)"
+        )
+    if log_note:
+        notes.append(log_note)
+    return CandidateReport(
+        run=str(run),
+        dump=str(path),
+        transform=dump.transform,
+        stage=dump.stage,
+        nodes_scanned=dump.node_count,
+        candidates=tuple(cands),
+        source_tree=str(trtllm_src) if trtllm_src is not None else (str(index.root) if index else None),
+        notes=tuple(notes),
+    )
+
+
+def _names(groups: list[Group]) -> list[str]:
+    """Family name for the best-ranked group of a family, ``family_2``, ``family_3`` ... for the others."""
+    seen: Counter[str] = Counter()
+    out = []
+    for g in groups:
+        seen[g.family] += 1
+        out.append(g.family if seen[g.family] == 1 else f"{g.family}_{seen[g.family]}")
+    return out

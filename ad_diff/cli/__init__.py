@@ -1,10 +1,11 @@
 """Command-line interface: options -> Settings -> pipeline.run -> render -> gate. No logic of its own.
 
-``app.py`` holds the typer app, the error guard and the entry point; each command family registers itself
-from its own module (``compare``, ``ci``, ``fusion``), importing only ``app`` and shared option groups.
+``app`` holds the typer app, the error guard and the entry point; ``options`` the option groups shared by
+the comparison commands; ``output`` where reports are written. Each command family registers itself on
+the app from its own module: ``compare``; ``ci`` (snapshot, record, batch); ``fusion`` (candidates, note).
 """
 
-from ad_diff.cli import ci as _ci  # noqa: F401  (registers snapshot, record, batch)
+from ad_diff.cli import ci, compare, fusion  # noqa: F401  (each module registers its commands)
 from ad_diff.cli.app import app, main
 
 __all__ = ["app", "main"]

@@ -1,6 +1,6 @@
 """CLI commands for CI: ``snapshot`` (golden counts), ``record`` (record a run folder), ``batch`` (many models).
 
-Registered on :data:`ad_diff.cli.app`; like ``compare``, each only turns options into library calls,
+Registered on :data:`ad_diff.cli.app.app`; like ``compare``, each only turns options into library calls,
 writes what was asked for and exits.
 """
 
@@ -12,31 +12,10 @@ from typing import Annotated, Optional
 
 import typer
 
-from ad_diff.cli.app import (
-    COMMENT_LIMIT,
-    CollapseOpt,
-    CommentLimitOpt,
-    ConfigOpt,
-    ExpectedOpt,
-    FailOnOpt,
-    FormatOpt,
-    GraphsOpt,
-    IgnoreCodeOpt,
-    IgnoreTransformOpt,
-    JunitOpt,
-    ProgressOpt,
-    RankOpt,
-    StepSummaryOpt,
-    TensorsOpt,
-    app,
-    build_settings,
-    guarded,
-    resolve_options,
-    write_output,
-    write_reports,
-)
+from ad_diff.cli.app import app, guarded
+from ad_diff.cli.options import build_settings, resolve_options, shared_options
+from ad_diff.cli.output import write_output, write_reports
 from ad_diff.errors import UsageError
-from ad_diff.report import ReportFormat
 
 
 @app.command()
@@ -92,29 +71,13 @@ def record(
 
 
 @app.command()
+@shared_options
 def batch(
     ctx: typer.Context,
     baseline_root: Annotated[Path, typer.Argument(help="Folder of baseline run folders (or <model>.yaml snapshots), "
                                                        "one per model.")],
     candidate_root: Annotated[Path, typer.Argument(help="Folder of candidate run folders, one per model.")],
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel processes (default: CPU count).")] = None,
-    rank: RankOpt = 0,
-    fail_on: FailOnOpt = "error",
-    collapse_fraction: CollapseOpt = 0.5,
-    fmt: FormatOpt = ReportFormat.terminal,
-    markdown: Annotated[Optional[Path], typer.Option("--markdown", help="Also write the combined markdown here.")] = None,
-    json_out: Annotated[Optional[Path], typer.Option("--json", help="Also write the combined JSON here.")] = None,
-    ignore_transform: IgnoreTransformOpt = None,
-    ignore_code: IgnoreCodeOpt = None,
-    graphs: GraphsOpt = True,
-    tensors: TensorsOpt = True,
-    color: Annotated[Optional[bool], typer.Option(help="Colour the terminal report.")] = None,
-    config: ConfigOpt = None,
-    expected: ExpectedOpt = None,
-    junit: JunitOpt = None,
-    step_summary: StepSummaryOpt = None,
-    comment_limit: CommentLimitOpt = COMMENT_LIMIT,
-    progress: ProgressOpt = None,
 ) -> None:
     """Compare run folders paired by name (one per model) in parallel; write one combined report.
 
@@ -126,7 +89,7 @@ def batch(
         from ad_diff.progress import progress_bar
         from ad_diff.workflows.batch import run_batch
 
-        opts = resolve_options(ctx, config)
+        opts = resolve_options(ctx)
         if opts.get("jobs") is not None and opts["jobs"] < 1:
             raise UsageError(f"--jobs must be at least 1, not {opts['jobs']}")
 

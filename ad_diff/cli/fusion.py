@@ -1,0 +1,116 @@
+"""The fusion workflow: ``candidates`` (what to fuse next) and ``note`` (the iteration note of a change)."""
+
+from __future__ import annotations
+
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from ad_diff.cli.app import app, guarded
+from ad_diff.cli.output import emit
+from ad_diff.errors import AdDiffError
+
+
+class WorkflowFormat(str, Enum):
+    """Output formats of ``candidates`` and ``note``."""
+
+    markdown = "markdown"
+    json = "json"
+    text = "text"
+
+
+@app.command()
+def candidates(
+    run: Annotated[Path, typer.Argument(help="Run folder whose graphs/ holds the AD graph dumps.")],
+    trtllm_src: Annotated[
+        Optional[Path], typer.Option(help="TensorRT-LLM source tree to search for existing ops/transforms.")
+    ] = None,
+    transform: Annotated[
+        Optional[str],
+        typer.Option(help="Scan the dump written after this transform (default: the final dump)."),
+    ] = None,
+    min_count: Annotated[int, typer.Option(help="Report patterns seen at least this many times.")] = 2,
+    fmt: Annotated[
+        WorkflowFormat,
+        typer.Option("--format", "-f", help="markdown, json, or text (the candidate templates only)."),
+    ] = WorkflowFormat.markdown,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Find repeated unfused patterns in RUN's graph dump, rank them, and look up existing kernels."""
+
+    def go() -> int:
+        from ad_diff.workflows.candidates import find_candidates
+        from ad_diff.workflows.candidates import render as cr
+
+        if min_count < 1:
+            raise AdDiffError(f"--min-count must be at least 1, not {min_count}")
+        report = find_candidates(run, transform=transform, trtllm_src=trtllm_src, min_count=min_count)
+        render = {
+            WorkflowFormat.markdown: cr.render_markdown,
+            WorkflowFormat.json: cr.render_json,
+            WorkflowFormat.text: cr.render_text,
+        }[fmt]
+        emit(render(report), output)
+        return 0
+
+    raise typer.Exit(guarded(go))
+
+
+@app.command()
+def note(
+    baseline: Annotated[Path, typer.Argument(help="Baseline run folder (before the change).")],
+    candidate_run: Annotated[
+        Path, typer.Argument(metavar="CANDIDATE", help="Candidate run folder (with the change).")
+    ],
+    candidate: Annotated[
+        str,
+        typer.Option("--candidate", help="Candidate name (as listed by `ad-diff candidates`, e.g. rmsnorm)."),
+    ],
+    tests: Annotated[Optional[str], typer.Option(help="Tests run for this change (free text).")] = None,
+    tests_file: Annotated[
+        Optional[Path], typer.Option(help="File listing the tests run (e.g. a pytest summary).")
+    ] = None,
+    path: Annotated[
+        Optional[str],
+        typer.Option(
+            help="Implementation path: existing_kernel or triton_fallback (default: inferred from the graph)."
+        ),
+    ] = None,
+    trtllm_src: Annotated[
+        Optional[Path], typer.Option(help="TensorRT-LLM source tree for the kernel lookup.")
+    ] = None,
+    fmt: Annotated[
+        WorkflowFormat, typer.Option("--format", "-f", help="markdown or json (text = markdown).")
+    ] = WorkflowFormat.markdown,
+    output: Annotated[
+        Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+) -> None:
+    """Write the iteration note for a fusion change: validation, [SUMMARY] before/after, tests, risks."""
+
+    def go() -> int:
+        from ad_diff.workflows import note as note_mod
+
+        if tests is not None and tests_file is not None:
+            raise AdDiffError("give either --tests or --tests-file, not both")
+        tests_text = tests
+        if tests_file is not None:
+            try:
+                tests_text = tests_file.read_text(encoding="utf-8").strip()
+            except (OSError, UnicodeDecodeError) as e:
+                raise AdDiffError(f"{tests_file}: cannot read the tests file ({e})") from e
+        result = note_mod.build_note(
+            baseline, candidate_run, candidate, tests=tests_text, path=path, trtllm_src=trtllm_src
+        )
+        text = (
+            note_mod.render_json(result) if fmt is WorkflowFormat.json else note_mod.render_markdown(result)
+        )
+        emit(text, output)
+        return 0
+
+    raise typer.Exit(guarded(go))
+

@@ -1,0 +1,152 @@
+"""Options shared by the comparison commands, and how they become :class:`~ad_diff.settings.Settings`.
+
+``compare`` and ``batch`` take the same gate, filter and output options. They are declared once, in
+:data:`SHARED`, and :func:`shared_options` appends them to a command's signature, so the two commands' help
+and behaviour cannot drift apart. Commands read every option through ``ctx.params`` in
+:func:`resolve_options` (defaults < config file < what the user typed).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Any, Optional, TypeVar
+
+import typer
+
+from ad_diff.errors import AdDiffError
+from ad_diff.report import ReportFormat
+from ad_diff.report.markdown import COMMENT_LIMIT
+from ad_diff.settings import FAIL_ON_CHOICES, Settings
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+OPTION_KEYS: dict[str, str] = {
+    "rank": "rank", "fail_on": "fail_on", "collapse_fraction": "collapse_fraction", "fmt": "format",
+    "markdown": "markdown", "json_out": "json", "ignore_transform": "ignore_transforms",
+    "ignore_code": "ignore_codes", "graphs": "graphs", "tensors": "tensors", "color": "color",
+    "expected": "expected", "junit": "junit", "step_summary": "step_summary", "comment_limit": "comment_limit",
+    "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
+}
+
+
+def resolve_options(ctx: typer.Context) -> dict[str, Any]:
+    """Options by config key: typer defaults < config file < options the user actually passed."""
+    from ad_diff.settings_file import find_config, load_config, merge
+
+    defaults: dict[str, Any] = {}
+    passed: dict[str, Any] = {}
+    for name, key in OPTION_KEYS.items():
+        if name not in ctx.params:
+            continue
+        value = ctx.params[name]
+        if isinstance(value, list):
+            value = tuple(value)
+        elif isinstance(value, ReportFormat):
+            value = value.value
+        source = ctx.get_parameter_source(name)
+        # By name: typer vendors its own click, so the enum class differs between typer versions.
+        user_given = getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
+        target = passed if user_given else defaults
+        target[key] = () if value is None and key.startswith("ignore_") else value
+    path = find_config(ctx.params.get("config"))
+    file_values = load_config(path) if path is not None else {}
+    opts = merge(defaults, file_values, passed)
+    opts["_config_path"] = path
+    if opts["fail_on"] not in FAIL_ON_CHOICES:
+        raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
+    if not 0 < opts["collapse_fraction"] <= 1:
+        raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
+    return opts
+
+
+def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extra: Any) -> Settings:
+    """Settings of one comparison from resolved options (``extra``: per-run paths, model name)."""
+    from ad_diff.progress import progress_enabled
+
+    return Settings(
+        baseline=baseline, candidate=candidate, rank=opts["rank"], fail_on=opts["fail_on"],
+        collapse_fraction=opts["collapse_fraction"], ignore_transforms=tuple(opts["ignore_transforms"]),
+        ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
+        tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
+        expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
+        graph_options=opts.get("graph", {}), config_diff_options=opts.get("config_diff", {}),
+        config_explained_gates=bool(opts.get("config_explained_gates", False)), **extra,
+    )
+
+
+def tensor_options(settings: Settings, tol: list[str] | None, device: str | None, plots: Path | None) -> Settings:
+    """Merge ``--tol`` specs over the config file's tolerances; set device and plots."""
+    import dataclasses
+
+    from ad_diff.kinds.tensors.tolerance import parse_cli
+
+    tolerances = {k: dict(v) for k, v in settings.tolerances.items()}
+    for spec in tol or ():
+        try:
+            pattern, entry = parse_cli(spec)
+        except ValueError as e:
+            raise AdDiffError(f"--tol {spec!r}: {e}") from e
+        tolerances.setdefault(pattern, {}).update(entry)
+    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plots is not None, "plots_dir": plots}
+    if device is not None:
+        if device not in ("cpu", "cuda", "auto"):
+            raise AdDiffError(f"--tensor-device must be cpu, cuda or auto, not {device!r}")
+        changes["tensor_device"] = device
+    return dataclasses.replace(settings, **changes)
+
+
+
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", help="Config file (.ad-diff.yaml or pyproject.toml [tool.ad-diff]); default: ./.ad-diff.yaml, "
+    "else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the file.")]
+
+#: Options of every comparison command: parameter name -> (annotation, default).
+SHARED: dict[str, tuple[Any, Any]] = {
+    "rank": (Annotated[int, typer.Option(help="Rank whose log lines are compared.")], 0),
+    "fail_on": (Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")], "error"),
+    "collapse_fraction": (Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")], 0.5),
+    "fmt": (Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")],
+            ReportFormat.terminal),
+    "markdown": (Annotated[Optional[Path], typer.Option("--markdown", help="Also write the markdown report here.")],
+                 None),
+    "json_out": (Annotated[Optional[Path], typer.Option("--json", help="Also write the JSON report here.")], None),
+    "ignore_transform": (Annotated[Optional[list[str]], typer.Option(
+        help="Transform key (glob) to leave out; repeatable.")], None),
+    "ignore_code": (Annotated[Optional[list[str]], typer.Option(help="Finding code (glob) to drop; repeatable.")],
+                    None),
+    "graphs": (Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")], True),
+    "tensors": (Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")], True),
+    "color": (Annotated[Optional[bool], typer.Option(
+        help="Colour the terminal report (default: when stdout is a TTY).")], None),
+    "config": (ConfigOpt, None),
+    "expected": (Annotated[Optional[Path], typer.Option(
+        help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched entries "
+        "are stale.")], None),
+    "junit": (Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here.")], None),
+    "step_summary": (Annotated[Optional[Path], typer.Option(
+        help="Append the markdown report (capped at 1 MiB) to this file, e.g. \"$GITHUB_STEP_SUMMARY\".")], None),
+    "comment_limit": (Annotated[int, typer.Option(
+        help="Maximum characters of the --markdown report (PR comment).")], COMMENT_LIMIT),
+    "progress": (Annotated[Optional[bool], typer.Option(
+        help="Progress bars on stderr (default: on a terminal, off in CI or when piped).")], None),
+}
+
+
+def shared_options(fn: F) -> F:
+    """Append the :data:`SHARED` options to command ``fn``'s signature (``fn`` reads them from ``ctx.params``)."""
+    hints = typing.get_type_hints(fn, include_extras=True)
+    own = [p.replace(annotation=hints[p.name]) for p in inspect.signature(fn).parameters.values()]
+    extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+             for name, (annotation, default) in SHARED.items()]
+
+    @functools.wraps(fn)
+    def command(*args: Any, **kwargs: Any) -> Any:
+        return fn(*args, **{k: v for k, v in kwargs.items() if k not in SHARED})
+
+    command.__signature__ = inspect.Signature(own + extra)  # type: ignore[attr-defined]
+    command.__annotations__ = {**hints, **{name: a for name, (a, _) in SHARED.items()}}
+    return typing.cast(F, command)

@@ -1,0 +1,72 @@
+"""Where the CLI writes: the stdout report, the report files the user asked for, and plots."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from ad_diff.errors import AdDiffError
+from ad_diff.report import ReportFormat
+
+
+def write_output(path: Path, text: str) -> None:
+    """Write one report file the user asked for (and only there)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
+
+
+def append_output(path: Path, text: str) -> None:
+    """Append to a file (GitHub's step summary is shared by every command of a step)."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as fh:
+            fh.write(text)
+    except OSError as e:
+        raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
+
+
+def emit(text: str, output: Path | None) -> None:
+    """Print ``text``, or write it to ``output`` when given."""
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        write_output(output, text)
+
+
+def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
+    """Write PNGs of drifting tensors where ``--plots`` points and link them from the markdown report."""
+    import dataclasses
+
+    ta = result.sections.get("tensors")
+    if plots is None or ta is None:
+        return result
+    from ad_diff.kinds.tensors.plots import write_plots
+
+    try:
+        written = write_plots(ta, plots)
+    except OSError as e:
+        raise AdDiffError(f"{plots}: cannot write plots ({e.strerror or e})") from e
+    base = markdown.parent if markdown is not None else Path.cwd()
+    rel = os.path.relpath(plots.resolve(), base.resolve())
+    notes = (*result.notes, f"{len(written)} plot(s) written to {plots}")
+    return dataclasses.replace(result, notes=notes, render_options={**result.render_options, "tensors": {"plots_dir_rel": rel}})
+
+
+def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
+    """Print the stdout report and write every report file asked for (single comparison or batch)."""
+    from ad_diff.report import outputs as ci_outputs
+
+    use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
+    wanted = [k for k in ("markdown", "json", "junit", "step_summary") if opts.get(k) is not None]
+    texts = ci_outputs.render_all(result, verdict, ["stdout", *wanted], fmt=ReportFormat(opts["format"]),
+                                  color=use_color, comment_limit=opts["comment_limit"])
+    sys.stdout.write(texts["stdout"])
+    for kind in wanted:
+        (append_output if kind == "step_summary" else write_output)(opts[kind], texts[kind])
+
+

@@ -44,7 +44,7 @@ def test_compare_options_are_documented() -> None:
 
 
 def test_every_config_key_is_documented() -> None:
-    from ad_diff.settings_file import SCHEMA
+    from ad_diff.settings import SCHEMA
 
     doc = (ROOT / "docs/config.md").read_text()
     for key in SCHEMA:

@@ -35,7 +35,7 @@ OPTION_KEYS: dict[str, str] = {
 
 def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     """Options by config key: typer defaults < config file < options the user actually passed."""
-    from ad_diff.settings_file import find_config, load_config, merge
+    from ad_diff.settings import find_config, load_config, merge
 
     defaults: dict[str, Any] = {}
     passed: dict[str, Any] = {}
@@ -60,6 +60,14 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
         raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
     if not 0 < opts["collapse_fraction"] <= 1:
         raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
+    # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
+    from ad_diff.kinds.tensors.tolerance import validate_entry
+
+    for pattern, entry in (opts.get("tolerances") or {}).items():
+        try:
+            validate_entry(str(pattern), entry)
+        except AdDiffError as e:
+            raise AdDiffError(f"{path}: {e}") from e
     return opts
 
 
@@ -73,7 +81,6 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
         ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
         tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
         expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
-        graph_options=opts.get("graph", {}), config_diff_options=opts.get("config_diff", {}),
         config_explained_gates=bool(opts.get("config_explained_gates", False)), **extra,
     )
 

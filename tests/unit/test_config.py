@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from ad_diff.errors import ConfigError
-from ad_diff.settings_file import SCHEMA, find_config, load_config, merge
+from ad_diff.settings import SCHEMA, find_config, load_config, merge
 from tests.ci_runs import pair
 
 
@@ -103,3 +103,22 @@ def test_cli_reports_unknown_key_with_exit_2(tmp_path: Path, cli) -> None:
     cfg.write_text("fail_on: error\nfial_on: never\n")
     res = cli(base, cand, "--config", cfg)
     assert res.code == 2 and "unknown key 'fial_on'" in res.err and "Traceback" not in res.err
+
+
+@pytest.mark.parametrize("text", ["graph: {anything: 1}\n", "config_diff: {x: y}\n"])
+def test_keys_that_nothing_reads_are_unknown(tmp_path: Path, text: str) -> None:
+    cfg = tmp_path / ".ad-diff.yaml"
+    cfg.write_text(text)
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config(cfg)
+
+
+def test_unknown_nested_tolerance_key_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    from tests.conftest import ROOT, run_cli
+
+    cfg = tmp_path / ".ad-diff.yaml"
+    cfg.write_text("tolerances:\n  default:\n    atoll: 1.0e-5\n")
+    scen = ROOT / "fixtures/scenarios/identical"
+    res = run_cli(scen / "baseline", scen / "candidate", "--config", cfg)
+    assert res.code == 2
+    assert f"{cfg}: tolerances.default: unknown key(s) atoll" in res.err

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 import torch
-from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from safetensors.torch import save_file
 
+from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.parse import discover
 
 

@@ -1,7 +1,7 @@
 """The shared vocabulary of every stage: run ids, transform states and rows, severities and findings.
 
 Kind-specific models live in their kind's folder (``ad_diff.kinds.<kind>.model``); the overall result is in
-``ad_diff.core.result``.
+``ad_diff.result``.
 """
 
 from __future__ import annotations
@@ -18,6 +18,13 @@ NodeName = NewType("NodeName", str)
 
 BASELINE = RunId("baseline")
 CANDIDATE = RunId("candidate")
+RUNS: tuple[RunId, RunId] = (BASELINE, CANDIDATE)
+"""Both runs, baseline first (the order every report uses)."""
+
+
+def other_run(run: str) -> RunId:
+    """The run that is not ``run``."""
+    return CANDIDATE if run == BASELINE else BASELINE
 
 #: AD ``Stages`` enum values, in execution order of the newest known version (FORMATS.md 1.2).
 #: ``visualize`` moved around between versions; pipeline order is always taken from the log itself.
@@ -118,6 +125,36 @@ class TransformComparison:
         return self.candidate.matches - self.baseline.matches
 
 
+class Category(str, Enum):
+    """What a finding is about. Each category means exactly one thing (docs/rules.md lists them)."""
+
+    MATCH_LOSS = "match_loss"
+    """A transform matched fewer times in the candidate (or stopped running where it matched)."""
+    METADATA_LOSS = "metadata_loss"
+    """Shape/dtype metadata the baseline had and the candidate lacks. Nothing else."""
+    NUMERIC_DRIFT = "numeric_drift"
+    """Recorded tensors differ beyond tolerance (or cannot be compared value by value)."""
+    INCOMPLETE_RUN = "incomplete_run"
+    """A run stopped early or its artifacts are cut short: what it never reached cannot be compared."""
+    STATE_CHANGE = "state_change"
+    """A transform's state changed (disabled, failed, added, moved) without losing matches."""
+    STRUCTURE_CHANGE = "structure_change"
+    """The graphs differ in structure (rewritten regions, first divergence)."""
+    CONSISTENCY = "consistency"
+    """A run disagrees with itself (ranks, log vs dumps, restarts)."""
+    CONFIG = "config"
+    """The runs' AD configs differ or do not match what the run did."""
+    INPUT = "input"
+    """The inputs themselves: missing, unreadable or one-sided artifacts."""
+    IMPROVEMENT = "improvement"
+    """More matches than the baseline: usually the point of the change."""
+
+    def __str__(self) -> str:  # the value, in messages and f-strings (not ``Category.MATCH_LOSS``)
+        return self.value
+
+    __format__ = str.__format__
+
+
 class Severity(str, Enum):
     """How bad a finding is. Only ``error`` findings can fail the gate."""
 
@@ -131,8 +168,7 @@ class Finding:
     """One classified difference. ``code`` is stable and documented in ``docs/rules.md``."""
 
     code: str
-    category: str
-    """``match_loss``, ``metadata_loss``, ``numeric_drift``, ``state_change``, ``incomplete_run`` ..."""
+    category: Category
     severity: Severity
     message: str
     transform: str | None = None

@@ -1,6 +1,6 @@
 """Rule: a finding kind with a stable code, a category, a default severity and a message template.
 
-Every rule lives in one ordered tuple (``ad_diff.classify.catalog.RULES``) and is documented in
+Every rule lives in one ordered tuple (``ad_diff.catalog.RULES``) and is documented in
 ``docs/rules.md``; a test keeps the two in sync. Rules only *describe* findings; the code that detects them
 lives beside the data it reads (log, graph, tensor or config classification) and calls :meth:`Rule.make`.
 """
@@ -10,21 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ad_diff.core.model import Finding, Severity
+from ad_diff.core.model import Category, Finding, Severity
 
 #: Fixed category names that reports, configs and users rely on.
-CATEGORIES: tuple[str, ...] = (
-    "match_loss",
-    "metadata_loss",
-    "numeric_drift",
-    "incomplete_run",
-    "state_change",
-    "structure_change",
-    "consistency",
-    "config",
-    "input",
-    "improvement",
-)
+CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
 
 
 @dataclass(frozen=True)
@@ -33,11 +22,15 @@ class Rule:
 
     code: str
     name: str
-    category: str
+    category: Category
     severity: Severity
     template: str
     doc: str
     """One paragraph for docs/rules.md: when it fires and what to do about it."""
+
+    def __post_init__(self) -> None:
+        # Rules are declared with the category's name; store the enum so a typo fails at import.
+        object.__setattr__(self, "category", Category(self.category))
 
     def make(
         self,
@@ -64,3 +57,25 @@ class Rule:
             collapse=collapse,
             evidence=tuple(sorted((evidence or {}).items())),
         )
+
+
+# Rules of the pipeline itself (every kind may end in them), ADI001 and ADI006.
+
+ONE_SIDED = Rule(
+    "ADI001", "artifact-one-sided", Category.INPUT, Severity.ERROR,
+    "{what} present in the {present} run only; the {missing} run has none, so {analysis} was not done",
+    "One run folder holds graph dumps (or recorded tensors) and the other does not. The analysis that "
+    "needs both was skipped, so its conclusions are missing: this gates, because a verdict without the "
+    "data must not read as a pass. Re-run the other side with AD_DUMP_GRAPHS_DIR set (or record tensors).",
+)
+
+ANALYSIS_FAILED = Rule(
+    "ADI006", "analysis-unreadable-input", Category.INPUT, Severity.ERROR,
+    "{analysis} could not run: {error}; {stands}",
+    "Part of a run could not be read (an unreadable dump header, a tensor folder that cannot be listed, "
+    "...). The analysis that needs it did not run; the message says which conclusions still stand (the "
+    "per-transform comparison of the logs always does). It gates: a missing analysis must not read as a "
+    "pass. Fix or re-copy the file named in the message.",
+)
+
+RULES: tuple[Rule, ...] = (ONE_SIDED, ANALYSIS_FAILED)

@@ -7,8 +7,8 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ad_diff.core.result import DiffResult
     from ad_diff.gate import Verdict
+    from ad_diff.result import DiffResult
 
 __all__ = ["ReportFormat"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ad_diff.core.model import Finding, Severity, Side, State
-from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict
 from ad_diff.kinds.log.model import RunLog
+from ad_diff.result import DiffResult
 
 
 def side_text(s: Side) -> str:

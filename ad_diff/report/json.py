@@ -12,10 +12,10 @@ from typing import Any
 
 from ad_diff import __version__
 from ad_diff.core.model import Finding, Side, TransformComparison
-from ad_diff.core.result import DiffResult
 from ad_diff.discover import RunArtifacts
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds.log.model import RunLog
+from ad_diff.result import DiffResult
 
 SCHEMA_VERSION = 1
 

@@ -19,8 +19,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
-from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict, gates
+from ad_diff.result import DiffResult
 
 if TYPE_CHECKING:
     from ad_diff.workflows.batch import BatchResult

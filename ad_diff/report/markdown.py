@@ -7,17 +7,16 @@ the rest of the findings), and the report says what was folded. Every name is es
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from ad_diff import __version__
 from ad_diff.core.escape import md_code, md_escape
 from ad_diff.core.model import Finding, Severity
-from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict, gates
+from ad_diff.kinds import SECTION_KINDS
 from ad_diff.report.common import category_counts, delta_text, headline, log_summary, side_text
 from ad_diff.report.json import SCHEMA_VERSION
+from ad_diff.result import DiffResult
 
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body length (characters)."""
@@ -26,12 +25,6 @@ STEP_SUMMARY_LIMIT = 1024 * 1024
 
 _ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.INFO: "\u2139\ufe0f"}
 
-#: Optional analysis sections: key in ``DiffResult.sections`` -> (module, title). Imported lazily.
-SECTION_RENDERERS: dict[str, tuple[str, str]] = {
-    "config": ("ad_diff.kinds.config.section", "Configuration"),
-    "graph": ("ad_diff.kinds.graph.section", "Graph dumps"),
-    "tensors": ("ad_diff.kinds.tensors.section", "Recorded tensors"),
-}
 
 
 @dataclass
@@ -136,13 +129,13 @@ def _transform_blocks(result: DiffResult) -> list[_Block]:
 
 def _section_blocks(result: DiffResult) -> list[_Block]:
     blocks = []
-    for key, (module, title) in SECTION_RENDERERS.items():
-        if key not in result.sections:
+    for kind in SECTION_KINDS:
+        section = result.sections.get(kind.key.name)
+        if section is None:
             continue
-        render: Callable[[object], str] = importlib.import_module(module).render_markdown
-        text = render(result.sections[key], **result.render_options.get(key, {})).strip()
+        text = kind.render_markdown(section, result).strip()
         if text:
-            blocks.append(_Block(key, text, f"_{title} details folded; see the JSON report._", 15))
+            blocks.append(_Block(kind.key.name, text, f"_{kind.key.title} details folded; see the JSON report._", 15))
     return blocks
 
 

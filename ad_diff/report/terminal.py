@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import io
 
 from rich.console import Console
@@ -10,18 +9,13 @@ from rich.table import Table
 from rich.text import Text
 
 from ad_diff.core.model import Severity
-from ad_diff.core.result import DiffResult
 from ad_diff.gate import Verdict, gates
+from ad_diff.kinds import SECTION_KINDS
 from ad_diff.report.common import delta_text, headline, log_summary, side_text
+from ad_diff.result import DiffResult
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 
-#: Optional sections (key in ``DiffResult.sections`` -> module with ``render_terminal``), imported lazily.
-SECTION_RENDERERS: dict[str, str] = {
-    "config": "ad_diff.kinds.config.section",
-    "graph": "ad_diff.kinds.graph.section",
-    "tensors": "ad_diff.kinds.tensors.section",
-}
 
 
 def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int = 120,
@@ -65,9 +59,10 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
                   Text(delta_text(d), style="red" if (d or 0) < 0 else "green" if (d or 0) > 0 else ""))
     if rows:
         con.print(t)
-    for key, module in SECTION_RENDERERS.items():
-        if key in result.sections:
-            con.print(importlib.import_module(module).render_terminal(result.sections[key]))
+    for kind in SECTION_KINDS:
+        section = result.sections.get(kind.key.name)
+        if section is not None:
+            con.print(kind.render_terminal(section, result))
     for n in result.notes:
         con.print(Text(f"note: {n}", style="dim"))
     return buf.getvalue()

@@ -14,10 +14,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ad_diff.core.result import DiffResult
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK, EXIT_REGRESSION, Verdict
 from ad_diff.progress import ProgressFn, no_progress
+from ad_diff.result import DiffResult
 from ad_diff.settings import Settings
 
 

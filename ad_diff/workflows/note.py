@@ -17,9 +17,9 @@ from typing import Any
 
 from ad_diff.core.escape import fence_block, md_code, md_escape
 from ad_diff.core.model import Side, TransformComparison
-from ad_diff.core.result import DiffResult
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.graph import parse as dump_parser
+from ad_diff.result import DiffResult
 from ad_diff.workflows.candidates import find_candidates
 from ad_diff.workflows.candidates.lookup import KNOWN
 from ad_diff.workflows.candidates.model import Candidate, CandidateReport

@@ -1,0 +1,69 @@
+"""The config kind: the AutoDeploy configuration each run used (``config/`` or top-level YAML).
+
+Layered files are merged in AD's order, the two effective configs are diffed (deepdiff, imported only when a
+run has a config), each is checked against its own log, and in the explain stage the log's findings are
+marked *explained by config* or *unexplained*. Unlike graphs and tensors, an unreadable config is an input
+error (exit 2): the verdict's explanations would otherwise rest on a guess.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ad_diff.kinds.base import Context, SectionKey, Skipped
+from ad_diff.kinds.config import rules
+from ad_diff.kinds.config.model import ConfigAnalysis
+
+if TYPE_CHECKING:
+    from ad_diff.core.model import Finding
+    from ad_diff.result import DiffResult
+
+
+class ConfigKind:
+    """See the module docstring."""
+
+    key: SectionKey[ConfigAnalysis] = SectionKey("config", "Configuration")
+    rules = rules.RULES
+
+    def analyze(self, ctx: Context) -> ConfigAnalysis | Skipped:
+        """Load both runs' effective configs, diff them and check each against its log."""
+        from ad_diff.kinds.config import parse
+
+        # a snapshot baseline (a file) carries no config
+        root_b = ctx.baseline.root
+        bcfg = parse.parse(root_b, ctx.settings.baseline_config) if root_b.is_dir() else None
+        ccfg = parse.parse(ctx.candidate.root, ctx.settings.candidate_config)
+        if bcfg is None and ccfg is None:
+            return Skipped("no_data", "neither run holds an AD config")
+        # imported only when a run has a config: the config diff pulls in deepdiff (and with it pandas)
+        from ad_diff.kinds.config.compare import analyze_config
+
+        return analyze_config(bcfg, ccfg, ctx.baseline_log, ctx.candidate_log)
+
+    def classify(self, section: ConfigAnalysis | Skipped, ctx: Context) -> list[Finding]:
+        """The config findings are emitted with the explanations (they rank beside what they explain)."""
+        return []
+
+    def explain(self, section: ConfigAnalysis, findings: list[Finding], ctx: Context) -> tuple[ConfigAnalysis,
+                                                                                                list[Finding]]:
+        """Mark findings explained or unexplained by a config change; the section keeps the explained ones."""
+        from ad_diff.kinds.config.explain import explain_findings, with_explanations
+
+        out = list(explain_findings(findings, ctx.rows, section, ctx.settings.config_explained_gates))
+        return with_explanations(section, out), out
+
+    def render_markdown(self, section: ConfigAnalysis, result: DiffResult) -> str:
+        """The ``Configuration`` section."""
+        from ad_diff.kinds.config.section import render_markdown
+
+        return render_markdown(section)
+
+    def render_terminal(self, section: ConfigAnalysis, result: DiffResult) -> Any:
+        """The configuration section for the terminal."""
+        from ad_diff.kinds.config.section import render_terminal
+
+        return render_terminal(section)
+
+
+CONFIG = ConfigKind()
+"""The config kind's one instance (registered in :data:`ad_diff.kinds.KINDS`)."""

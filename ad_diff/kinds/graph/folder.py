@@ -1,5 +1,5 @@
-"""Findings about the inputs themselves (codes ``ADI0xx``): artifacts present in one run only, dump folders
-with holes, and analyses that could not run because part of a run is unreadable.
+"""Findings about a run's ``graphs/`` folder itself (codes ``ADI002``-``ADI005``): holes in the numbering,
+duplicate counters, empty folders and unreadable entries.
 
 ``check_dump_folder`` reads file *names* only (no content), so it is cheap and runs before the graph
 analysis; a hole in the numbering means a dump was lost (AD's counter only advances when a file is written).
@@ -12,15 +12,7 @@ import re
 from pathlib import Path
 
 from ad_diff.core.model import Finding, Severity
-from ad_diff.core.rules import Rule
-
-ONE_SIDED = Rule(
-    "ADI001", "artifact-one-sided", "input", Severity.ERROR,
-    "{what} present in the {present} run only; the {missing} run has none, so {analysis} was not done",
-    "One run folder holds graph dumps (or recorded tensors) and the other does not. The analysis that "
-    "needs both was skipped, so its conclusions are missing: this gates, because a verdict without the "
-    "data must not read as a pass. Re-run the other side with AD_DUMP_GRAPHS_DIR set (or record tensors).",
-)
+from ad_diff.core.rules import ANALYSIS_FAILED, Rule
 
 DUMP_GAP = Rule(
     "ADI002", "dump-numbering-gap", "input", Severity.ERROR,
@@ -56,16 +48,7 @@ DUMP_ENTRY_UNREADABLE = Rule(
     "folder, or a file without read permission. The dump is missing from the comparison, so this gates.",
 )
 
-ANALYSIS_FAILED = Rule(
-    "ADI006", "analysis-unreadable-input", "input", Severity.ERROR,
-    "{analysis} could not run: {error}; {stands}",
-    "Part of a run could not be read (an unreadable dump header, a tensor folder that cannot be listed, "
-    "...). The analysis that needs it did not run; the message says which conclusions still stand (the "
-    "per-transform comparison of the logs always does). It gates: a missing analysis must not read as a "
-    "pass. Fix or re-copy the file named in the message.",
-)
-
-RULES: tuple[Rule, ...] = (ONE_SIDED, DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_ENTRY_UNREADABLE, ANALYSIS_FAILED)
+RULES: tuple[Rule, ...] = (DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_ENTRY_UNREADABLE)
 
 _DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
 

@@ -1,0 +1,127 @@
+"""The tensors kind: what each run recorded in ``tensors/`` (outputs, per-node captures, references).
+
+Both runs' tensors are paired by name (per-node captures through the graph alignment of the final dumps),
+streamed in chunks into statistics, judged against tolerances, and the first drifting node is named in
+graph order when the dumps provide one.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.kinds.base import Context, SectionKey, Skipped
+from ad_diff.kinds.graph import GRAPH, STANDS
+from ad_diff.kinds.tensors import rules
+from ad_diff.kinds.tensors.model import TensorAnalysis
+
+if TYPE_CHECKING:
+    from ad_diff.core.model import Finding
+    from ad_diff.kinds.graph.model import GraphDump
+    from ad_diff.result import DiffResult
+
+
+class TensorsKind:
+    """See the module docstring."""
+
+    key: SectionKey[TensorAnalysis] = SectionKey("tensors", "Recorded tensors")
+    rules = rules.RULES
+
+    def analyze(self, ctx: Context) -> TensorAnalysis | Skipped:
+        """Compare recorded tensors; graph order, introducing transforms and renamed nodes come from the dumps."""
+        from ad_diff.errors import AdDiffError
+        from ad_diff.kinds.tensors.analysis import analyze_tensors
+
+        base, cand = ctx.baseline, ctx.candidate
+        if ctx.from_snapshot:
+            return Skipped("snapshot", "the baseline is a snapshot (counts and coverage only)")
+        if base.tensors is None and cand.tensors is None:
+            return Skipped("no_data", "neither run has tensors/")
+        if base.tensors is None or cand.tensors is None:
+            present = base if cand.tensors is None else cand
+            return Skipped("one_sided", "recorded tensors (tensors/)", run=present.run_id)
+        if not ctx.settings.tensors:
+            ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
+            return Skipped("disabled", "disabled with --no-tensors")
+        node_order: list[str] | None = None
+        node_transform: dict[str, str] | None = None
+        renamed: dict[str, str] | None = None
+        ga = ctx.section(GRAPH.key)
+        try:
+            if ga is not None:
+                final = _final_dumps(ctx)
+                if final is not None:
+                    node_order = [n.name for sec in final[1].sections for n in sec.nodes]
+                    renamed = _renames(*final)
+                node_transform = {}
+                for t in ga.transforms:
+                    for u in t.unmatched:
+                        if u.run == "candidate":
+                            node_transform.setdefault(u.name, t.transform)
+            return analyze_tensors(base.tensors, cand.tensors, ctx.settings, node_order=node_order,
+                                   node_transform=node_transform, renamed=renamed)
+        except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
+            return Skipped("unreadable", str(e))
+
+    def classify(self, section: TensorAnalysis | Skipped, ctx: Context) -> list[Finding]:
+        """The tensor findings (ADT), or why the comparison did not run."""
+        base, cand = ctx.baseline, ctx.candidate
+        if not isinstance(section, Skipped):
+            return list(section.findings)
+        if section.reason == "one_sided":
+            present, missing = (base, cand) if section.run == base.run_id else (cand, base)
+            return [ONE_SIDED.make(what=section.detail, present=present.run_id, missing=missing.run_id,
+                                   analysis="numeric comparison")]
+        if section.reason == "unreadable":
+            return [ANALYSIS_FAILED.make(analysis="tensor comparison", error=section.detail, stands=STANDS)]
+        return []
+
+    def explain(self, section: TensorAnalysis, findings: list[Finding], ctx: Context) -> tuple[TensorAnalysis,
+                                                                                                list[Finding]]:
+        """Nothing to add."""
+        return section, findings
+
+    def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
+        """The ``Recorded tensors`` section (plot links when ``--plots`` wrote them)."""
+        from ad_diff.kinds.tensors.section import render_markdown
+
+        return render_markdown(section, **result.render_options.get(self.key.name, {}))
+
+    def render_terminal(self, section: TensorAnalysis, result: DiffResult) -> Any:
+        """The tensor table."""
+        from ad_diff.kinds.tensors.section import render_terminal
+
+        return render_terminal(section)
+
+
+def _final_dumps(ctx: Context) -> tuple[GraphDump, GraphDump] | None:
+    """The last dump of each run, parsed (None when either run has none)."""
+    from ad_diff.kinds.graph import parse
+    from ad_diff.kinds.graph.pair import list_dumps
+
+    assert ctx.baseline.graphs is not None and ctx.candidate.graphs is not None
+    refs_b, refs_c = list_dumps(ctx.baseline.graphs)[0], list_dumps(ctx.candidate.graphs)[0]
+    if not refs_b or not refs_c:
+        return None
+    return parse.parse(refs_b[-1].path), parse.parse(refs_c[-1].path)
+
+
+def _renames(db: GraphDump, dc: GraphDump) -> dict[str, str]:
+    """Candidate -> baseline node names that alignment paired in two dumps and that differ."""
+    from ad_diff.kinds.graph.align import align_sections
+
+    sections_c = {sec.name: sec for sec in dc.sections}
+    out: dict[str, str] = {}
+    for sb in db.sections:
+        sc = sections_c.get(sb.name)
+        if sc is None:
+            continue
+        al = align_sections(sb, sc, db.fmt, dc.fmt)
+        for i, j in enumerate(al.mb):
+            if j >= 0 and al.b.names[i] != al.c.names[j]:
+                out[al.c.names[j]] = al.b.names[i]
+    return out
+
+
+TENSORS = TensorsKind()
+"""The tensors kind's one instance (registered in :data:`ad_diff.kinds.KINDS`)."""

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.discover import RunArtifacts
+from ad_diff.kinds.base import SectionKey
 from ad_diff.kinds.log.model import RunLog
+
+S = TypeVar("S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,9 +24,14 @@ class DiffResult:
     transforms: tuple[TransformComparison, ...]
     findings: tuple[Finding, ...]
     sections: dict[str, Any] = field(default_factory=dict)
-    """Optional analyses keyed by name (``graph``, ``tensors``, ``config``), each a frozen dataclass with a
-    ``to_json()`` method. Absent keys mean the analysis was not run (no data or not asked for)."""
+    """Each kind's section by its key name; read it typed with :meth:`section`. An absent key means that
+    kind was not compared (no data, disabled, or unreadable: the notes and findings say which)."""
     notes: tuple[str, ...] = ()
     """Sentences about the inputs (what was found, what was skipped) shown in every report."""
     render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Extra keyword arguments per section renderer, set by the CLI (e.g. where plots were written)."""
+
+    def section(self, key: SectionKey[S]) -> S | None:
+        """The section of one kind, typed (``result.section(GRAPH)`` is a ``GraphAnalysis | None``)."""
+        got: S | None = self.sections.get(key.name)
+        return got

@@ -1,0 +1,86 @@
+"""The one JSON serializer: frozen dataclasses (and the values inside them) to plain JSON data.
+
+Reports never hand-write JSON for a model. A dataclass says how it serialises through its fields' metadata:
+
+* ``field(metadata=json_omit())``: left out (large or derived data kept for rendering only);
+* ``field(metadata=json_as("name"))``: written under another key;
+* ``field(metadata=json_pairs())``: a tuple of ``(key, value)`` pairs written as an object;
+* ``field(metadata=json_capped(500))``: a long list written as ``{count, items (first N), truncated}``;
+
+and through a class attribute ``__json_extra__ = ("prop", ...)``: properties written beside the fields.
+Enums become their value, paths strings, tuples lists, non-finite floats the strings ``"nan"``/``"inf"``
+(strict JSON has no NaN), mapping keys strings. The result is deterministic: rendering sorts keys.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping
+from enum import Enum
+from pathlib import PurePath
+from typing import Any
+
+_OMIT = "json_omit"
+_NAME = "json_name"
+_PAIRS = "json_pairs"
+_CAP = "json_cap"
+
+
+def json_omit() -> dict[str, Any]:
+    """Field metadata: leave this field out of the JSON."""
+    return {_OMIT: True}
+
+
+def json_as(name: str) -> dict[str, Any]:
+    """Field metadata: write this field under ``name``."""
+    return {_NAME: name}
+
+
+def json_pairs() -> dict[str, Any]:
+    """Field metadata: a tuple of ``(key, value)`` pairs, written as a JSON object."""
+    return {_PAIRS: True}
+
+
+def json_capped(limit: int) -> dict[str, Any]:
+    """Field metadata: a list written as ``{"count", "items" (at most ``limit``), "truncated"}``."""
+    return {_CAP: limit}
+
+
+def to_jsonable(obj: Any) -> Any:
+    """``obj`` as JSON-ready data (dicts, lists, str, int, float, bool, None)."""
+    if obj is None or isinstance(obj, (bool, int, str)) and not isinstance(obj, Enum):
+        return obj
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)
+    if isinstance(obj, Enum):
+        return to_jsonable(obj.value)
+    if isinstance(obj, PurePath):
+        return str(obj)
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return _dataclass(obj)
+    if isinstance(obj, Mapping):
+        return {str(to_jsonable(k)): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        items = sorted(obj, key=repr) if isinstance(obj, (set, frozenset)) else obj
+        return [to_jsonable(v) for v in items]
+    raise TypeError(f"no JSON form for {type(obj).__name__}")
+
+
+def _dataclass(obj: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        meta = f.metadata
+        if meta.get(_OMIT):
+            continue
+        value = getattr(obj, f.name)
+        if meta.get(_PAIRS):
+            value = {str(k): v for k, v in value}
+        elif _CAP in meta:
+            items = list(value)
+            limit = meta[_CAP]
+            value = {"count": len(items), "items": items[:limit], "truncated": max(0, len(items) - limit)}
+        out[meta.get(_NAME, f.name)] = to_jsonable(value)
+    for name in getattr(obj, "__json_extra__", ()):
+        out[name] = to_jsonable(getattr(obj, name))
+    return out

@@ -1,0 +1,106 @@
+"""The seam every input kind implements, and the context the stages share.
+
+A *kind* is one sort of run artifact (the log, graph dumps, recorded tensors, the AD config). Each kind lives
+in its own folder with the same modules (model, parse, align, measure, rules, section) and exposes one
+:class:`Kind` object; :data:`ad_diff.kinds.KINDS` lists them in the order the pipeline runs them. The
+pipeline only ever calls the methods below, so a new kind costs one folder and one registry line.
+
+Stages: ``analyze`` parses, aligns and measures (numbers only, no verdicts); ``classify`` turns the
+measurement into findings through the kind's rules; ``explain`` may annotate findings with what this kind
+knows (graph hints, config explanations) after every kind was classified; ``render_*`` draw its section.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
+
+from ad_diff.core.model import Finding, TransformComparison
+from ad_diff.core.rules import Rule
+from ad_diff.discover import RunArtifacts
+from ad_diff.progress import ProgressFn, no_progress
+from ad_diff.settings import Settings
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from ad_diff.kinds.log.model import RunLog
+    from ad_diff.result import DiffResult
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class SectionKey(Generic[S]):
+    """The typed name of a kind's section in :class:`~ad_diff.result.DiffResult` (``result.section(KEY)``)."""
+
+    name: str
+    """Key in the JSON report's ``sections`` (``graph``, ``tensors``, ``config``)."""
+    title: str
+    """Heading of the section in the reports."""
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A kind (or part of one) that was not compared, and why: the one shape of a partial result.
+
+    ``reason`` is a machine-readable word (``disabled``, ``no_data``, ``one_sided``, ``empty``, ``unreadable``);
+    ``detail`` the sentence a report shows.
+    """
+
+    reason: str
+    detail: str
+    run: str | None = None
+    """The run the reason is about, when it is about one."""
+    path: Path | None = None
+
+
+@dataclass
+class Context:
+    """What the stages of one comparison share: settings, both runs, the log spine and earlier sections."""
+
+    settings: Settings
+    baseline: RunArtifacts
+    candidate: RunArtifacts
+    from_snapshot: bool = False
+    """The baseline is a snapshot file (counts only): node-level comparisons do not run."""
+    progress: ProgressFn = no_progress
+    baseline_log: RunLog | None = None
+    candidate_log: RunLog | None = None
+    rows: tuple[TransformComparison, ...] = ()
+    """The per-transform comparison (set by the log kind, read by every later kind)."""
+    sections: dict[str, Any] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+    def section(self, key: SectionKey[S]) -> S | None:
+        """The section of an earlier kind, when it ran."""
+        got: S | None = self.sections.get(key.name)
+        return got
+
+
+class Kind(Protocol[S]):
+    """One input kind (see the module docstring)."""
+
+    key: SectionKey[S]
+    rules: tuple[Rule, ...]
+
+    def analyze(self, ctx: Context) -> S | Skipped:
+        """Parse, align and measure both runs' artifacts of this kind (or say why not)."""
+        ...
+
+    def classify(self, section: S | Skipped, ctx: Context) -> list[Finding]:
+        """The findings this kind's rules draw from its measurement (or from why it was skipped)."""
+        ...
+
+    def explain(self, section: S, findings: list[Finding], ctx: Context) -> tuple[S, list[Finding]]:
+        """Annotate ``findings`` with what this kind knows; may return an updated section."""
+        ...
+
+    def render_markdown(self, section: S, result: DiffResult) -> str:
+        """The section of the PR comment."""
+        ...
+
+    def render_terminal(self, section: S, result: DiffResult) -> RenderableType:
+        """The section of the terminal report."""
+        ...

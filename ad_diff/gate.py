@@ -48,6 +48,20 @@ def gates(f: Finding, fail_on: str) -> bool:
     return f.category == "match_loss" and f.collapse  # fail_on == "collapse"
 
 
+def unpaired_gates(fail_on: str) -> bool:
+    """Whether a batch model with a baseline run but no candidate run fails the gate (its run is missing)."""
+    return fail_on != "never"
+
+
+def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> int:
+    """A batch's exit code: the worst of its models' (2 input error > 1 regression > 0), unpaired baselines
+    counting as regressions when :func:`unpaired_gates`."""
+    codes = list(model_codes)
+    if unpaired_baselines and unpaired_gates(fail_on):
+        codes.append(EXIT_REGRESSION)
+    return max(codes, default=EXIT_OK)
+
+
 def decide(findings: Iterable[Finding], fail_on: str) -> Verdict:
     """Apply the gate to ``findings``."""
     gated = tuple(f for f in findings if gates(f, fail_on))

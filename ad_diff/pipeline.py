@@ -40,9 +40,12 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     base, cand, from_snapshot = _runs(settings)
     ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress)
     findings: list[Finding] = []
+    skipped: dict[str, Skipped] = {}
     for kind in KINDS:
         section = kind.analyze(ctx)  # parse -> align -> measure, or Skipped(why not)
-        if not isinstance(section, Skipped):
+        if isinstance(section, Skipped):
+            skipped[kind.key.name] = section
+        else:
             ctx.sections[kind.key.name] = section
             if kind is LOG:
                 ctx.baseline_log, ctx.candidate_log, ctx.rows = section.baseline, section.candidate, section.rows
@@ -56,6 +59,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         transforms=ctx.rows,
         findings=tuple(findings),
         sections={k: v for k, v in ctx.sections.items() if k != LOG.key.name},
+        skipped=skipped,
         notes=tuple(ctx.notes),
     )
 

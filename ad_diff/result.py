@@ -1,13 +1,15 @@
-"""The outcome of one comparison (``DiffResult``), before rendering and gating."""
+"""What the library returns, before rendering and gating: one comparison (``DiffResult``) or a batch."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TypeVar
 
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.discover import RunArtifacts
-from ad_diff.kinds.base import SectionKey
+from ad_diff.gate import EXIT_OK, EXIT_REGRESSION, Verdict, batch_exit_code
+from ad_diff.kinds.base import SectionKey, Skipped
 from ad_diff.kinds.log.model import RunLog
 
 S = TypeVar("S")
@@ -26,6 +28,8 @@ class DiffResult:
     sections: dict[str, Any] = field(default_factory=dict)
     """Each kind's section by its key name; read it typed with :meth:`section`. An absent key means that
     kind was not compared (no data, disabled, or unreadable: the notes and findings say which)."""
+    skipped: dict[str, Skipped] = field(default_factory=dict)
+    """Kinds that were not compared, by key name, with why (no data, disabled, one-sided, unreadable...)."""
     notes: tuple[str, ...] = ()
     """Sentences about the inputs (what was found, what was skipped) shown in every report."""
     render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -35,3 +39,41 @@ class DiffResult:
         """The section of one kind, typed (``result.section(GRAPH)`` is a ``GraphAnalysis | None``)."""
         got: S | None = self.sections.get(key.name)
         return got
+
+
+@dataclass(frozen=True)
+class ModelOutcome:
+    """The comparison of one model's pair of runs."""
+
+    name: str
+    status: str
+    """``pass``, ``fail`` (gated regression) or ``error`` (input or internal error; see ``error``)."""
+    exit_code: int
+    result: DiffResult | None = None
+    verdict: Verdict | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class BatchResult:
+    """All models of a batch, sorted by name, and the folders that had no partner."""
+
+    baseline_root: Path
+    candidate_root: Path
+    fail_on: str
+    models: tuple[ModelOutcome, ...]
+    baseline_only: tuple[str, ...] = ()
+    """Models with a baseline but no candidate run: gate unless ``fail_on`` is ``never``."""
+    candidate_only: tuple[str, ...] = ()
+    """Models new in the candidate root: listed, not compared, not gating."""
+
+    @property
+    def exit_code(self) -> int:
+        """The worst exit code of all models (2 input error > 1 regression > 0), unpaired baselines gating."""
+        return batch_exit_code((m.exit_code for m in self.models), len(self.baseline_only), self.fail_on)
+
+    @property
+    def verdict(self) -> str:
+        """``pass``, ``fail`` or ``error``."""
+        code = self.exit_code
+        return "pass" if code == EXIT_OK else "fail" if code == EXIT_REGRESSION else "error"

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff.errors import AdDiffError
-from ad_diff.report import ReportFormat
+from ad_diff.report import Format, ReportFormat
 
 
 def write_output(path: Path, text: str) -> None:
@@ -59,14 +59,14 @@ def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
 
 def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     """Print the stdout report and write every report file asked for (single comparison or batch)."""
-    from ad_diff.report import outputs as ci_outputs
-
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
-    wanted = [k for k in ("markdown", "json", "junit", "step_summary") if opts.get(k) is not None]
-    texts = ci_outputs.render_all(result, verdict, ["stdout", *wanted], fmt=ReportFormat(opts["format"]),
-                                  color=use_color, comment_limit=opts["comment_limit"])
-    sys.stdout.write(texts["stdout"])
-    for kind in wanted:
-        (append_output if kind == "step_summary" else write_output)(opts[kind], texts[kind])
+    limit = opts["comment_limit"]
+    sys.stdout.write(ReportFormat(opts["format"]).format.render(result, verdict, color=use_color,
+                                                                 comment_limit=limit))
+    for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
+        path = opts.get(fmt.value)
+        if path is not None:
+            text = fmt.render(result, verdict, comment_limit=limit)
+            (append_output if fmt is Format.step_summary else write_output)(path, text)
 
 

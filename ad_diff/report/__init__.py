@@ -1,37 +1,107 @@
-"""Reporters: pure ``render(result, verdict) -> str`` functions, chosen by :class:`ReportFormat`."""
+"""Reporters: pure functions of a result, chosen by one :class:`Format` enum (the only dispatcher).
+
+``Format.render(result, verdict)`` returns the text of one format for a single comparison
+(:class:`~ad_diff.result.DiffResult`) or a batch (:class:`~ad_diff.result.BatchResult`); the CLI writes it.
+Every format module is imported lazily, so ``--help`` and a terminal report never load the others.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
+
+from typing_extensions import assert_never
 
 if TYPE_CHECKING:
     from ad_diff.gate import Verdict
-    from ad_diff.result import DiffResult
 
-__all__ = ["ReportFormat"]
+__all__ = ["STEP_SUMMARY_LIMIT", "Format", "ReportFormat", "fit_bytes"]
+
+STEP_SUMMARY_LIMIT = 1024 * 1024
+"""GitHub's limit for ``$GITHUB_STEP_SUMMARY`` (bytes)."""
+
+
+class Format(str, Enum):
+    """Every report ad-diff writes."""
+
+    terminal = "terminal"
+    markdown = "markdown"
+    json = "json"
+    junit = "junit"
+    step_summary = "step_summary"
+    """The markdown report, appended to GitHub's step summary (capped at 1 MiB)."""
+
+    def render(self, result: Any, verdict: Verdict | None, *, color: bool = False,
+               comment_limit: int | None = None) -> str:
+        """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``)."""
+        from ad_diff.result import BatchResult
+
+        if isinstance(result, BatchResult):
+            return self._batch(result, color, comment_limit)
+        assert verdict is not None
+        if self is Format.terminal:
+            from ad_diff.report import terminal
+
+            return terminal.render(result, verdict, color=color)
+        if self is Format.markdown:
+            from ad_diff.report import markdown
+
+            return markdown.render(result, verdict, **_limit(comment_limit))
+        if self is Format.json:
+            from ad_diff.report import json
+
+            return json.render(result, verdict)
+        if self is Format.junit:
+            from ad_diff.report import junit
+
+            return junit.render(result, verdict)
+        if self is Format.step_summary:
+            from ad_diff.report import markdown
+
+            return fit_bytes(lambda n: markdown.render(result, verdict, limit=n), STEP_SUMMARY_LIMIT)
+        assert_never(self)
+
+    def _batch(self, result: Any, color: bool, comment_limit: int | None) -> str:
+        from ad_diff.report import batch
+
+        if self is Format.terminal:
+            return batch.render_terminal(result, color=color)
+        if self is Format.markdown:
+            return batch.render_markdown(result, **_limit(comment_limit))
+        if self is Format.json:
+            return batch.render_json(result)
+        if self is Format.junit:
+            from ad_diff.report import junit
+
+            return junit.render_batch(result)
+        if self is Format.step_summary:
+            return fit_bytes(lambda n: batch.render_markdown(result, n), STEP_SUMMARY_LIMIT)
+        assert_never(self)
 
 
 class ReportFormat(str, Enum):
-    """Output formats for stdout."""
+    """The formats ``--format`` may print on stdout (each is also a :class:`Format`)."""
 
     terminal = "terminal"
     markdown = "markdown"
     json = "json"
 
-    def to_reporter(self, color: bool = False) -> Callable[[DiffResult, Verdict], str]:
-        """Return the render function of this format."""
-        if self is ReportFormat.terminal:
-            from ad_diff.report import terminal
+    @property
+    def format(self) -> Format:
+        """The :class:`Format` that renders it."""
+        return Format(self.value)
 
-            return lambda r, v: terminal.render(r, v, color=color)
-        if self is ReportFormat.markdown:
-            from ad_diff.report import markdown
 
-            return markdown.render
-        if self is ReportFormat.json:
-            from ad_diff.report import json as json_report
+def _limit(comment_limit: int | None) -> dict[str, int]:
+    return {} if comment_limit is None else {"limit": comment_limit}
 
-            return json_report.render
-        raise AssertionError(f"unhandled format {self}")  # pragma: no cover
+
+def fit_bytes(render: Callable[[int], str], limit_bytes: int) -> str:
+    """Render with a character limit, shrinking it until the UTF-8 size fits ``limit_bytes``."""
+    limit = limit_bytes
+    text = render(limit)
+    while len(text.encode("utf-8")) > limit_bytes and limit > 1000:
+        limit -= len(text.encode("utf-8")) - limit_bytes + 256
+        text = render(limit)
+    return text

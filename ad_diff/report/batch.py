@@ -19,7 +19,7 @@ from ad_diff.core.escape import md_code, md_escape
 from ad_diff.report import json as json_report
 from ad_diff.report import markdown as md
 from ad_diff.report.common import headline
-from ad_diff.workflows.batch import BatchResult, ModelOutcome
+from ad_diff.result import BatchResult, ModelOutcome
 
 _ICON = {"pass": "\u2705", "fail": "\u274c", "error": "\u26d4"}
 

@@ -19,11 +19,12 @@ from collections import defaultdict
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
-from ad_diff.gate import Verdict, gates
+from ad_diff.gate import Verdict, gates, unpaired_gates
+from ad_diff.kinds.tensors import TENSORS
 from ad_diff.result import DiffResult
 
 if TYPE_CHECKING:
-    from ad_diff.workflows.batch import BatchResult
+    from ad_diff.result import BatchResult
 
 # XML 1.0 forbids most control characters; AD logs carry ANSI escapes, so drop them rather than fail.
 _BAD_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
@@ -66,13 +67,13 @@ def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, list[Finding
 
 
 def tensor_names(result: DiffResult) -> list[str]:
-    """Tensor names for the tensors suite: from findings, plus ``sections["tensors"].tensor_names()`` when
-    the tensor analysis provides that method (the hook the tensor section is expected to implement)."""
+    """Tensor names for the tensors suite: every output tensor compared or recorded in one run only, plus
+    any tensor a finding names (a first drifting node capture, say)."""
     names = {f.tensor for f in result.findings if f.tensor}
-    section = result.sections.get("tensors")
-    provider = getattr(section, "tensor_names", None)
-    if callable(provider):
-        names.update(str(n) for n in provider())
+    ta = result.section(TENSORS.key)
+    if ta is not None:
+        names.update(c.name for c in ta.comparisons if c.kind == "output")
+        names.update(u.name for u in ta.unmatched if u.kind == "output")
     return sorted(names)
 
 
@@ -133,11 +134,11 @@ def render_batch(batch: BatchResult) -> str:
         ET.SubElement(case, "error", type="input-error", message=_x(m.error or "error")).text = _x(m.error or "")
     if batch.baseline_only:
         suite = ET.SubElement(root, "testsuite", name="unpaired", tests=str(len(batch.baseline_only)),
-                              failures=str(len(batch.baseline_only) if batch.fail_on != "never" else 0),
+                              failures=str(len(batch.baseline_only) if unpaired_gates(batch.fail_on) else 0),
                               errors="0", skipped="0", time="0")
         for name in batch.baseline_only:
             case = ET.SubElement(suite, "testcase", classname="ad-diff.unpaired", name=_x(name), time="0")
-            if batch.fail_on != "never":
+            if unpaired_gates(batch.fail_on):
                 ET.SubElement(case, "failure", type="unpaired",
                               message=_x(f"{name}: baseline run has no candidate run")).text = _x(name)
     return _finish(root)

@@ -20,8 +20,6 @@ from ad_diff.result import DiffResult
 
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body length (characters)."""
-STEP_SUMMARY_LIMIT = 1024 * 1024
-"""GitHub's limit for ``$GITHUB_STEP_SUMMARY`` (bytes)."""
 
 _ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.INFO: "\u2139\ufe0f"}
 

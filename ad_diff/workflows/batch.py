@@ -11,55 +11,17 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ad_diff.errors import AdDiffError, InputError
-from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR, EXIT_OK, EXIT_REGRESSION, Verdict
+from ad_diff.gate import (
+    EXIT_INPUT_ERROR,
+    EXIT_INTERNAL_ERROR,
+)
 from ad_diff.progress import ProgressFn, no_progress
-from ad_diff.result import DiffResult
+from ad_diff.result import BatchResult, ModelOutcome
 from ad_diff.settings import Settings
-
-
-@dataclass(frozen=True)
-class ModelOutcome:
-    """The comparison of one model's pair of runs."""
-
-    name: str
-    status: str
-    """``pass``, ``fail`` (gated regression) or ``error`` (input or internal error; see ``error``)."""
-    exit_code: int
-    result: DiffResult | None = None
-    verdict: Verdict | None = None
-    error: str | None = None
-
-
-@dataclass(frozen=True)
-class BatchResult:
-    """All models of a batch, sorted by name, and the folders that had no partner."""
-
-    baseline_root: Path
-    candidate_root: Path
-    fail_on: str
-    models: tuple[ModelOutcome, ...]
-    baseline_only: tuple[str, ...] = ()
-    """Models with a baseline but no candidate run: gate unless ``fail_on`` is ``never``."""
-    candidate_only: tuple[str, ...] = ()
-    """Models new in the candidate root: listed, not compared, not gating."""
-
-    @property
-    def exit_code(self) -> int:
-        """The worst exit code of all models (2 input error > 1 regression > 0), unpaired baselines gating."""
-        codes = [m.exit_code for m in self.models]
-        if self.baseline_only and self.fail_on != "never":
-            codes.append(EXIT_REGRESSION)
-        return max(codes, default=EXIT_OK)
-
-    @property
-    def verdict(self) -> str:
-        """``pass``, ``fail`` or ``error``."""
-        code = self.exit_code
-        return "pass" if code == EXIT_OK else "fail" if code == EXIT_REGRESSION else "error"
 
 
 def _entries(root: Path, allow_snapshots: bool) -> dict[str, Path]:

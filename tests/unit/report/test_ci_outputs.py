@@ -6,10 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from ad_diff import gate, pipeline
-from ad_diff.report import ReportFormat
+from ad_diff.report import STEP_SUMMARY_LIMIT, Format
 from ad_diff.report import batch as batch_report
-from ad_diff.report.markdown import COMMENT_LIMIT, STEP_SUMMARY_LIMIT
-from ad_diff.report.outputs import render_all
+from ad_diff.report.markdown import COMMENT_LIMIT
 from ad_diff.settings import Settings
 from ad_diff.workflows.batch import run_batch
 from tests.ci_runs import BASE_LOG, REGRESSED_LOG, pair
@@ -27,8 +26,8 @@ def _huge(tmp_path: Path, n: int = 2500):
 
 def test_comment_folds_to_fit_and_says_what_was_folded(tmp_path: Path) -> None:
     result, verdict = _huge(tmp_path)
-    texts = render_all(result, verdict, ["markdown", "step_summary", "json"], ReportFormat.terminal, False,
-                       COMMENT_LIMIT)
+    texts = {f.value: f.render(result, verdict, comment_limit=COMMENT_LIMIT)
+             for f in (Format.markdown, Format.step_summary, Format.json)}
     full = len(texts["json"])
     assert full > 10 * COMMENT_LIMIT  # the report would otherwise be far over the limit
     md = texts["markdown"]

@@ -82,3 +82,17 @@ def test_batch_junit_is_valid_and_has_an_error_per_broken_model(tmp_path: Path) 
     assert root.find("testsuite[@name='m2.run']/testcase/error") is not None
     assert root.find("testsuite[@name='unpaired']/testcase[@name='m3']/failure") is not None
     assert root.get("errors") == "1" and root.get("failures") == "3"
+
+
+def test_every_compared_output_tensor_is_a_test_case() -> None:
+    """Passing tensors are test cases too (a suite listing only failures cannot show what was checked)."""
+    from ad_diff import pipeline
+    from tests.conftest import ROOT
+
+    gpu = ROOT / "fixtures/tensors/gpu"
+    result = pipeline.run(Settings(gpu / "baseline", gpu / "within"))
+    xml = junit.render(result, gate.decide(result.findings, "error"))
+    XSD.validate(xml)
+    cases = ET.fromstring(xml).findall("testsuite[@name='tensors']/testcase")
+    assert [c.get("name") for c in cases] == ["logits"]
+    assert cases[0].find("failure") is None

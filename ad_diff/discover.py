@@ -12,6 +12,8 @@ Run folder contract (docs/run-folder.md)::
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,26 @@ class RunArtifacts:
     configs: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()
     """Human sentences about what was found or missing."""
+
+
+DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
+"""The one definition of a graph dump file name: AD's ``f"{counter:03d}_{stage}_{transform}.txt"``."""
+
+
+def dump_counter(name: str) -> int | None:
+    """The counter of a dump file name (``NNN_`` prefix), ``None`` if ``name`` is not a dump file name."""
+    m = DUMP_NAME.match(name)
+    return int(m.group(1)) if m else None
+
+
+def dump_entries(graphs: Path) -> list[str]:
+    """Names in ``graphs`` that are dump file names, in pipeline order (numeric counter, then name).
+
+    Names only (no ``stat``): callers that open the files check each entry. Lexicographic order would break
+    after 999 files, so the counter sorts numerically.
+    """
+    names = [e.name for e in os.scandir(graphs) if DUMP_NAME.match(e.name)]
+    return sorted(names, key=lambda n: (dump_counter(n) or 0, n))
 
 
 _PREFERRED_LOGS = ("ad.log", "run.log")
@@ -87,7 +109,7 @@ def discover(root: Path, run_id: RunId, log_override: Path | None = None) -> Run
     notes.append(log_note)
     graphs = _optional_dir(root, "graphs", notes, "graph dumps")
     if graphs is not None:
-        n = sum(1 for p in graphs.iterdir() if p.suffix == ".txt")
+        n = len(dump_entries(graphs))
         notes.append(f"graphs/ with {n} dump file(s)")
     tensors = _optional_dir(root, "tensors", notes, "recorded tensors")
     configs: list[Path] = []

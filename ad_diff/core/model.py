@@ -56,6 +56,9 @@ class State(str, Enum):
     """Raised an error that ``skip_on_error`` swallowed (``Transform <t> failed: ...``)."""
     INCOMPLETE = "incomplete"
     """Started (cleanup/apply lines seen) but its result line never came: the run stopped inside it."""
+    RESTORED = "restored"
+    """Not run: the run restored AD's pipeline cache at a later boundary transform, so this transform's
+    result is the snapshot's. Restored, not compared (never a loss)."""
     ABSENT = "absent"
     """Not seen in this run's log at all (it appears in the other run only)."""
 

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ad_diff import __version__
+from ad_diff.discover import dump_entries
 from ad_diff.errors import UsageError
 
 LOG_NAME = "ad.log"
@@ -147,7 +148,7 @@ def record(run_dir: Path, command: list[str], stdout: BinaryIO, stderr: BinaryIO
         exit_code=code,
         status=status,
         signals_forwarded=forwarded,
-        dump_files=len(list((run_dir / GRAPHS).glob("*.txt"))) if (run_dir / GRAPHS).is_dir() else 0,
+        dump_files=len(dump_entries(run_dir / GRAPHS)) if (run_dir / GRAPHS).is_dir() else 0,
     )
     (run_dir / RUN_JSON).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return info

@@ -8,11 +8,11 @@ analysis; a hole in the numbering means a dump was lost (AD's counter only advan
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 
 from ad_diff.core.model import Finding, Severity
 from ad_diff.core.rules import ANALYSIS_FAILED, Rule
+from ad_diff.discover import dump_counter, dump_entries
 
 DUMP_GAP = Rule(
     "ADI002", "dump-numbering-gap", "input", Severity.ERROR,
@@ -50,7 +50,6 @@ DUMP_ENTRY_UNREADABLE = Rule(
 
 RULES: tuple[Rule, ...] = (DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_ENTRY_UNREADABLE)
 
-_DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
 
 
 def _ranges(nums: list[int]) -> str:
@@ -70,7 +69,7 @@ def _ranges(nums: list[int]) -> str:
 def dump_count(graphs: Path) -> int:
     """Number of entries named like a dump file."""
     try:
-        return sum(1 for e in os.scandir(graphs) if _DUMP_NAME.match(e.name))
+        return len(dump_entries(graphs))
     except OSError:
         return 0
 
@@ -89,8 +88,8 @@ def check_dump_folder(graphs: Path, run: str) -> list[Finding]:
         return [ANALYSIS_FAILED.make(analysis="graph analysis", error=f"{graphs}: cannot list ({e.strerror or e})",
                                      stands="the per-transform match counts from the logs still stand")]
     for e in entries:
-        m = _DUMP_NAME.match(e.name)
-        if m is None:
+        counter = dump_counter(e.name)
+        if counter is None:
             continue
         path = Path(graphs, e.name)
         problem = None
@@ -108,7 +107,7 @@ def check_dump_folder(graphs: Path, run: str) -> list[Finding]:
         if problem is not None:
             findings.append(DUMP_ENTRY_UNREADABLE.make(path=path, problem=problem, run=run))
             continue
-        by_counter.setdefault(int(m.group(1)), []).append(e.name)
+        by_counter.setdefault(counter, []).append(e.name)
     if by_counter:
         nums = sorted(by_counter)
         missing = sorted(set(range(nums[0], nums[-1] + 1)) - set(nums))

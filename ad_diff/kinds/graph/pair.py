@@ -6,15 +6,13 @@ transform come from each file's header (``# Transform:`` / ``# Stage:``), not fr
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from ad_diff.discover import DUMP_NAME, dump_entries
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.parse import counter_of, read_header
-
-_DUMP_NAME = re.compile(r"^\d+_.+\.txt$")
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,15 +58,9 @@ def list_dumps(graphs_dir: Path) -> tuple[list[DumpRef], list[str]]:
     """Dump files of one run in pipeline order, plus notes about files that were ignored."""
     if not graphs_dir.is_dir():
         raise InputError(graphs_dir, "expected a folder of graph dumps (AD_DUMP_GRAPHS_DIR content)")
-    notes: list[str] = []
-    files: list[Path] = []
-    for p in graphs_dir.iterdir():
-        if p.is_file() and _DUMP_NAME.match(p.name):
-            files.append(p)
-        elif p.is_file():
-            notes.append(f"{p}: ignored (not named NNN_<stage>_<transform>.txt)")
-    # Numeric counter order: lexicographic order breaks after 999 files.
-    files.sort(key=lambda p: (counter_of(p) or 0, p.name))
+    notes = [f"{p}: ignored (not named NNN_<stage>_<transform>.txt)" for p in graphs_dir.iterdir()
+             if p.is_file() and not DUMP_NAME.match(p.name)]
+    files = [p for p in (graphs_dir / n for n in dump_entries(graphs_dir)) if p.is_file()]
     seen: dict[str, int] = {}
     refs: list[DumpRef] = []
     for p in files:

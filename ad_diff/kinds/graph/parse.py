@@ -14,11 +14,11 @@ import re
 from pathlib import Path
 
 from ad_diff.core.gcpause import paused_gc
+from ad_diff.discover import dump_counter
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
 
 SEP = "=" * 80
-_COUNTER = re.compile(r"^(\d+)_")
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NOT_REFS = frozenset({"True", "False", "None", "inf", "nan"})
 _OPEN = {"(": ")", "[": "]", "{": "}"}
@@ -63,8 +63,7 @@ def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
 
 def counter_of(path: Path) -> int | None:
     """The ``NNN`` file-name prefix as an int (``None`` when the name has none)."""
-    m = _COUNTER.match(path.name)
-    return int(m.group(1)) if m else None
+    return dump_counter(path.name)
 
 
 def parse_text(text: str, path: Path) -> GraphDump:

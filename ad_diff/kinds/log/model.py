@@ -34,6 +34,20 @@ class LogIssue:
 
 
 @dataclass(frozen=True, slots=True)
+class Restore:
+    """A pipeline-cache restore: ``Restored AutoDeploy pipeline snapshot for '<boundary>' from <dir>``.
+
+    The transforms up to and including ``boundary`` never ran in this run (FORMATS.md section 7).
+    """
+
+    boundary: str
+    """The transform key the snapshot was saved at."""
+    source: str
+    """The snapshot folder the log names."""
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
 class RunLog:
     """Everything ad-diff knows about one run's log."""
 
@@ -56,6 +70,8 @@ class RunLog:
     pipelines: int = 1
     """How many pipeline starts were seen (``>1`` means a retry in the same log; the last one is used)."""
     lines: int = 0
+    restored: Restore | None = None
+    """Set when the run restored a pipeline-cache snapshot instead of running the transforms before it."""
     anonymous: int = 0
     """Result lines that named no transform (the L2 logger drops the ``[stage=..., transform=...]`` prefix);
     their records are named ``#<n>`` until :func:`ad_diff.parsers.log.attribute` names them from dumps."""

@@ -58,7 +58,8 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, PurePath):
         return str(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return _dataclass(obj)
+        legacy = getattr(obj, "to_json", None)  # transitional: models not yet described by field metadata
+        return legacy() if callable(legacy) else _dataclass(obj)
     if isinstance(obj, Mapping):
         return {str(to_jsonable(k)): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from ad_diff import __version__
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import Finding, Side, TransformComparison
 from ad_diff.discover import RunArtifacts
 from ad_diff.gate import Verdict, gates
@@ -109,7 +110,7 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
         },
         "transforms": [_row(r) for r in result.transforms],
         "findings": [finding_json(f, verdict.fail_on) for f in result.findings],
-        "sections": {k: v.to_json() for k, v in sorted(result.sections.items())},  # type: ignore[attr-defined]
+        "sections": {k: to_jsonable(v) for k, v in sorted(result.sections.items())},
         "notes": list(result.notes),
     }
 

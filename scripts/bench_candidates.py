@@ -28,7 +28,8 @@ from ad_diff.workflows.candidates.source import index_source  # noqa: E402
 
 def _synth():
     spec = importlib.util.spec_from_file_location("synth_dumps", ROOT / "scripts" / "synth_dumps.py")
-    assert spec and spec.loader
+    assert spec
+    assert spec.loader
     mod = importlib.util.module_from_spec(spec)
     sys.modules["synth_dumps"] = mod
     spec.loader.exec_module(mod)
@@ -44,19 +45,23 @@ def _best(fn, repeat: int) -> float:
     return best
 
 
+T = "2x8 : torch.float32"
+
+
 def _chain(n: int) -> str:
     sep = "=" * 80
     lines = ["%x : 2x8 : torch.float32", "%y : 2x8 : torch.float32"]
     prev = "x"
     for i in range(n):
-        lines.append(f"%v{i} = aten.view.default(%{prev} : 2x8 : torch.float32, [2, 8]) : 2x8 : torch.float32")
+        lines.append(f"%v{i} = aten.view.default(%{prev} : {T}, [2, 8]) : {T}")
         prev = f"v{i}"
     lines += [
-        f"%s = aten.add.Tensor(%{prev} : 2x8 : torch.float32, %y : 2x8 : torch.float32) : 2x8 : torch.float32",
-        "%e = aten.exp.default(%s : 2x8 : torch.float32) : 2x8 : torch.float32",
+        f"%s = aten.add.Tensor(%{prev} : {T}, %y : {T}) : {T}",
+        f"%e = aten.exp.default(%s : {T}) : {T}",
         "output %e",
     ]
-    head = ["# Transform: t", "# Stage: compile", "# GraphModules found: 1", "", "", sep, "# GraphModule: m", sep]
+    head = ["# Transform: t", "# Stage: compile", "# GraphModules found: 1", "", ""]
+    head += [sep, "# GraphModule: m", sep]
     return "\n".join([*head, "", *lines]) + "\n"
 
 
@@ -101,7 +106,8 @@ def main(argv: list[str] | None = None) -> int:
         idx = index_source(Path(tmp))
         print(  # noqa: T201
             f"index_source on 2,000 modules x 20 transforms: {sec:.2f} s, {idx.files} files, "
-            f"{sum(len(m.transforms) for m in idx.modules):,} transforms read, notes: {list(idx.notes) or 'none'}"
+            f"{sum(len(m.transforms) for m in idx.modules):,} transforms read, "
+            f"notes: {list(idx.notes) or 'none'}"
         )
     return 0
 

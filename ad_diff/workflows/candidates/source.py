@@ -39,7 +39,7 @@ MAX_FILE_BYTES = 2 << 20
 """Bytes read per file (the largest upstream module is well under this); the rest is not read."""
 MAX_TOTAL_BYTES = 64 << 20
 """Bytes read in all."""
-MAX_PARSED_BYTES = 16 << 20
+MAX_PARSED_BYTES = 8 << 20
 """Bytes of transform modules parsed in all (parsing and following names costs far more than the line scan;
 upstream's transform library is a few MiB)."""
 

@@ -1,4 +1,5 @@
-"""Pattern mining on real-export dumps (fixtures/candidates) and synthetic ones (scripts/synth_dumps.py)."""
+"""Pattern mining on real-export dumps (fixtures/candidates), synthetic ones (scripts/synth_dumps.py) and
+hand-made dumps whose patterns touch placeholders and the output line."""
 
 from __future__ import annotations
 
@@ -9,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from ad_diff.kinds.graph.parse import parse, parse_text
+from ad_diff.workflows.candidates import find_candidates
 from ad_diff.workflows.candidates.ops import kind, op_name
 from ad_diff.workflows.candidates.scan import scan_dump
 from tests.conftest import FIXTURES, ROOT
+from tests.unit.workflows.candidates.conftest import C, call, dump, t
 
 UNFUSED = FIXTURES / "candidates" / "unfused" / "graphs" / "026_compile_compile_model.txt"
 FUSED = FIXTURES / "candidates" / "fused" / "graphs" / "026_compile_compile_model.txt"
@@ -69,6 +72,7 @@ def test_unfused_run_yields_rmsnorm_and_swiglu() -> None:
     fams = _by_family(scan_dump(parse(UNFUSED)))
     rms = fams["rmsnorm"]
     assert rms.pattern == RMS
+    assert rms.formula == "w * (x * rsqrt(mean(x^2) + 1e-05))"
     # two norms per layer; the final norm reads the last residual add and forms its own (single) pattern
     assert len(rms.instances) == 4
     assert [i.layer for i in rms.instances] == [0, 0, 1, 1]
@@ -131,3 +135,80 @@ def test_synthetic_unfused_layers_and_cast_form() -> None:
 def test_min_count_filters_singletons() -> None:
     d = parse(UNFUSED)
     assert len(scan_dump(d, min_count=1)) > len(scan_dump(d, min_count=2)) > len(scan_dump(d, min_count=5))
+
+
+EDGES = C / "edges" / "graphs" / "001_compile_compile_model.txt"
+
+
+def test_patterns_touching_placeholders_and_the_output_line() -> None:
+    # regression (issue 13 §4): a norm without weight whose result only the output line reads crashed with
+    # KeyError: 'output' when its neighbourhood was searched for a layer index
+    groups = scan_dump(parse(EDGES), min_count=1)
+    rms = next(g for g in groups if g.family == "rmsnorm")
+    assert [i.nodes for i in rms.instances] == [
+        ("pow_1", "mean_1", "add_1", "sqrt_1", "div_1"),
+        ("pow_2", "mean_2", "add_2", "sqrt_2", "div_2"),
+    ]
+    assert rms.formula == "x / sqrt(mean(x^2) + 1e-06)"
+    every = {n for g in groups for i in g.instances for n in i.nodes}
+    assert "output" not in every
+    # mul_3 is read by the output line: its value is materialised, so it ends its region
+    chains = {i.nodes for g in groups for i in g.instances if g.family == "elementwise_chain"}
+    assert ("silu_3", "exp_3") in chains
+    assert not any("mul_3" in nodes for nodes in chains)
+
+
+def test_second_section_reusing_names_and_a_node_named_like_output() -> None:
+    groups = scan_dump(parse(EDGES), min_count=1)
+    model = [i for g in groups for i in g.instances if i.section == "model"]
+    assert sorted(i.nodes for i in model) == [("neg_2", "add_2"), ("output_1", "add_1")]
+
+
+def test_hostile_sections_and_names_do_not_crash(tmp_path: Path) -> None:
+    # two sections with the same name, a repeated node name, a placeholder called "output", a node that
+    # reads itself: the scan must finish and report only nodes that exist
+    body = [
+        t("output"),
+        call("a", "aten.neg.default", t("output")),
+        call("a", "aten.exp.default", t("a")),
+        call("b", "aten.add.Tensor", t("a"), t("b")),
+        call("c", "aten.mul.Tensor", t("b"), "2.0"),
+        "output %c, %output, %missing",
+    ]
+    d = dump(("m", body), ("m", body[:2] + ["output %a"]))
+    groups = scan_dump(d, min_count=1)
+    for g in groups:
+        for inst in g.instances:
+            names = {n.name for s in d.sections for n in s.nodes if n.op != "output"}
+            assert set(inst.nodes) <= names
+    (tmp_path / "graphs").mkdir()
+    text = EDGES.read_text().replace("# GraphModule: model", "# GraphModule: (root)")
+    (tmp_path / "graphs" / "001_compile_compile_model.txt").write_text(text)
+    report = find_candidates(tmp_path, min_count=1)
+    assert report.candidates
+    assert all(c.instances for c in report.candidates)
+
+
+def test_long_layout_chain_is_peeled_without_revisiting() -> None:
+    # view -> view -> ... -> add: the chain is peeled from the region edge by a worklist (linear); what
+    # remains is the arithmetic
+    lines = [t("x"), t("y")]
+    prev = "x"
+    for i in range(3000):
+        lines.append(call(f"v{i}", "aten.view.default", t(prev), "[2, 8]"))
+        prev = f"v{i}"
+    lines += [
+        call("s", "aten.add.Tensor", t(prev), t("y")),
+        call("e", "aten.exp.default", t("s")),
+        "output %e",
+    ]
+    groups = scan_dump(dump(("(root)", lines)), min_count=1)
+    assert [i.nodes for g in groups for i in g.instances] == [("s", "e")]
+
+
+def test_moe_blocks_absorb_their_fragments() -> None:
+    groups = scan_dump(parse(C / "moe" / "graphs" / "028_compile_compile_model.txt"))
+    fams = [g.family for g in groups]
+    assert fams.count("moe") == 1
+    # the router softmax and the experts' silu * mul belong to the moe candidate, not to fragments
+    assert not {"softmax", "silu_mul", "elementwise_chain"} & set(fams)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from ad_diff.discover import dump_entries
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.graph import parse as dump_parser
 from ad_diff.workflows.candidates.lookup import SourceIndex, index_source, lookup
@@ -35,10 +36,7 @@ __all__ = [
 
 
 def _dump_files(graphs: Path) -> list[Path]:
-    files = [p for p in graphs.iterdir() if p.is_file() and p.suffix == ".txt"]
-    return sorted(
-        files, key=lambda p: (dump_parser.counter_of(p) is None, dump_parser.counter_of(p) or 0, p.name)
-    )
+    return [p for p in (graphs / n for n in dump_entries(graphs)) if p.is_file()]
 
 
 def select_dump(run: Path, transform: str | None = None) -> Path:
@@ -50,7 +48,7 @@ def select_dump(run: Path, transform: str | None = None) -> Path:
     files = _dump_files(graphs)
     if not files:
         raise InputError(
-            graphs, "no graph dumps (*.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/"
+            graphs, "no graph dumps (NNN_<stage>_<transform>.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/"
         )
     if transform is None:
         return files[-1]

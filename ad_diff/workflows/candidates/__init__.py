@@ -48,7 +48,9 @@ def select_dump(run: Path, transform: str | None = None) -> Path:
     files = _dump_files(graphs)
     if not files:
         raise InputError(
-            graphs, "no graph dumps (NNN_<stage>_<transform>.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/"
+            graphs,
+            "no graph dumps (NNN_<stage>_<transform>.txt) here; "
+            "expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/",
         )
     if transform is None:
         return files[-1]

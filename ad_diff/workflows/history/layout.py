@@ -170,8 +170,7 @@ def order_runs(leaves: list[Leaf], metas: list[LeafMeta], order: str) -> tuple[l
         return names, order, "runs ordered by name (--order name)"
     if order == "started":
         if lacking:
-            raise InputError(
-                leaves[0].path.parent,
+            raise UsageError(
                 f"--order started: {len(lacking)} run(s) have no readable run.json "
                 f"`started` (written by `ad-diff record`): {', '.join(lacking[:5])}",
             )

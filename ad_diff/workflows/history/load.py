@@ -41,7 +41,7 @@ _HISTORY = RunId("history")
 def _status(end: LogEnd, detail: str) -> tuple[str, str]:
     if end is LogEnd.COMPLETE:
         return OK, ""
-    return INCOMPLETE, f"the run is {end.value}" + (f" ({detail})" if detail else "")
+    return INCOMPLETE, end.value + (f" ({detail})" if detail else "")
 
 
 def _from_records(cols: Columns, records: tuple[TransformRecord, ...], meta: LeafMeta) -> LeafData:
@@ -56,13 +56,25 @@ def _from_records(cols: Columns, records: tuple[TransformRecord, ...], meta: Lea
     )
 
 
+def _read_file(path: Path) -> tuple[bytes, int]:
+    """The bytes and modification time of one file, with the fewest system calls (18,000 files a run)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        st = os.fstat(fd)
+        chunks = [os.read(fd, st.st_size + 1)]  # one read: a regular file returns all of it
+        if len(chunks[0]) > st.st_size:  # it grew since fstat: read on to its end
+            while chunks[-1]:
+                chunks.append(os.read(fd, 1 << 20))
+    finally:
+        os.close(fd)
+    return b"".join(chunks), st.st_mtime_ns
+
+
 def _snapshot(cols: Columns, path: Path) -> LeafData:
     from ad_diff.kinds.log import snapshot
 
     try:
-        with open(path, "rb") as fh:  # noqa: PTH123 - one open for the bytes and the stat
-            mtime = os.fstat(fh.fileno()).st_mtime_ns
-            raw = fh.read()
+        raw, mtime = _read_file(path)
     except OSError as e:
         raise AdDiffError(f"{path}: cannot read the snapshot ({e.strerror or e})") from e
     try:

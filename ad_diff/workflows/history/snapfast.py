@@ -213,15 +213,16 @@ def read(text: str, cols: Columns) -> FastSnapshot | None:
     end = head.get("end", "complete")
     if end not in _ENDS:
         return None
-    rest = text[cut + len(_TRANSFORMS) :]
-    split = rest.find("\n" + _COVERAGE_KEY)
+    start = cut + len(_TRANSFORMS)
+    split = text.find("\n" + _COVERAGE_KEY, start - 1)
+    stop = len(text) if split < 0 else split + 1  # the transform lines end here (after their newline)
     if split >= 0:
-        rest, tail = rest[: split + 1], rest[split + 1 + len(_COVERAGE_KEY) :]
+        tail = text[split + 1 + len(_COVERAGE_KEY) :]
         if tail and (not tail.endswith("\n") or not _coverage_ok(tail[:-1])):
             return None
-    if not rest.endswith("\n") or rest == "\n":
+    if stop - start < 2 or text[stop - 1] != "\n":
         return None
-    rows = _rows(rest[:-1], cols)
+    rows = _rows(text[start : stop - 1], cols)
     if not rows:
         return None
     return FastSnapshot(str(end), str(head.get("end_detail", "")), rows)

@@ -295,7 +295,7 @@ def test_input_errors(tmp_path: Path) -> None:
         run_history(tmp_path / "h", HistoryOptions(since="run-9"))
     with pytest.raises(UsageError, match="--min-run"):
         run_history(tmp_path / "h", HistoryOptions(min_run=0))
-    with pytest.raises(InputError, match="no readable run.json"):
+    with pytest.raises(UsageError, match="no readable run.json"):
         run_history(tmp_path / "h", HistoryOptions(order="started"))
 
 

@@ -88,7 +88,7 @@ def test_order_by_started_when_every_run_has_it(tmp_path: Path) -> None:
     runs, order, note = order_runs(leaves, [_meta("2025-01-02T00:00:00"), _meta()], "auto")
     assert (runs, order) == (["a", "b"], "name")
     assert "1 of 2 runs have no run.json" in note
-    with pytest.raises(InputError, match="no readable run.json `started`.*: b"):
+    with pytest.raises(UsageError, match="no readable run.json `started`.*: b"):
         order_runs(leaves, [_meta("2025-01-02T00:00:00"), _meta("not a time")], "started")
     assert order_runs(leaves, [_meta(mtime=5), _meta(mtime=3)], "mtime")[0] == ["b", "a"]
 

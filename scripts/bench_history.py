@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -37,7 +38,7 @@ t = time.perf_counter()
 rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
 wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-_say(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_kb": ru.ru_maxrss, "rc": rc}))
+print(json.dumps({"wall": wall, "cpu": ru.ru_utime + ru.ru_stime, "rss_kb": ru.ru_maxrss, "rc": rc}))
 """
 TIME_LIMIT_S = 10.0
 RSS_LIMIT_MIB = 1024.0
@@ -52,9 +53,9 @@ def measure(cmd: list[str], repeat: int) -> dict[str, float]:
     """Best wall time (with its CPU time and peak RSS) over ``repeat`` runs of ``cmd``."""
     best: dict[str, float] | None = None
     for _ in range(repeat):
-        out = subprocess.run(
-            [sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True
-        )
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's ad_diff, wherever it is run from
+        out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True,
+                             check=True, cwd=ROOT, env=env)
         got = json.loads(out.stdout)
         if best is None or got["wall"] < best["wall"]:
             best = got
@@ -153,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="ad-diff-history-")) if args.dir is None else args.dir
     try:
-        _say(f"machine: {sys.platform}, python {sys.version.split()[0]}")
+        _say(f"machine: {sys.platform}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, load average "
+             f"{os.getloadavg()[0]:.1f} (wall time waits for a core when the load is above the CPU count)")
         result = bench_history(tmp, args.runs, args.models, args.transforms, args.kind, args.repeat)
     finally:
         if args.dir is None:

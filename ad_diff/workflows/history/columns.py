@@ -55,6 +55,8 @@ class Columns:
     transforms: Names = field(default_factory=Names)
     lines: dict[str, bytes] = field(default_factory=dict)
     """Snapshot transform line -> its packed :data:`ROW` (see snapfast)."""
+    blocks: dict[str, bytes] = field(default_factory=dict)
+    """The last few snapshots' whole transform blocks -> their packed rows (most nights repeat the last)."""
 
 
 @dataclass

@@ -73,6 +73,8 @@ _TRANSFORMS = "\ntransforms:\n"
 _COVERAGE_KEY = "metadata_coverage:\n"
 _NO: Any = object()
 _CACHE_LIMIT = 200_000
+_BLOCKS = 256
+"""Whole transform blocks remembered (a few per model: a model's block changes only when a count does)."""
 """Distinct lines remembered per history (a history of all-distinct lines is still read, just slower)."""
 _header_lines: dict[str, tuple[Any, ...] | None] = {}
 _coverage_lines: set[str] = set()
@@ -222,7 +224,13 @@ def read(text: str, cols: Columns) -> FastSnapshot | None:
             return None
     if stop - start < 2 or text[stop - 1] != "\n":
         return None
-    rows = _rows(text[start : stop - 1], cols)
-    if not rows:
-        return None
+    block = text[start : stop - 1]
+    rows = cols.blocks.get(block)
+    if rows is None:
+        rows = _rows(block, cols)
+        if not rows:
+            return None
+        if len(cols.blocks) >= _BLOCKS:
+            del cols.blocks[next(iter(cols.blocks))]  # the oldest
+        cols.blocks[block] = rows
     return FastSnapshot(str(end), str(head.get("end_detail", "")), rows)

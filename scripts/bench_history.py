@@ -54,8 +54,14 @@ def measure(cmd: list[str], repeat: int) -> dict[str, float]:
     best: dict[str, float] | None = None
     for _ in range(repeat):
         env = {**os.environ, "PYTHONPATH": str(ROOT)}  # this checkout's ad_diff, wherever it is run from
-        out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True,
-                             check=True, cwd=ROOT, env=env)
+        out = subprocess.run(
+            [sys.executable, "-c", MEASURE, *cmd],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+            env=env,
+        )
         got = json.loads(out.stdout)
         if best is None or got["wall"] < best["wall"]:
             best = got
@@ -98,22 +104,27 @@ def bench_history(
     cache.unlink(missing_ok=True)
     write = measure([*cmd, "--cache", str(cache)], 1)
     warm = measure([*cmd, "--cache", str(cache)], repeat)
-    added = []
-    for model_dir in sorted(p for p in history.iterdir() if p.is_dir()):  # one more night
-        src = model_dir / f"{run_name(runs - 1, runs)}.yaml"
-        if src.is_file():
-            dst = model_dir / f"{run_name(runs, runs + 1)}-next.yaml"
-            shutil.copy(src, dst)
+    added: list[Path] = []
+    last = run_name(runs - 1, runs)
+    for model_dir in sorted(p for p in history.iterdir() if p.is_dir()):  # one more night: a copy of the last
+        for src in (model_dir / f"{last}.yaml", model_dir / last):
+            dst = src.with_name(f"{last}-next{src.suffix}")
+            if src.is_file():
+                shutil.copy(src, dst)
+            elif src.is_dir():
+                shutil.copytree(src, dst)
+            else:
+                continue
             added.append(dst)
     try:
         night = measure([*cmd, "--cache", str(cache)], 1)
     finally:
         for p in added:
-            p.unlink()
+            shutil.rmtree(p) if p.is_dir() else p.unlink()
     _say(
         f"history: {info['runs']} runs x {info['models']} models x {transforms} transforms = "
-        f"{info['leaves']} "
-        f"{kind} files, {info['cells']} cells" + (f" (generated in {gen_s:.1f} s)" if gen_s else "")
+        f"{info['leaves']} {'snapshot files' if kind == 'snapshot' else 'run folders'}, {info['cells']} cells"
+        + (f" (generated in {gen_s:.1f} s)" if gen_s else "")
     )
     _say(f"  command: python -m ad_diff history {history} -f json")
     for name, m in (
@@ -123,10 +134,11 @@ def bench_history(
         ("--cache, one new night", night),
     ):
         _say(_line(name, m))
-    ok = cold["wall"] < TIME_LIMIT_S and cold["rss_kb"] / 1024 < RSS_LIMIT_MIB
-    _say(
-        f"  target: cold under {TIME_LIMIT_S:.0f} s and {RSS_LIMIT_MIB:.0f} MiB: {'met' if ok else 'MISSED'}"
-    )
+    ok: bool | None = None  # the target is stated for the size only
+    if params == {"runs": 365, "models": 50, "transforms": 100, "kind": "snapshot"}:
+        ok = cold["wall"] < TIME_LIMIT_S and cold["rss_kb"] / 1024 < RSS_LIMIT_MIB
+        verdict = "met" if ok else "MISSED"
+        _say(f"  target: cold under {TIME_LIMIT_S:.0f} s and {RSS_LIMIT_MIB:.0f} MiB: {verdict}")
     if cold["rc"] != 1:
         _say(f"  WARNING: ad-diff history exited {cold['rc']}, expected 1 (the generated collapses gate)")
     return {
@@ -154,13 +166,15 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="ad-diff-history-")) if args.dir is None else args.dir
     try:
-        _say(f"machine: {sys.platform}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, load average "
-             f"{os.getloadavg()[0]:.1f} (wall time waits for a core when the load is above the CPU count)")
+        _say(
+            f"machine: {sys.platform}, {os.cpu_count()} CPUs, python {sys.version.split()[0]}, load average "
+            f"{os.getloadavg()[0]:.1f} (wall time waits for a core when the load is above the CPU count)"
+        )
         result = bench_history(tmp, args.runs, args.models, args.transforms, args.kind, args.repeat)
     finally:
         if args.dir is None:
             shutil.rmtree(tmp, ignore_errors=True)
-    return 0 if result["target_met"] else 1
+    return 1 if result["target_met"] is False else 0
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.core.model import CANDIDATE
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import GRAPH, STANDS
@@ -44,6 +45,7 @@ class TensorsKind:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
         node_order: list[str] | None = None
+        order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
         ga = ctx.section(GRAPH.key)
@@ -51,15 +53,17 @@ class TensorsKind:
             if ga is not None:
                 final = _final_dumps(ctx)
                 if final is not None:
-                    node_order = [n.name for sec in final[1].sections for n in sec.nodes]
+                    # Captures are keyed by baseline names (renamed ones included), so the order is the baseline's.
+                    node_order = [n.name for sec in final[0].sections for n in sec.nodes]
+                    order_source = f"baseline's final graph dump {final[0].path.name}"
                     renamed = _renames(*final)
                 node_transform = {}
                 for t in ga.transforms:
                     for u in t.unmatched:
-                        if u.run == "candidate":
+                        if u.run == CANDIDATE:
                             node_transform.setdefault(u.name, t.transform)
             return analyze_tensors(base.tensors, cand.tensors, ctx.settings, node_order=node_order,
-                                   node_transform=node_transform, renamed=renamed)
+                                   node_transform=node_transform, renamed=renamed, order_source=order_source)
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
             return Skipped("unreadable", str(e))
 
@@ -67,7 +71,7 @@ class TensorsKind:
         """The tensor findings (ADT), or why the comparison did not run."""
         base, cand = ctx.baseline, ctx.candidate
         if not isinstance(section, Skipped):
-            return list(section.findings)
+            return rules.classify(section)
         if section.reason == "one_sided":
             present, missing = (base, cand) if section.run == base.run_id else (cand, base)
             return [ONE_SIDED.make(what=section.detail, present=present.run_id, missing=missing.run_id,

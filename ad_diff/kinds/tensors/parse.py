@@ -24,7 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff.errors import InputError
-from ad_diff.kinds.tensors.model import TensorRecord, Unreadable
+from ad_diff.core.model import RunId
+from ad_diff.kinds.tensors.model import FileFormat, TensorKind, TensorRecord, Unreadable
 
 #: safetensors dtype name -> bytes per element.
 ITEMSIZE: dict[str, int] = {
@@ -69,7 +70,7 @@ def dtype_name(dtype: Any) -> str:
     return short.upper()
 
 
-def discover(folder: Path, run: str) -> RunTensors:
+def discover(folder: Path, run: RunId) -> RunTensors:
     """Index every tensor file under ``folder`` (a run's ``tensors/``); bad files become ``Unreadable``."""
     outputs: dict[str, TensorRecord] = {}
     references: dict[str, TensorRecord] = {}
@@ -81,11 +82,11 @@ def discover(folder: Path, run: str) -> RunTensors:
         files += sorted(p for p in ref_dir.iterdir() if p.is_file() and p.suffix in SUFFIXES)
     for path in files:
         if path.parent == ref_dir:
-            kind, target = "reference", references
+            kind, target = TensorKind.REFERENCE, references
         elif path.name.startswith("inputs"):
-            kind, target = "input", inputs
+            kind, target = TensorKind.INPUT, inputs
         else:
-            kind, target = ("node" if path.name.startswith("nodes") else "output"), outputs
+            kind, target = (TensorKind.NODE if path.name.startswith("nodes") else TensorKind.OUTPUT), outputs
         try:
             records = read_index(path, kind)
         except InputError as e:
@@ -99,17 +100,17 @@ def discover(folder: Path, run: str) -> RunTensors:
     return RunTensors(outputs, references, inputs, tuple(bad))
 
 
-def read_index(path: Path, kind: str = "output") -> list[TensorRecord]:
+def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT) -> list[TensorRecord]:
     """Records (name, dtype, shape, offset) of one file, without reading tensor data."""
     if path.suffix == ".safetensors":
         return _safetensors_index(path, kind)
     return [
-        TensorRecord(name=n, path=path, fmt="pt", dtype=dtype_name(t.dtype), shape=tuple(t.shape), kind=kind)
+        TensorRecord(name=n, path=path, fmt=FileFormat.PT, dtype=dtype_name(t.dtype), shape=tuple(t.shape), kind=kind)
         for n, t in sorted(load_pt(path).items())
     ]
 
 
-def _safetensors_index(path: Path, kind: str) -> list[TensorRecord]:
+def _safetensors_index(path: Path, kind: TensorKind) -> list[TensorRecord]:
     try:
         size = path.stat().st_size
         f = path.open("rb")
@@ -144,7 +145,7 @@ def _safetensors_index(path: Path, kind: str) -> list[TensorRecord]:
             raise InputError(path, f"tensor '{name}': data_offsets {begin}..{end} do not fit {dtype}{list(shape)}")
         if base + end > size:
             raise InputError(path, f"truncated: tensor '{name}' ends at byte {base + end}, file has {size}")
-        records.append(TensorRecord(name, path, "safetensors", dtype, shape, base + begin, kind))
+        records.append(TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, base + begin, kind))
     return records
 
 
@@ -216,7 +217,7 @@ class ChunkReader:
         self.record = record
         self._file: Any = None
         self._flat: Any = None
-        if record.fmt == "safetensors":
+        if record.fmt is FileFormat.SAFETENSORS:
             self._file = record.path.open("rb")  # noqa: SIM115 - closed in close()
         else:
             t = load_pt(record.path)[record.name]

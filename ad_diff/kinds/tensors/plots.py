@@ -13,7 +13,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison
+from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
 
 
 def available() -> bool:
@@ -32,7 +32,7 @@ def plotted(analysis: TensorAnalysis) -> list[TensorComparison]:
     """The comparisons that get plots: outputs beyond tolerance with measurements and plot data."""
     return [
         c for c in analysis.comparisons
-        if c.kind == "output" and not c and c.stats is not None and c.stats.histogram is not None
+        if c.kind is TensorKind.OUTPUT and not c.passed and c.stats is not None and c.stats.histogram is not None
     ]  # fmt: skip
 
 

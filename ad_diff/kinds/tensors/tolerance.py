@@ -30,7 +30,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ad_diff.errors import ConfigError
-from ad_diff.kinds.tensors.model import Judgement, TensorStats, Tolerance
+from ad_diff.kinds.tensors.model import Judgement, Mismatch, TensorStats, TensorVerdict, Tolerance
 
 #: (rtol, atol) by safetensors dtype name; float ones are torch.testing.assert_close's defaults.
 DTYPE_DEFAULTS: dict[str, tuple[float, float]] = {
@@ -180,3 +180,16 @@ def judge(stats: TensorStats, tol: Tolerance) -> Judgement:
         a <= tol.atol or r <= tol.rtol, stat, a, tol.atol,
         f"{stat} abs error {a:.3g} (atol {tol.atol:g}) / rel error {r:.3g} (rtol {tol.rtol:g}); passes if either holds",
     )  # fmt: skip
+
+
+def verdict(stats: TensorStats | None, judgement: Judgement | None, mismatch: Mismatch | None) -> TensorVerdict:
+    """The one verdict of a comparison (reports show it; rules turn the failing ones into findings)."""
+    if stats is None or judgement is None:
+        return TensorVerdict.SHAPE_MISMATCH
+    if stats.new_nonfinite:
+        return TensorVerdict.NONFINITE
+    if not judgement.within:
+        return TensorVerdict.BEYOND
+    if stats.max_abs == 0 and stats.outside == 0:
+        return TensorVerdict.IDENTICAL
+    return TensorVerdict.ACCEPTABLE

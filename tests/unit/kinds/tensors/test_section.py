@@ -10,7 +10,7 @@ from ad_diff.kinds.tensors.analysis import analyze_tensors
 from ad_diff.kinds.tensors.section import render_markdown, render_terminal
 from ad_diff.settings import Settings
 
-FIX = Path(__file__).resolve().parents[3] / "fixtures" / "tensors"
+FIX = Path(__file__).resolve().parents[4] / "fixtures" / "tensors"
 
 
 def _analysis(base: Path, cand: Path, **kw: object):

@@ -12,7 +12,7 @@ from safetensors.torch import save_file
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.parse import ChunkReader, discover, load_pt, read_index
 
-SYN = Path(__file__).resolve().parents[3] / "fixtures" / "tensors" / "synthetic"
+SYN = Path(__file__).resolve().parents[4] / "fixtures" / "tensors" / "synthetic"
 
 
 def test_discover_kinds(tmp_path: Path) -> None:

@@ -10,7 +10,7 @@ from ad_diff.kinds.tensors import plots
 from ad_diff.kinds.tensors.analysis import analyze_tensors
 from ad_diff.settings import Settings
 
-SYN = Path(__file__).resolve().parents[2] / "fixtures" / "tensors" / "synthetic"
+SYN = Path(__file__).resolve().parents[4] / "fixtures" / "tensors" / "synthetic"
 
 
 def test_plot_file_names_are_safe_and_distinct() -> None:

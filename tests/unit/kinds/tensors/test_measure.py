@@ -42,7 +42,7 @@ def test_matches_direct_computation(tmp_path: Path, chunk: int) -> None:
     assert s.worst_index == (flat // 50, flat % 50)
     assert s.worst_candidate - s.worst_baseline == pytest.approx(cf.flatten()[flat] - bf.flatten()[flat])
     assert s.top1 == pytest.approx((b.float().argmax(-1) == c.float().argmax(-1)).double().mean().item())
-    assert bool(s) is (s.outside == 0)
+    assert s.within_elementwise is (s.outside == 0)
 
 
 def test_nan_and_inf_are_counted_and_excluded(tmp_path: Path) -> None:

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import Severity
 from ad_diff.kinds.tensors.analysis import analyze_tensors
+from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
+from ad_diff.kinds.tensors.rules import classify
 from ad_diff.settings import Settings
 
-FIX = Path(__file__).resolve().parents[2] / "fixtures" / "tensors"
+FIX = Path(__file__).resolve().parents[4] / "fixtures" / "tensors"
 SYN, GPU = FIX / "synthetic", FIX / "gpu"
 
 
@@ -22,22 +25,23 @@ def _syn(name: str, **kw: object):
     return _run(SYN / name / "baseline", SYN / name / "candidate", **kw)
 
 
-def _codes(analysis) -> list[str]:
-    return [f.code for f in analysis.findings]
+def _codes(analysis: TensorAnalysis) -> list[str]:
+    return [f.code for f in classify(analysis)]
 
 
 def test_within_tolerance_has_no_finding() -> None:
     a = _syn("within")
-    assert a.findings == ()
+    assert classify(a) == []
     logits = next(c for c in a.comparisons if c.name == "logits")
-    assert logits and logits.stats is not None and logits.stats.outside > 0  # elementwise would have failed
-    json.dumps(a.to_json(), allow_nan=False)
+    assert logits.verdict is TensorVerdict.ACCEPTABLE
+    assert logits.stats is not None and logits.stats.outside > 0  # elementwise would have failed
+    json.dumps(to_jsonable(a), allow_nan=False)
 
 
 def test_beyond_tolerance() -> None:
     a = _syn("beyond")
     assert _codes(a) == ["ADT001"]
-    f = a.findings[0]
+    f = classify(a)[0]
     assert f.tensor == "logits" and f.severity is Severity.ERROR
     ev = dict(f.evidence)
     assert ev["statistic"] == "rmse" and ev["value"] > ev["limit"]
@@ -47,7 +51,7 @@ def test_beyond_tolerance() -> None:
 def test_nan_introduced() -> None:
     a = _syn("nan")
     assert _codes(a) == ["ADT002"]
-    assert "5 NaN, 1 Inf" in a.findings[0].message
+    assert "5 NaN, 1 Inf" in classify(a)[0].message
 
 
 def test_shape_mismatch() -> None:
@@ -69,12 +73,12 @@ def test_malicious_and_garbage_files_become_error_findings() -> None:
     assert not Path("/tmp/ad_diff_pwned").exists()
     g = _syn("garbage")
     assert _codes(g).count("ADT008") == 2
-    assert all(f.severity is Severity.ERROR for f in g.findings)
+    assert all(f.severity is Severity.ERROR for f in classify(g))
 
 
 def test_pt_dict_within() -> None:
     a = _syn("pt_dict")
-    assert a.findings == ()
+    assert classify(a) == []
     assert sorted(c.name for c in a.comparisons) == ["extra.hidden", "logits"]
 
 
@@ -101,8 +105,8 @@ def test_reference_mode_on_gpu_fixtures() -> None:
     assert lw.judgement is not None and lw.judgement.statistic == "reference"
     assert lw.stats is not None and lw.stats.outside_share > 0.2  # elementwise bf16 tolerance would fail
     assert "ADT001" not in _codes(within)
-    assert [f.code for f in beyond.findings if f.tensor == "logits"] == ["ADT001"]
-    assert [f.code for f in bug.findings if f.tensor == "logits"] == ["ADT001"]
+    assert [f.code for f in classify(beyond) if f.tensor == "logits"] == ["ADT001"]
+    assert [f.code for f in classify(bug) if f.tensor == "logits"] == ["ADT001"]
 
 
 def test_first_drifting_node_in_graph_order() -> None:
@@ -110,15 +114,47 @@ def test_first_drifting_node_in_graph_order() -> None:
     base, cand = GPU / "baseline", GPU / "beyond"
     settings = Settings(baseline=base, candidate=cand)
     a = analyze_tensors(base / "tensors", cand / "tensors", settings, node_order=order,
-                        node_transform={"layers_0_down_proj": "fuse_swiglu_fp8"})  # fmt: skip
+                        node_transform={"layers_0_down_proj": "fuse_swiglu_fp8"}, order_source="test order")
     assert a.first_drift is not None
     # silu/mul were fused away (one-sided captures); the first common node that drifts is layer 0's down_proj
     assert a.first_drift.node == "layers_0_down_proj"
     assert a.first_drift.transform == "fuse_swiglu_fp8"
-    assert "ADT007" in _codes(a)
-    drifting = [c.name for c in a.comparisons if c.kind == "node" and not c]
+    assert a.first_drift.order_source == "test order"
+    (f,) = [f for f in classify(a) if f.code == "ADT007"]
+    assert "layers_0_down_proj" in f.message and "order from the test order" in f.message
+    drifting = [c.name for c in a.comparisons if c.kind == "node" and not c.passed]
     assert min(order.index(n) for n in drifting if n in order) == a.first_drift.position
     nodes = [c.name for c in a.comparisons if c.kind == "node" and c.name in order]
     assert len(nodes) > 50 and nodes == sorted(nodes, key=order.index)  # reports list node captures in graph order
     assert any(u.kind == "node" and u.name.startswith("fused_swiglu_fp8") for u in a.unmatched)
-    assert not any(f.code in ("ADT005", "ADT006") for f in a.findings)  # one-sided nodes are not findings
+    assert not any(f.code in ("ADT005", "ADT006") for f in classify(a))  # one-sided nodes are not findings
+
+
+def test_without_graph_order_no_node_is_named() -> None:
+    base, cand = GPU / "baseline", GPU / "beyond"
+    a = analyze_tensors(base / "tensors", cand / "tensors", Settings(baseline=base, candidate=cand))
+    assert a.first_drift is not None and a.first_drift.node is None and a.first_drift.drifting_nodes > 0
+    assert a.first_drift.order_source is None
+    assert "ADT007" not in _codes(a)
+    (f,) = [f for f in classify(a) if f.code == "ADT011"]
+    assert f.node is None and "cannot be named (no graph order" in f.message
+    assert any("cannot be named" in n for n in a.notes)
+
+
+def test_order_that_places_no_drifting_node_names_none() -> None:
+    base, cand = GPU / "baseline", GPU / "beyond"
+    a = analyze_tensors(base / "tensors", cand / "tensors", Settings(baseline=base, candidate=cand),
+                        node_order=["unrelated_node"], order_source="baseline's final graph dump 009_x.txt")
+    assert a.first_drift is not None and a.first_drift.node is None
+    (f,) = [f for f in classify(a) if f.code == "ADT011"]
+    assert "009_x.txt" in f.message
+
+
+def test_json_keeps_statistics_and_judgement_of_drifting_tensors() -> None:
+    data = to_jsonable(_syn("beyond"))
+    logits = next(c for c in data["comparisons"] if c["name"] == "logits")
+    assert logits["verdict"] == "beyond tolerance"
+    assert logits["stats"]["outside"] > 0 and logits["stats"]["rmse"] > 0  # issue 13 4: these were null
+    assert logits["judgement"]["within"] is False
+    assert logits["baseline"] == {"name": "logits", "file": "outputs.safetensors", "format": "safetensors",
+                                  "dtype": "BF16", "shape": [4, 16, 64]}

@@ -34,17 +34,21 @@ def compare(
         help="Device for tensor statistics: cpu, cuda or auto.")] = None,
     plots: Annotated[Optional[Path], typer.Option(
         help="Write error histogram/scatter PNGs of drifting tensors into this folder.")] = None,
+    tensor_jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=1, help="Tensors compared at once (threads; default 1). Results do not depend on it.")] = 1,
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
     def go() -> int:
+        import dataclasses
+
         from ad_diff import gate, pipeline
         from ad_diff.progress import progress_bar
 
         opts = resolve_options(ctx)
         settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log, candidate_log=candidate_log,
                                   baseline_config=baseline_config, candidate_config=candidate_config)
-        settings = tensor_options(settings, tol, tensor_device, plots)
+        settings = dataclasses.replace(tensor_options(settings, tol, tensor_device, plots), tensor_jobs=tensor_jobs)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))

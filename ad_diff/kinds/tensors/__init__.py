@@ -63,7 +63,8 @@ class TensorsKind:
                         if u.run == CANDIDATE:
                             node_transform.setdefault(u.name, t.transform)
             return analyze_tensors(base.tensors, cand.tensors, ctx.settings, node_order=node_order,
-                                   node_transform=node_transform, renamed=renamed, order_source=order_source)
+                                   node_transform=node_transform, renamed=renamed, order_source=order_source,
+                                   gathered=_gathered(ctx))
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
             return Skipped("unreadable", str(e))
 
@@ -96,6 +97,37 @@ class TensorsKind:
         from ad_diff.kinds.tensors.section import render_terminal
 
         return render_terminal(section)
+
+
+GATHER = "gather_logits_before_lm_head"
+"""AD's transform that computes logits at the last position of each sequence only."""
+
+
+def _gathered(ctx: Context) -> dict[str, str]:
+    """Runs whose logits keep only the last position, with the evidence: the transform applied in the log, or
+    enabled in the run's AD config."""
+    from ad_diff.core.model import BASELINE, State
+    from ad_diff.errors import AdDiffError
+    from ad_diff.kinds.config import parse as config_parse
+
+    out: dict[str, str] = {}
+    for row in ctx.rows:
+        if row.transform != GATHER:
+            continue
+        for run, side in ((BASELINE, row.baseline), (CANDIDATE, row.candidate)):
+            if side.state is State.APPLIED and (side.matches or 0) > 0:
+                out[run] = f"{GATHER} applied in its log (matches={side.matches})"
+    explicit = {BASELINE: ctx.settings.baseline_config, CANDIDATE: ctx.settings.candidate_config}
+    for run, arts in ((BASELINE, ctx.baseline), (CANDIDATE, ctx.candidate)):
+        if run in out or not arts.root.is_dir():
+            continue
+        try:
+            cfg = config_parse.parse(arts.root, explicit[run])
+        except (AdDiffError, OSError, ValueError):
+            continue  # the config kind reports unreadable configs
+        if cfg is not None and cfg.enabled(GATHER):
+            out[run] = f"{GATHER} enabled in its AD config"
+    return out
 
 
 def _final_dumps(ctx: Context) -> tuple[GraphDump, GraphDump] | None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
@@ -25,8 +26,9 @@ from ad_diff.kinds.tensors.model import (
     TensorVerdict,
     Unmatched,
 )
-from ad_diff.kinds.tensors.parse import ChunkReader, RunTensors, discover
-from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, resolve, verdict
+from ad_diff.kinds.tensors.parse import RunTensors, discover
+from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
+from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, needs_relative, resolve, row_limits, verdict
 from ad_diff.settings import Settings
 
 LOGITS_GLOB = "*logits*"
@@ -43,6 +45,7 @@ def analyze_tensors(
     node_transform: Mapping[str, str] | None = None,
     renamed: Mapping[str, str] | None = None,
     order_source: str | None = None,
+    gathered: Mapping[str, str] | None = None,
 ) -> TensorAnalysis:
     """Compare the tensors two runs recorded (their ``tensors/`` folders) under ``settings``.
 
@@ -50,6 +53,9 @@ def analyze_tensors(
     (a pass added upstream shifts FX name counters), so per-node captures pair by node, not by name.
     Unreadable files, one-sided tensors and shape mismatches become values; only an internal bug raises.
     ``order_source`` says where ``node_order`` came from (it is stated wherever the order is used).
+    ``gathered`` maps a run to the evidence that its logits keep only the last position
+    (``gather_logits_before_lm_head`` in its log or config): that run's ``[B, 1, V]`` logits are compared with
+    the other run's last position, when the layout leaves no doubt.
     """
     base = discover(baseline_tensors, BASELINE)
     cand = discover(candidate_tensors, CANDIDATE)
@@ -63,7 +69,7 @@ def analyze_tensors(
     if plots and importlib.util.find_spec("matplotlib") is None:
         notes.append("plots were requested but matplotlib is not installed (pip install 'ad-diff[plots]')")
         plots = False
-    comparisons: list[TensorComparison] = []
+    pairs: list[tuple[str, TensorRecord, TensorRecord]] = []
     unmatched: list[Unmatched] = []
     for name in sorted(set(base.outputs) | set(cand_outputs)):
         b, c = base.outputs.get(name), cand_outputs.get(name)
@@ -77,7 +83,10 @@ def analyze_tensors(
                 why += ", which has unreadable tensor files"
             unmatched.append(Unmatched(name, rec.kind, side, why))
             continue
-        comparisons.append(_compare(name, b, c, base, cand, settings, device, plots))
+        pairs.append((name, b, c))
+    ctx = _Ctx(base, cand, settings, device, plots, dict(gathered or {}))
+    comparisons = _compare_all(pairs, ctx)
+    notes += [c.shape_note for c in comparisons if c.shape_note]
     comparisons = _graph_ordered(comparisons, node_order)
     drift = first_drifting_node(comparisons, node_order, node_transform, order_source)
     if any(c.kind is TensorKind.NODE for c in comparisons) and node_order is None:
@@ -91,18 +100,15 @@ def analyze_tensors(
         device=device,
         notes=tuple(notes),
         input_problems=tuple(_input_problems(base, cand)),
+        rows_origin=rows_origin(comparisons, node_order),
     )
 
 
 def _device(asked: str, notes: list[str]) -> str:
-    if asked == "cpu":
-        return "cpu"
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda" if asked == "auto" else asked
-    if asked != "auto":
-        notes.append(f"tensor device {asked!r} asked for but no GPU is available; compared on the CPU")
+    """Statistics are computed with numpy on the CPU: one deterministic pass near the read floor."""
+    if asked not in ("cpu", "auto"):
+        notes.append(f"tensor device {asked!r} asked for; statistics are computed on the CPU (numpy, one "
+                     "deterministic pass), which reads as fast as the disk for recorded outputs")
     return "cpu"
 
 
@@ -126,28 +132,83 @@ def _paired_names(
     return out, n_renamed
 
 
-def _compare(
-    name: str, b: TensorRecord, c: TensorRecord, base: RunTensors, cand: RunTensors,
-    settings: Settings, device: str, plots: bool,
-) -> TensorComparison:  # fmt: skip
+@dataclass(frozen=True)
+class _Ctx:
+    base: RunTensors
+    cand: RunTensors
+    settings: Settings
+    device: str
+    plots: bool
+    gathered: dict[str, str]
+
+
+def _compare_all(pairs: list[tuple[str, TensorRecord, TensorRecord]], ctx: _Ctx) -> list[TensorComparison]:
+    """Every pair, in name order; ``settings.tensor_jobs`` threads (each comparison is independent)."""
+    jobs = min(max(1, ctx.settings.tensor_jobs), len(pairs))
+    if jobs <= 1:
+        return [_compare(n, b, c, ctx) for n, b, c in pairs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda p: _compare(p[0], p[1], p[2], ctx), pairs))
+
+
+def last_position(full: TensorRecord, gathered: TensorRecord) -> TensorRecord | None:
+    """``full``'s last position of dim -2, when ``gathered`` is exactly that layout (``[B, S, V]`` vs
+    ``[B, 1, V]``, every other dim equal, ``S > 1``); ``None`` when the shapes allow another reading."""
+    fs, gs = full.shape, gathered.shape
+    if len(fs) != len(gs) or len(fs) < 2 or gs[-2] != 1 or fs[-2] <= 1:
+        return None
+    if fs[:-2] != gs[:-2] or fs[-1] != gs[-1]:
+        return None
+    return replace(full, shape=gs, select=(fs[-2], fs[-2] - 1))
+
+
+def _explained_shape(name: str, b: TensorRecord, c: TensorRecord, ref: TensorRecord | None,
+                     ctx: _Ctx) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:  # fmt: skip
+    """Records to compare when a known transform explains the shape change, plus the note saying so."""
+    if b.kind is not TensorKind.OUTPUT or not fnmatchcase(name, LOGITS_GLOB):
+        return None
+    for run, (full, kept) in ((CANDIDATE, (b, c)), (BASELINE, (c, b))):
+        why = ctx.gathered.get(run)
+        sel = last_position(full, kept) if why else None
+        if sel is None:
+            continue
+        rsel = None if ref is None else (last_position(ref, kept) if ref.shape == full.shape else
+                                         (ref if ref.shape == kept.shape else None))
+        note = (f"{name}: the {run} run keeps only the last position ({list(kept.shape)}; {why}); compared with "
+                f"the last position of the {other_run(run)} run's {list(full.shape)}")
+        return (sel, c, rsel, note) if run == CANDIDATE else (b, sel, rsel, note)
+    return None
+
+
+def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorComparison:
+    settings, base, cand, device, plots = ctx.settings, ctx.base, ctx.cand, ctx.device, ctx.plots
     tol = resolve(name, b.dtype, settings.tolerances)
     mismatch = None
     if b.dtype != c.dtype:
         tol, mismatch = merge_dtypes(tol, resolve(name, c.dtype, settings.tolerances)), Mismatch.DTYPE
     ref = base.references.get(name) or cand.references.get(name)
+    note = None
     if b.shape != c.shape:
-        return TensorComparison(name, b.kind, b, c, ref, tol, None, None, TensorVerdict.SHAPE_MISMATCH,
-                                Mismatch.SHAPE)
-    if ref is not None and ref.shape != b.shape:
+        explained = _explained_shape(name, b, c, ref, ctx)
+        if explained is None:
+            return TensorComparison(name, b.kind, b, c, ref, tol, None, None, TensorVerdict.SHAPE_MISMATCH,
+                                    Mismatch.SHAPE)
+        mb, mc, ref, note = explained
+    else:
+        mb, mc = b, c
+    if ref is not None and ref.shape != mb.shape:
         ref = None
     logits = b.kind is TensorKind.OUTPUT and fnmatchcase(name, LOGITS_GLOB)
     opts = MeasureOptions(
         atol=tol.atol, rtol=tol.rtol, device=device, topk=TOPK if logits else 0,
         histogram=plots or tol.statistic == "quantile", samples=PLOT_SAMPLES if plots else 0,
+        relative=needs_relative(tol), rows=row_limits(tol),
     )  # fmt: skip
-    stats = measure(b, c, opts, reference=ref)
+    stats = measure(mb, mc, opts, reference=ref)
     j = judge(stats, tol)
-    return TensorComparison(name, b.kind, b, c, ref, tol, stats, j, verdict(stats, j, mismatch), mismatch)
+    return TensorComparison(name, b.kind, b, c, ref, tol, stats, j, verdict(stats, j, mismatch), mismatch, note)
 
 
 def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:
@@ -165,14 +226,16 @@ def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:
 
 
 def _same_values(a: TensorRecord, b: TensorRecord) -> bool:
-    import torch
+    import numpy as np
 
     ra, rb = ChunkReader(a), ChunkReader(b)
+    step = 1 << 20
+    dtype = compute_dtype(a.dtype, b.dtype)
+    bufs = np.empty(step * lanes(a.dtype), dtype), np.empty(step * lanes(a.dtype), dtype)
     try:
-        step = 1 << 22
         for start in range(0, a.numel, step):
             n = min(step, a.numel - start)
-            if not torch.equal(ra.read(start, n), rb.read(start, n)):
+            if not np.array_equal(ra.read(start, n, bufs[0]), rb.read(start, n, bufs[1]), equal_nan=True):
                 return False
         return True
     finally:
@@ -228,3 +291,25 @@ def _node_of(name: str, position: Mapping[str, int]) -> str:
         return name
     head, dot, tail = name.rpartition(".")
     return head if dot and tail.isdigit() else name
+
+
+def rows_origin(comparisons: Sequence[TensorComparison], node_order: Sequence[str] | None) -> str | None:
+    """The first node capture in graph order whose outlier rows include an output's outlier row (same leading
+    index), i.e. where the bad rows appear; ``None`` without graph order or such a capture."""
+    if node_order is None:
+        return None
+    bad = {w.index for c in comparisons if c.kind is TensorKind.OUTPUT and c.stats and c.stats.rows
+           for w in c.stats.rows.worst if w.outlier}
+    if not bad:
+        return None
+    position = {n: i for i, n in enumerate(node_order)}
+    hits = []
+    for c in comparisons:
+        rows = c.stats.rows if c.kind is TensorKind.NODE and c.stats else None
+        node = _node_of(c.name, position)
+        if rows is None or node not in position:
+            continue
+        if any(w.outlier and any(w.index[: len(i)] == i or i[: len(w.index)] == w.index for i in bad)
+               for w in rows.worst):
+            hits.append((position[node], c.name))
+    return min(hits)[1] if hits else None

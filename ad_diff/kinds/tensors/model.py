@@ -81,6 +81,9 @@ class TensorRecord:
     data_offset: int | None = field(default=None, metadata=json_omit())
     """Absolute byte offset of the data in a safetensors file (``None`` for ``.pt``)."""
     kind: TensorKind = field(default=TensorKind.OUTPUT, metadata=json_omit())
+    select: tuple[int, int] | None = field(default=None, metadata=json_omit())
+    """``(seq, keep)``: this record is position ``keep`` of dim -2 (of length ``seq``) of the stored tensor,
+    whose shape is ``shape`` with ``seq`` in place of 1 (the last position of full logits)."""
 
     @property
     def numel(self) -> int:
@@ -133,6 +136,56 @@ class ErrorHistogram:
 
 
 @dataclass(frozen=True, slots=True)
+class RowFigure:
+    """One row (a leading index: batch, position ...) of a compared tensor."""
+
+    index: tuple[int, ...]
+    score: float
+    """What the row is judged by: with a reference, its error against it over the same baseline row's
+    (``ratio``); without, its normalised error over the median row's (``spread``)."""
+    error: float
+    """The row's RMSE between the runs over the baseline row's RMS."""
+    cosine: float
+    """Cosine of the candidate row with the reference row (with a reference) or with the baseline row."""
+    outside_share: float
+    """Share of the row's elements beyond the elementwise tolerance."""
+    outlier: bool
+    argmax_baseline: int | None = None
+    """Argmax of the row (logits: the token it would pick)."""
+    argmax_candidate: int | None = None
+    argmax_reference: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RowStats:
+    """Per-row figures of one tensor, from the same pass as :class:`TensorStats`."""
+
+    rows: int
+    """Rows judged (leading indices; coarser when a tensor has very many)."""
+    width: int
+    """Elements (reals) per row."""
+    index_shape: tuple[int, ...]
+    """The shape a row index lives in (``[4, 128]`` for logits ``[4, 128, 8192]``)."""
+    criterion: str
+    """``reference`` (error against the reference over the same baseline row's) or ``spread`` (normalised
+    error over the median row's, plus the share beyond tolerance)."""
+    limit: float
+    median_score: float
+    outliers: int
+    """Rows beyond the row limits: drift, even when the whole-tensor figure passes."""
+    worst: tuple[RowFigure, ...]
+    """Up to five rows, outliers first, then by score."""
+    median_outside: float
+    """Median row's share of elements beyond tolerance."""
+    sequences: int | None = None
+    next_token: float | None = None
+    """Share of sequences whose last position has the same argmax in both runs (logits)."""
+    next_token_baseline_ref: float | None = None
+    """The same for baseline vs reference, and candidate vs reference."""
+    next_token_candidate_ref: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class TensorStats:
     """Measurements of candidate against baseline for one tensor: numbers only, no verdict.
 
@@ -148,12 +201,15 @@ class TensorStats:
     """Elements finite in both runs (the statistics below are over these)."""
     max_abs: float
     mean_abs: float
-    max_rel: float
-    mean_rel: float
+    max_rel: float | None
+    """Elementwise relative error (``None`` unless the judged statistic needs it: max, mean, quantiles)."""
+    mean_rel: float | None
     rmse: float
     nrmse: float
     """RMSE divided by the baseline's RMS value (scale-free; 0 when both are 0)."""
     cosine: float
+    one_minus_cosine: float
+    """``1 - cosine``, computed without cancellation (keeps its digits when the cosine is 0.99999)."""
     outside: int
     """Elements beyond ``atol + rtol * |baseline|``, plus NaN/Inf that differ between the runs."""
     atol: float
@@ -171,6 +227,8 @@ class TensorStats:
     """Mean overlap of the top-``k`` sets per row."""
     k: int | None = None
     reference: ReferenceStats | None = None
+    rows: RowStats | None = None
+    """Per-row figures (``None`` for tensors without rows to judge: 1-D, or rows shorter than 16)."""
     histogram: ErrorHistogram | None = field(default=None, compare=False, repr=False, metadata=json_omit())
     samples: tuple[tuple[float, ...], tuple[float, ...]] | None = field(
         default=None, compare=False, repr=False, metadata=json_omit()
@@ -207,6 +265,13 @@ class Tolerance:
     """Budget on normalised RMSE for ``rmse`` (and ``auto`` without a reference)."""
     ref_ratio: float = 2.0
     """Reference mode: the candidate may be at most this many times further from the reference."""
+    row_ratio: float = 4.0
+    """Rows, with a reference: outlier beyond this many times the same baseline row's error (0: off)."""
+    row_spread: float = 4.0
+    """Rows, without a reference: outlier beyond this many times the median row's normalised error (0: off)."""
+    row_outside: float = 0.5
+    """Rows, without a reference: outlier with more than this share beyond tolerance while the median row has
+    none."""
     source: str = "default"
     """Where the values came from: ``default:BF16`` or the matching pattern(s)."""
 
@@ -242,6 +307,8 @@ class TensorComparison:
     """Decided by the tolerance module from stats and judgement; reports only show it."""
     mismatch: Mismatch | None = None
     """``shape`` or ``dtype`` when the two records disagree on it."""
+    shape_note: str | None = None
+    """How a shape change that a transform explains was compared (e.g. the last position only)."""
 
     @property
     def passed(self) -> bool:
@@ -303,3 +370,6 @@ class TensorAnalysis:
     """Sentences about the inputs (e.g. reference missing, plots unavailable)."""
     input_problems: tuple[str, ...] = field(default=(), metadata=json_omit())
     """How the runs' recorded inputs differ (names, shapes, values); empty when they agree."""
+    rows_origin: str | None = None
+    """The first node capture (graph order) whose outlier rows are an output's outlier rows: where the bad
+    rows appear. ``None`` without per-node captures or graph order."""

@@ -20,6 +20,7 @@ from ad_diff.kinds.tensors.model import (
     Unmatched,
     Unreadable,
 )
+from ad_diff.kinds.tensors.rows import times
 
 DRIFT = Rule(
     "ADT001", "drift-beyond-tolerance", Category.NUMERIC_DRIFT, Severity.ERROR,
@@ -112,15 +113,16 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
     findings = unreadable_findings(analysis.unreadable)
     if analysis.input_problems:
         findings.append(INPUTS.make(detail="; ".join(analysis.input_problems)))
-    findings += comparison_findings(analysis.comparisons)
+    findings += comparison_findings(analysis.comparisons, analysis.rows_origin)
     findings += unmatched_findings(analysis.unmatched)
     outputs_compared = any(c.kind is TensorKind.OUTPUT for c in analysis.comparisons)
     findings += node_finding(analysis.first_drift, outputs_compared)
     return sorted(findings, key=lambda f: f.sort_key())
 
 
-def comparison_findings(comparisons: Sequence[TensorComparison]) -> list[Finding]:
-    """Findings for output tensors (node captures are summarised by :func:`node_finding`)."""
+def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | None = None) -> list[Finding]:
+    """Findings for output tensors (node captures are summarised by :func:`node_finding`); ``origin`` is the
+    first node capture where the outputs' bad rows appear."""
     out: list[Finding] = []
     for c in comparisons:
         if c.kind is not TensorKind.OUTPUT:
@@ -142,14 +144,31 @@ def comparison_findings(comparisons: Sequence[TensorComparison]) -> list[Finding
                 )  # fmt: skip
             )
         elif c.verdict is TensorVerdict.BEYOND:
-            out.append(DRIFT.make(tensor=c.name, reason=j.reason, evidence=evidence(c)))
+            out.append(DRIFT.make(tensor=c.name, reason=j.reason + worst_rows_text(c, origin),
+                                  evidence=evidence(c, origin)))
         if c.tolerance.statistic == "reference" and s.reference is None:
             why = "no reference was recorded" if c.reference is None else "the reference's shape differs"
             out.append(REFERENCE.make(tensor=c.name, why=why))
     return out
 
 
-def evidence(c: TensorComparison) -> dict[str, object]:
+def worst_rows_text(c: TensorComparison, origin: str | None = None) -> str:
+    """``; worst rows: [2, 127] 16.1x cos 0.978 argmax 311 (ref 95) ...`` for a tensor with outlier rows."""
+    rows = c.stats.rows if c.stats else None
+    if rows is None or rows.outliers == 0:
+        return ""
+    parts = []
+    for w in [w for w in rows.worst if w.outlier][:3]:
+        text = f"{list(w.index)} {times(w.score)}, cos {w.cosine:.4f}"
+        if w.argmax_candidate is not None:
+            ref = w.argmax_reference if w.argmax_reference is not None else w.argmax_baseline
+            text += f", argmax {w.argmax_candidate} ({'ref' if w.argmax_reference is not None else 'baseline'} {ref})"
+        parts.append(text)
+    where = f"; bad rows first appear at node capture {origin}" if origin else ""
+    return f"; worst rows: {', '.join(parts)}{where}"
+
+
+def evidence(c: TensorComparison, origin: str | None = None) -> dict[str, object]:
     """The facts that decided a drift verdict, for the finding's ``evidence``."""
     s, j = c.stats, c.judgement
     assert s is not None and j is not None
@@ -167,6 +186,18 @@ def evidence(c: TensorComparison) -> dict[str, object]:
     if s.top1 is not None:
         ev["top1_agreement"] = s.top1
         ev[f"top{s.k}_agreement"] = s.topk
+    if s.rows is not None:
+        ev["rows_judged"] = s.rows.rows
+        ev["rows_outliers"] = s.rows.outliers
+        ev["worst_rows"] = [
+            {"index": list(w.index), "score": w.score, "cosine": w.cosine, "argmax_candidate": w.argmax_candidate,
+             "argmax_baseline": w.argmax_baseline, "argmax_reference": w.argmax_reference}
+            for w in s.rows.worst if w.outlier
+        ][:3]
+        if s.rows.next_token is not None:
+            ev["next_token_agreement"] = s.rows.next_token
+    if origin:
+        ev["rows_origin"] = origin
     return ev
 
 

@@ -6,11 +6,13 @@ the stored ones (``TensorComparison.verdict``); nothing here decides one.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ad_diff.core.escape import md_code, md_escape
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
 from ad_diff.kinds.tensors.plots import plot_files
+from ad_diff.kinds.tensors.rows import times
 
 MAX_NODE_ROWS = 20
 
@@ -19,9 +21,10 @@ def _icon(c: TensorComparison) -> str:
     return "\u2705" if c.passed else "\u274c"
 
 _HEAD = (
-    "| Tensor | dtype · shape | Verdict | Judged by | Share beyond elementwise tol | NRMSE | Cosine "
-    "| vs reference | Top-1 / top-k | NaN/Inf b→c |"
+    "| Tensor | dtype · shape | Verdict | Judged by | Rows judged · worst row | Share beyond elementwise tol "
+    "| NRMSE | Cosine | vs reference | Top-1 / top-k · next token | NaN/Inf b→c |"
 )
+_COLS = 11
 
 
 def _num(x: float | None, fmt: str = ".3g") -> str:
@@ -35,12 +38,14 @@ def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
         shape += f" → {c.candidate.dtype}{list(c.candidate.shape)}"
     s, j = c.stats, c.judgement
     if s is None or j is None:
-        cells = [md_code(c.name), md_escape(shape), f"{_icon(c)} {v}", "", "", "", "", "", "", ""]
+        cells = [md_code(c.name), md_escape(shape), f"{_icon(c)} {v}"] + [""] * (_COLS - 3)
         return "| " + " | ".join(cells) + " |"
     ref = ""
     if s.reference is not None:
         ref = f"{s.reference.ratio:.2f}× baseline's RMSE"
     top = "" if s.top1 is None else f"{s.top1:.1%} / {s.topk:.1%} (k={s.k})"
+    if s.rows is not None and s.rows.next_token is not None:
+        top += f" · next token {s.rows.next_token:.1%} of {s.rows.sequences}"
     verdict = f"{_icon(c)} {v}"
     if plots_dir_rel is not None and not c.passed and s.histogram is not None:
         hist, scatter = plot_files(c.name)
@@ -50,6 +55,7 @@ def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
         md_escape(shape),
         verdict,
         md_escape(f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"),
+        md_escape(_rows_cell(c)),
         f"{s.outside_share:.1%}",
         _num(s.nrmse),
         _num(s.cosine, ".6f"),
@@ -60,17 +66,33 @@ def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _rows_cell(c: TensorComparison) -> str:
+    rows = c.stats.rows if c.stats else None
+    if rows is None:
+        return "—"
+    w = rows.worst[0]
+    unit = "x baseline row's error vs ref" if rows.criterion == "reference" else "x median row"
+    score = times(w.score) + (unit if math.isfinite(w.score) else "")
+    text = f"{rows.rows}, {rows.outliers} outlier(s); {list(w.index)}: {score}, cos {w.cosine:.4f}"
+    if w.argmax_candidate is not None:
+        text += f", argmax {w.argmax_candidate}"
+        if w.argmax_reference is not None:
+            text += f" (ref {w.argmax_reference})"
+    return text
+
+
 def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) -> str:
     """Markdown for the PR comment; ``plots_dir_rel`` is where the PNGs were written, relative to it."""
     out = ["### Recorded tensors", ""]
     outputs = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT]
     nodes = [c for c in analysis.comparisons if c.kind is TensorKind.NODE]
     if outputs:
-        out += [_HEAD, "|" + "---|" * 10]
+        out += [_HEAD, "|" + "---|" * _COLS]
         out += [_row(c, plots_dir_rel) for c in outputs]
         out.append("")
         out.append(
-            "_Verdicts: new NaN/Inf always fails; otherwise the judged statistic decides (default: error "
+            "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's same "
+            "row, or than the typical row) is drift; otherwise the judged statistic decides (default: error "
             "against the recorded reference relative to the baseline's, else normalised RMSE ≤ rtol). The "
             "elementwise share is shown as evidence; in bf16 it is large even for rounding noise._"
         )
@@ -90,10 +112,10 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
         out += [line + ".", ""]
         if fd is not None:
             shown = beyond[:MAX_NODE_ROWS]  # analysis keeps node captures in graph order
-            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, "|" + "---|" * 10]
+            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, "|" + "---|" * _COLS]
             out += [_row(c, None) for c in shown]
             if len(beyond) > len(shown):
-                out.append(f"| … {len(beyond) - len(shown)} more | | | | | | | | | |")
+                out.append(f"| … {len(beyond) - len(shown)} more |" + " |" * (_COLS - 1))
             out += ["", "</details>", ""]
     if analysis.unmatched:
         out.append("Recorded in one run only:")
@@ -115,7 +137,8 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
     from rich.text import Text
 
     table = Table(title="Recorded tensors", show_lines=False)
-    for col in ("tensor", "kind", "verdict", "judged by", "beyond elementwise", "nrmse", "cosine", "top-1"):
+    for col in ("tensor", "kind", "verdict", "judged by", "rows (outliers)", "beyond elementwise", "nrmse", "cosine",
+                "top-1"):
         table.add_column(col)
     shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed]
     for c in shown[:50]:
@@ -125,6 +148,7 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
         table.add_row(
             Text(c.name), c.kind.value, Text(v, style=style),
             Text("" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}"),
+            "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})",
             "" if s is None else f"{s.outside_share:.1%}", "" if s is None else f"{s.nrmse:.3g}",
             "" if s is None else f"{s.cosine:.6f}", "" if s is None or s.top1 is None else f"{s.top1:.1%}",
         )  # fmt: skip

@@ -158,3 +158,81 @@ def test_json_keeps_statistics_and_judgement_of_drifting_tensors() -> None:
     assert logits["judgement"]["within"] is False
     assert logits["baseline"] == {"name": "logits", "file": "outputs.safetensors", "format": "safetensors",
                                   "dtype": "BF16", "shape": [4, 16, 64]}
+
+
+def test_one_wrong_row_in_512_gates_with_and_without_a_reference() -> None:
+    for name, criterion in (("one_row", "rows:reference"), ("one_row_noref", "rows:spread")):
+        a = _syn(name)
+        (c,) = a.comparisons
+        assert c.verdict is TensorVerdict.BEYOND and c.judgement is not None
+        assert c.judgement.statistic == criterion
+        assert "whole tensor" in c.judgement.reason  # the whole-tensor figure alone would pass
+        assert c.stats is not None and c.stats.rows is not None
+        assert (c.stats.rows.rows, c.stats.rows.outliers) == (512, 1)
+        (f,) = classify(a)
+        assert f.code == "ADT001" and "worst rows: [2, 127]" in f.message and "argmax" in f.message
+        ev = dict(f.evidence)
+        assert ev["rows_outliers"] == 1 and ev["worst_rows"][0]["index"] == [2, 127]
+        assert "next_token_agreement" in ev
+
+
+def test_evenly_spread_rounding_noise_passes() -> None:
+    for name in ("spread_noise", "spread_noise_noref"):
+        a = _syn(name)
+        (c,) = a.comparisons
+        assert c.verdict is TensorVerdict.ACCEPTABLE, c.judgement
+        assert c.stats is not None and c.stats.rows is not None and c.stats.rows.outliers == 0
+        assert classify(a) == []
+
+
+def test_gathered_logits_compare_the_last_position_with_a_note() -> None:
+    base, cand = SYN / "gathered" / "baseline", SYN / "gathered" / "candidate"
+    settings = Settings(baseline=base, candidate=cand)
+    a = analyze_tensors(base / "tensors", cand / "tensors", settings,
+                        gathered={"candidate": "gather_logits_before_lm_head applied in its log"})
+    (c,) = a.comparisons
+    assert c.mismatch is None and c.shape_note is not None and c.passed
+    assert c.stats is not None and c.stats.numel == 4 * 256 and c.stats.max_abs == 0
+    assert c.stats.reference is not None  # the reference's last position too
+    assert any("keeps only the last position" in n for n in a.notes)
+    # without the transform's evidence the same pair is a shape change
+    plain = analyze_tensors(base / "tensors", cand / "tensors", settings)
+    assert [f.code for f in classify(plain)] == ["ADT003"]
+
+
+def test_an_ambiguous_layout_stays_a_shape_change() -> None:
+    from dataclasses import replace
+
+    from ad_diff.kinds.tensors.analysis import last_position
+
+    full = analyze_tensors(SYN / "gathered" / "baseline" / "tensors", SYN / "gathered" / "baseline" / "tensors",
+                           Settings(baseline=SYN, candidate=SYN)).comparisons[0].baseline
+    assert last_position(full, replace(full, shape=(4, 1, 256))) is not None
+    for shape in ((1, 128, 256), (4, 2, 256), (4, 1, 255), (4 * 128, 256), (4, 128, 1, 2)):
+        assert last_position(full, replace(full, shape=shape)) is None, shape
+
+
+def test_first_capture_where_the_bad_rows_appear(tmp_path: Path) -> None:
+    import shutil
+
+    import torch
+    from safetensors.torch import save_file
+
+    g = torch.Generator().manual_seed(8)
+    good = torch.randn(4, 128, 64, generator=g).bfloat16()
+    bad = good.clone()
+    bad[2, 127] = (bad[2, 127].float() + 0.3 * torch.randn(64, generator=g)).bfloat16()
+    for side in ("baseline", "candidate"):
+        shutil.copytree(SYN / "one_row" / side, tmp_path / side)
+        layer1 = good if side == "baseline" else bad
+        save_file({"layer0": good, "layer1": layer1.clone(), "layer2": layer1.clone()},
+                  str(tmp_path / side / "tensors" / "nodes.safetensors"))
+    a = analyze_tensors(tmp_path / "baseline" / "tensors", tmp_path / "candidate" / "tensors",
+                        Settings(baseline=tmp_path, candidate=tmp_path), node_order=["layer0", "layer1", "layer2"],
+                        order_source="test order")
+    assert a.rows_origin == "layer1"
+    (f,) = [f for f in classify(a) if f.code == "ADT001"]
+    assert "bad rows first appear at node capture layer1" in f.message
+    unordered = analyze_tensors(tmp_path / "baseline" / "tensors", tmp_path / "candidate" / "tensors",
+                                Settings(baseline=tmp_path, candidate=tmp_path))
+    assert unordered.rows_origin is None  # no graph order: no capture is named

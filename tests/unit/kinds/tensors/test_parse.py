@@ -10,7 +10,9 @@ import torch
 from safetensors.torch import save_file
 
 from ad_diff.errors import InputError
-from ad_diff.kinds.tensors.parse import ChunkReader, discover, load_pt, read_index
+from ad_diff.kinds.tensors.parse import discover, read_index
+from ad_diff.kinds.tensors.pt import load_pt
+from ad_diff.kinds.tensors.reader import ChunkReader
 
 SYN = Path(__file__).resolve().parents[4] / "fixtures" / "tensors" / "synthetic"
 
@@ -43,12 +45,12 @@ def _st(header: bytes) -> bytes:
     [
         (b"abc", "shorter than its 8-byte header"),
         (struct.pack("<Q", 10**9) + b"{}", "exceeds the file"),
-        (struct.pack("<Q", 4) + b"\xff\xfe{}", "header is not JSON"),
+        (struct.pack("<Q", 4) + b"\xff\xfe{}", "header is not UTF-8 JSON"),
         (struct.pack("<Q", 2) + b"[]", "not a JSON object"),
         (_st(b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,8]}}'), "do not fit"),
         (_st(b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]}}'), "truncated"),
         (_st(b'{"a":{"dtype":"Q9","shape":[4],"data_offsets":[0,16]}}'), "unsupported dtype"),
-        (_st(b'{"a":{"dtype":"F32"}}'), "lacks dtype/shape/data_offsets"),
+        (_st(b'{"a":{"dtype":"F32"}}'), "header entry expected {dtype"),
     ],
 )
 def test_invalid_safetensors(tmp_path: Path, content: bytes, message: str) -> None:
@@ -71,9 +73,13 @@ def test_pt_dict_is_flattened_and_chunk_readable() -> None:
     recs = {r.name: r for r in read_index(SYN / "pt_dict" / "baseline" / "tensors" / "outputs.pt")}
     assert sorted(recs) == ["extra.hidden", "logits"]
     assert recs["logits"].dtype == "BF16" and recs["logits"].shape == (4, 16, 64)
+    import numpy as np
+
     r = ChunkReader(recs["logits"])
-    assert r.read(10, 5).shape == (5,)
+    got = r.read(10, 5, np.empty(8, np.float32))
     r.close()
+    want = torch.load(SYN / "pt_dict" / "baseline" / "tensors" / "outputs.pt")["logits"].reshape(-1)[10:15].float()
+    assert np.array_equal(got, want.numpy())
 
 
 def test_garbage_pt_is_input_error(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ from ad_diff.kinds.tensors.tolerance import judge, parse_cli, parse_statistic, r
 def _stats(**kw: object) -> TensorStats:
     base: dict[str, object] = dict(
         numel=100, compared=100, max_abs=0.01, mean_abs=0.001, max_rel=0.02, mean_rel=0.002, rmse=0.002,
-        nrmse=0.005, cosine=0.9999, outside=30, atol=1e-5, rtol=1.6e-2, nan_baseline=0, nan_candidate=0,
+        nrmse=0.005, cosine=0.9999, one_minus_cosine=1e-4, outside=30, atol=1e-5, rtol=1.6e-2, nan_baseline=0, nan_candidate=0,
         inf_baseline=0, inf_candidate=0, worst_index=(3,), worst_baseline=1.0, worst_candidate=1.01,
     )
     base.update(kw)

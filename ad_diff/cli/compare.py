@@ -35,7 +35,7 @@ def compare(
     plots: Annotated[Optional[Path], typer.Option(
         help="Write error histogram/scatter PNGs of drifting tensors into this folder.")] = None,
     tensor_jobs: Annotated[int, typer.Option(
-        "--jobs", "-j", min=1, help="Tensors compared at once (threads; default 1). Results do not depend on it.")] = 1,
+        "--jobs", "-j", min=1, help="Tensors compared at once (threads). Results do not depend on it.")] = 1,
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
@@ -48,7 +48,8 @@ def compare(
         opts = resolve_options(ctx)
         settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log, candidate_log=candidate_log,
                                   baseline_config=baseline_config, candidate_config=candidate_config)
-        settings = dataclasses.replace(tensor_options(settings, tol, tensor_device, plots), tensor_jobs=tensor_jobs)
+        settings = tensor_options(settings, tol, tensor_device, plots)
+        settings = dataclasses.replace(settings, tensor_jobs=tensor_jobs)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))

@@ -29,7 +29,7 @@ class TensorsKind:
     rules = rules.RULES
 
     def analyze(self, ctx: Context) -> TensorAnalysis | Skipped:
-        """Compare recorded tensors; graph order, introducing transforms and renamed nodes come from the dumps."""
+        """Compare recorded tensors; graph order, introducing transforms and renames come from the dumps."""
         from ad_diff.errors import AdDiffError
         from ad_diff.kinds.tensors.analysis import analyze_tensors
 
@@ -53,7 +53,7 @@ class TensorsKind:
             if ga is not None:
                 final = _final_dumps(ctx)
                 if final is not None:
-                    # Captures are keyed by baseline names (renamed ones included), so the order is the baseline's.
+                    # Captures are keyed by baseline names (renamed ones too): the order is the baseline's.
                     node_order = [n.name for sec in final[0].sections for n in sec.nodes]
                     order_source = f"baseline's final graph dump {final[0].path.name}"
                     renamed = _renames(*final)
@@ -62,9 +62,16 @@ class TensorsKind:
                     for u in t.unmatched:
                         if u.run == CANDIDATE:
                             node_transform.setdefault(u.name, t.transform)
-            return analyze_tensors(base.tensors, cand.tensors, ctx.settings, node_order=node_order,
-                                   node_transform=node_transform, renamed=renamed, order_source=order_source,
-                                   gathered=_gathered(ctx))
+            return analyze_tensors(
+                base.tensors,
+                cand.tensors,
+                ctx.settings,
+                node_order=node_order,
+                node_transform=node_transform,
+                renamed=renamed,
+                order_source=order_source,
+                gathered=_gathered(ctx),
+            )
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
             return Skipped("unreadable", str(e))
 
@@ -75,14 +82,21 @@ class TensorsKind:
             return rules.classify(section)
         if section.reason == "one_sided":
             present, missing = (base, cand) if section.run == base.run_id else (cand, base)
-            return [ONE_SIDED.make(what=section.detail, present=present.run_id, missing=missing.run_id,
-                                   analysis="numeric comparison")]
+            return [
+                ONE_SIDED.make(
+                    what=section.detail,
+                    present=present.run_id,
+                    missing=missing.run_id,
+                    analysis="numeric comparison",
+                )
+            ]
         if section.reason == "unreadable":
             return [ANALYSIS_FAILED.make(analysis="tensor comparison", error=section.detail, stands=STANDS)]
         return []
 
-    def explain(self, section: TensorAnalysis, findings: list[Finding], ctx: Context) -> tuple[TensorAnalysis,
-                                                                                                list[Finding]]:
+    def explain(
+        self, section: TensorAnalysis, findings: list[Finding], ctx: Context
+    ) -> tuple[TensorAnalysis, list[Finding]]:
         """Nothing to add."""
         return section, findings
 
@@ -135,7 +149,8 @@ def _final_dumps(ctx: Context) -> tuple[GraphDump, GraphDump] | None:
     from ad_diff.kinds.graph import parse
     from ad_diff.kinds.graph.pair import list_dumps
 
-    assert ctx.baseline.graphs is not None and ctx.candidate.graphs is not None
+    assert ctx.baseline.graphs is not None
+    assert ctx.candidate.graphs is not None
     refs_b, refs_c = list_dumps(ctx.baseline.graphs)[0], list_dumps(ctx.candidate.graphs)[0]
     if not refs_b or not refs_c:
         return None

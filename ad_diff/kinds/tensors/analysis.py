@@ -62,8 +62,10 @@ def analyze_tensors(
     notes: list[str] = []
     cand_outputs, n_renamed = _paired_names(cand.outputs, renamed or {})
     if n_renamed:
-        notes.append(f"{n_renamed} candidate node capture(s) paired under their baseline names through graph "
-                     "alignment (their FX names shifted)")
+        notes.append(
+            f"{n_renamed} candidate node capture(s) paired under their baseline names through graph "
+            "alignment (their FX names shifted)"
+        )
     device = _device(getattr(settings, "tensor_device", "cpu"), notes)
     plots = bool(getattr(settings, "tensor_plots", False))
     if plots and importlib.util.find_spec("matplotlib") is None:
@@ -90,8 +92,10 @@ def analyze_tensors(
     comparisons = _graph_ordered(comparisons, node_order)
     drift = first_drifting_node(comparisons, node_order, node_transform, order_source)
     if any(c.kind is TensorKind.NODE for c in comparisons) and node_order is None:
-        notes.append("per-node captures compared without graph order (no graph dumps in both runs): "
-                     "the first drifting node cannot be named")
+        notes.append(
+            "per-node captures compared without graph order (no graph dumps in both runs): "
+            "the first drifting node cannot be named"
+        )
     return TensorAnalysis(
         comparisons=tuple(comparisons),
         unmatched=tuple(unmatched),
@@ -107,8 +111,10 @@ def analyze_tensors(
 def _device(asked: str, notes: list[str]) -> str:
     """Statistics are computed with numpy on the CPU: one deterministic pass near the read floor."""
     if asked not in ("cpu", "auto"):
-        notes.append(f"tensor device {asked!r} asked for; statistics are computed on the CPU (numpy, one "
-                     "deterministic pass), which reads as fast as the disk for recorded outputs")
+        notes.append(
+            f"tensor device {asked!r} asked for; statistics are computed on the CPU (numpy, one "
+            "deterministic pass), which reads as fast as the disk for recorded outputs"
+        )
     return "cpu"
 
 
@@ -165,7 +171,7 @@ def last_position(full: TensorRecord, gathered: TensorRecord) -> TensorRecord | 
 
 
 def _explained_shape(name: str, b: TensorRecord, c: TensorRecord, ref: TensorRecord | None,
-                     ctx: _Ctx) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:  # fmt: skip
+                     ctx: _Ctx) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:
     """Records to compare when a known transform explains the shape change, plus the note saying so."""
     if b.kind is not TensorKind.OUTPUT or not fnmatchcase(name, LOGITS_GLOB):
         return None
@@ -174,10 +180,19 @@ def _explained_shape(name: str, b: TensorRecord, c: TensorRecord, ref: TensorRec
         sel = last_position(full, kept) if why else None
         if sel is None:
             continue
-        rsel = None if ref is None else (last_position(ref, kept) if ref.shape == full.shape else
-                                         (ref if ref.shape == kept.shape else None))
-        note = (f"{name}: the {run} run keeps only the last position ({list(kept.shape)}; {why}); compared with "
-                f"the last position of the {other_run(run)} run's {list(full.shape)}")
+        rsel = (
+            None
+            if ref is None
+            else (
+                last_position(ref, kept)
+                if ref.shape == full.shape
+                else (ref if ref.shape == kept.shape else None)
+            )
+        )
+        note = (
+            f"{name}: the {run} run keeps only the last position ({list(kept.shape)}; {why}); compared with "
+            f"the last position of the {other_run(run)} run's {list(full.shape)}"
+        )
         return (sel, c, rsel, note) if run == CANDIDATE else (b, sel, rsel, note)
     return None
 
@@ -193,8 +208,9 @@ def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorCo
     if b.shape != c.shape:
         explained = _explained_shape(name, b, c, ref, ctx)
         if explained is None:
-            return TensorComparison(name, b.kind, b, c, ref, tol, None, None, TensorVerdict.SHAPE_MISMATCH,
-                                    Mismatch.SHAPE)
+            return TensorComparison(
+                name, b.kind, b, c, ref, tol, None, None, TensorVerdict.SHAPE_MISMATCH, Mismatch.SHAPE
+            )
         mb, mc, ref, note = explained
     else:
         mb, mc = b, c
@@ -208,7 +224,9 @@ def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorCo
     )  # fmt: skip
     stats = measure(mb, mc, opts, reference=ref)
     j = judge(stats, tol)
-    return TensorComparison(name, b.kind, b, c, ref, tol, stats, j, verdict(stats, j, mismatch), mismatch, note)
+    return TensorComparison(
+        name, b.kind, b, c, ref, tol, stats, j, verdict(stats, j, mismatch), mismatch, note
+    )
 
 
 def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:
@@ -267,7 +285,7 @@ def first_drifting_node(
         return NodeDrift(None, -1, None, len(drifting), order_source)
     pos, first = min(placed, key=lambda pc: (pc[0], pc[1].name))
     transforms = node_transform or {}
-    # node_transform is keyed by candidate node names; a renamed capture keeps its candidate name in the record
+    # node_transform is keyed by candidate node names; a renamed capture keeps its candidate name
     names = (first.candidate.name, _node_of(first.candidate.name, {}), node_order[pos])
     transform = next((transforms[n] for n in names if n in transforms), None)
     return NodeDrift(node_order[pos], pos, transform, len(drifting), order_source)
@@ -298,8 +316,13 @@ def rows_origin(comparisons: Sequence[TensorComparison], node_order: Sequence[st
     index), i.e. where the bad rows appear; ``None`` without graph order or such a capture."""
     if node_order is None:
         return None
-    bad = {w.index for c in comparisons if c.kind is TensorKind.OUTPUT and c.stats and c.stats.rows
-           for w in c.stats.rows.worst if w.outlier}
+    bad = {
+        w.index
+        for c in comparisons
+        if c.kind is TensorKind.OUTPUT and c.stats and c.stats.rows
+        for w in c.stats.rows.worst
+        if w.outlier
+    }
     if not bad:
         return None
     position = {n: i for i, n in enumerate(node_order)}
@@ -309,7 +332,9 @@ def rows_origin(comparisons: Sequence[TensorComparison], node_order: Sequence[st
         node = _node_of(c.name, position)
         if rows is None or node not in position:
             continue
-        if any(w.outlier and any(w.index[: len(i)] == i or i[: len(w.index)] == w.index for i in bad)
-               for w in rows.worst):
+        if any(
+            w.outlier and any(w.index[: len(i)] == i or i[: len(w.index)] == w.index for i in bad)
+            for w in rows.worst
+        ):
             hits.append((position[node], c.name))
     return min(hits)[1] if hits else None

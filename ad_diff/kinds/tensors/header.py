@@ -40,8 +40,8 @@ _STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def safe_name(name: str) -> str:
-    """``name`` with lone surrogates (``"\\ud800"`` from a JSON escape) written as ``\\ud800``, so every report
-    writer can encode it."""
+    """``name`` with lone surrogates (``"\\ud800"`` from a JSON escape) written as ``\\ud800``, so every
+    report writer can encode it."""
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:
@@ -50,7 +50,7 @@ def safe_name(name: str) -> str:
 
 
 def read_header(path: Path) -> tuple[int, dict[str, tuple[str, tuple[int, ...], int, int]]]:
-    """``(data_start, {name: (dtype, shape, begin, end)})``: absolute byte offsets, checked against the file."""
+    """``(data_start, {name: (dtype, shape, begin, end)})``: absolute offsets, checked against the file."""
     try:
         size = path.stat().st_size
         with path.open("rb") as f:
@@ -59,8 +59,12 @@ def read_header(path: Path) -> tuple[int, dict[str, tuple[str, tuple[int, ...], 
                 raise InputError(path, "not a safetensors file: shorter than its 8-byte header length")
             (n,) = struct.unpack("<Q", head)
             if n > min(MAX_HEADER, size - 8):
-                raise InputError(path, f"not a safetensors file: header length {n} exceeds the file ({size} bytes)"
-                                 if n > size - 8 else f"header length {n} exceeds the {MAX_HEADER}-byte cap")
+                raise InputError(
+                    path,
+                    f"not a safetensors file: header length {n} exceeds the file ({size} bytes)"
+                    if n > size - 8
+                    else f"header length {n} exceeds the {MAX_HEADER}-byte cap",
+                )
             raw = f.read(n)
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e}); expected a safetensors file") from e
@@ -79,7 +83,7 @@ def read_header(path: Path) -> tuple[int, dict[str, tuple[str, tuple[int, ...], 
             raise InputError(path, f"truncated: tensor '{key}' ends at byte {base + end}, file has {size}")
         entries[key] = (dtype, shape, base + begin, base + end)
     spans = sorted((b, e, k) for k, (_, _, b, e) in entries.items() if e > b)
-    for (_, e1, k1), (b2, _, k2) in zip(spans, spans[1:]):
+    for (_, e1, k1), (b2, _, k2) in zip(spans, spans[1:], strict=False):
         if b2 < e1:
             raise InputError(path, f"tensors '{k1}' and '{k2}' overlap in the file (data_offsets)")
     return base, entries
@@ -91,8 +95,9 @@ def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
         raise InputError(path, f"not a safetensors header: JSON nested {depth} levels deep (a header has 3)")
     try:
         text = raw.decode("utf-8")
-        header = json.loads(text, parse_int=_int, parse_float=_no_float, parse_constant=_no_float,
-                            object_pairs_hook=_unique)
+        header = json.loads(
+            text, parse_int=_int, parse_float=_no_float, parse_constant=_no_float, object_pairs_hook=_unique
+        )
     except UnicodeDecodeError as e:
         raise InputError(path, f"not a safetensors file: header is not UTF-8 JSON (byte {e.start})") from e
     except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so are the hooks' refusals
@@ -146,14 +151,21 @@ def _check_entry(path: Path, name: str, info: Any) -> tuple[str, tuple[int, ...]
     if not isinstance(dtype, str):
         raise InputError(path, f"tensor '{name}': dtype must be a string, found {type(dtype).__name__}")
     if dtype not in ITEMSIZE:
-        raise InputError(path, f"tensor '{name}': unsupported dtype {dtype[:40]!r}; expected one of "
-                         f"{', '.join(ITEMSIZE)}")
+        raise InputError(
+            path, f"tensor '{name}': unsupported dtype {dtype[:40]!r}; expected one of {', '.join(ITEMSIZE)}"
+        )
     if not _nonneg_ints(shape) or len(shape) > MAX_DIMS:
-        raise InputError(path, f"tensor '{name}': shape must be a list of at most {MAX_DIMS} integers >= 0, "
-                         f"found {json.dumps(shape)[:80]}")
+        raise InputError(
+            path,
+            f"tensor '{name}': shape must be a list of at most {MAX_DIMS} integers >= 0, "
+            f"found {json.dumps(shape)[:80]}",
+        )
     if not _nonneg_ints(offsets) or len(offsets) != 2 or offsets[0] > offsets[1]:
-        raise InputError(path, f"tensor '{name}': data_offsets must be [begin, end] integers with "
-                         f"0 <= begin <= end, found {json.dumps(offsets)[:80]}")
+        raise InputError(
+            path,
+            f"tensor '{name}': data_offsets must be [begin, end] integers with "
+            f"0 <= begin <= end, found {json.dumps(offsets)[:80]}",
+        )
     begin, end = offsets
     if end - begin != math.prod(shape) * ITEMSIZE[dtype]:
         raise InputError(path, f"tensor '{name}': data_offsets {begin}..{end} do not fit {dtype}{shape}")

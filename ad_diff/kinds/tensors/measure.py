@@ -53,7 +53,10 @@ class MeasureOptions:
 
 
 def measure(
-    baseline: TensorRecord, candidate: TensorRecord, opts: MeasureOptions, reference: TensorRecord | None = None
+    baseline: TensorRecord,
+    candidate: TensorRecord,
+    opts: MeasureOptions,
+    reference: TensorRecord | None = None,
 ) -> TensorStats:
     """Statistics of ``candidate`` against ``baseline`` (and both against ``reference``, when given).
 
@@ -66,11 +69,14 @@ def measure(
     if lanes(candidate.dtype) != ln or (reference is not None and lanes(reference.dtype) != ln):
         raise ValueError("measure() needs both runs complex or both real")
     layout = row_layout(baseline.shape, ln)
-    acc = _Acc(opts, layout, numel * ln, compute_dtype(baseline.dtype, candidate.dtype), reference is not None)
+    acc = _Acc(
+        opts, layout, numel * ln, compute_dtype(baseline.dtype, candidate.dtype), reference is not None
+    )
     readers = [ChunkReader(r) for r in (baseline, candidate, reference) if r is not None]
     try:
         for start, count, r0, k, width in layout.spans(opts.chunk or CPU_CHUNK):
-            arrays = [rd.read(start // ln, count // ln, buf) for rd, buf in zip(readers, acc.bufs)]
+            pairs = zip(readers, acc.bufs, strict=True)
+            arrays = [rd.read(start // ln, count // ln, buf) for rd, buf in pairs]
             acc.add(arrays, start, r0, k, width)
     finally:
         for rd in readers:
@@ -97,7 +103,7 @@ class _Acc:
         self.samples: tuple[list[Any], list[Any]] = ([], [])
 
     def add(self, arrays: list[np.ndarray], start: int, r0: int, k: int, width: int) -> None:
-        """Fold one span (``k`` rows of ``width`` reals starting at row ``r0``, or a piece of one long row)."""
+        """Fold one span (``k`` rows of ``width`` reals from row ``r0``, or a piece of one long row)."""
         b, c = arrays[0], arrays[1]
         r = arrays[2] if len(arrays) > 2 else None
         n = b.size
@@ -114,8 +120,8 @@ class _Acc:
 
     def _fold(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
               width: int, odd: np.ndarray | None = None, force: bool = False) -> bool:  # fmt: skip
-        """Fold finite values (``odd``: extra mismatches of a masked span); False, storing nothing, when a sum is
-        not finite (NaN/Inf in the span, or float32 overflow) unless ``force``."""
+        """Fold finite values (``odd``: extra mismatches of a masked span); False, storing nothing, when a sum
+        is not finite (NaN/Inf in the span, or float32 overflow) unless ``force``."""
         o, n = self.opts, b.size
         t, d = self._scratch(n, b.dtype)
         shape = (k, width)
@@ -132,7 +138,12 @@ class _Acc:
             eb = np.einsum("ij->i", np.square(np.subtract(b, r, out=t), out=t).reshape(shape))
             ec = np.einsum("ij->i", np.square(np.subtract(c, r, out=t), out=t).reshape(shape))
             ref = (rr, eb, ec)
-        total = float(dd.sum()) + float(bb.sum()) + float(cc.sum()) + (sum(float(x.sum()) for x in ref) if ref else 0)
+        total = (
+            float(dd.sum())
+            + float(bb.sum())
+            + float(cc.sum())
+            + (sum(float(x.sum()) for x in ref) if ref else 0)
+        )
         if not force and not math.isfinite(total):
             return False
         np.abs(d, out=d)
@@ -159,7 +170,9 @@ class _Acc:
         if ref is not None:
             s.add(r0, k, rr=ref[0], eb=ref[1], ec=ref[2])
         if s.logits and width == self.layout.width:
-            s.add_logits(r0, b.reshape(shape), c.reshape(shape), None if r is None else r.reshape(shape), o.topk)
+            s.add_logits(
+                r0, b.reshape(shape), c.reshape(shape), None if r is None else r.reshape(shape), o.topk
+            )
         return True
 
     def _scratch(self, n: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -169,8 +182,9 @@ class _Acc:
 
     def _fold_masked(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
                      width: int) -> None:  # fmt: skip
-        """A span with NaN/Inf: statistics over the elements finite in both runs (and in the reference, for the
-        reference figures). Same dtype as the fast path, so rows without NaN/Inf get the same sums whatever
+        """A span with NaN/Inf: statistics over the elements finite in both runs (and in the reference, for
+        the reference figures). Same dtype as the fast path, so rows without NaN/Inf get the same sums
+        whatever
         the chunking; float64 only when float32 overflows."""
         nanb, nanc = np.isnan(b), np.isnan(c)
         fb, fc = np.isfinite(b), np.isfinite(c)
@@ -196,7 +210,7 @@ class _Acc:
     def _histogram(self, d: np.ndarray, mag: np.ndarray) -> None:
         assert self.hist is not None, "only called when histograms are collected"
         with np.errstate(divide="ignore", invalid="ignore"):
-            for h, x in zip(self.hist, (d, np.nan_to_num(d / mag, nan=0.0, posinf=1e30))):
+            for h, x in zip(self.hist, (d, np.nan_to_num(d / mag, nan=0.0, posinf=1e30)), strict=True):
                 logs = np.log10(np.clip(x.astype(np.float64), 1e-30, 1e30))
                 h += np.histogram(np.clip(logs, HIST_LO, HIST_HI - 1e-6), HIST_BINS, (HIST_LO, HIST_HI))[0]
 
@@ -216,20 +230,32 @@ class _Acc:
             n = self.ref_compared
             eb, ec = (math.sqrt(s.total(k) / n) if n else 0.0 for k in ("eb", "ec"))
             ratio = ec / eb if eb else (1.0 if ec == 0 else math.inf)
-            ref = ReferenceStats(reference.dtype, eb, ec, ratio, s.share("t1b") if s.logits else None,
-                                 s.share("t1c") if s.logits else None)
+            ref = ReferenceStats(
+                reference.dtype,
+                eb,
+                ec,
+                ratio,
+                s.share("t1b") if s.logits else None,
+                s.share("t1c") if s.logits else None,
+            )
         hist = None
         if self.hist is not None:
-            hist = ErrorHistogram(HIST_LO, HIST_HI, tuple(self.hist[0].tolist()), tuple(self.hist[1].tolist()))
+            hist = ErrorHistogram(
+                HIST_LO, HIST_HI, tuple(self.hist[0].tolist()), tuple(self.hist[1].tolist())
+            )
         samples = None
         if self.samples[0]:
-            samples = (tuple(np.concatenate(self.samples[0]).tolist()), tuple(np.concatenate(self.samples[1]).tolist()))
+            samples = (
+                tuple(np.concatenate(self.samples[0]).tolist()),
+                tuple(np.concatenate(self.samples[1]).tolist()),
+            )
         nanb, nanc, infb, infc = self.nonfinite
         rows = summarise(s, self.layout, o.rows, base.shape, reference is not None) if o.rows else None
         return TensorStats(
-            numel=self.numel, compared=cmp_, max_abs=max(self.max_abs, 0.0), mean_abs=ad / cmp_ if cmp_ else 0.0,
-            max_rel=self.max_rel if o.relative else None, mean_rel=s.total("rl") / cmp_ if o.relative and cmp_ else
-            (0.0 if o.relative else None), rmse=rmse, nrmse=rmse / rms_b if rms_b else (0.0 if rmse == 0 else math.inf),
+            numel=self.numel, compared=cmp_, max_abs=max(self.max_abs, 0.0),
+            mean_abs=ad / cmp_ if cmp_ else 0.0, max_rel=self.max_rel if o.relative else None,
+            mean_rel=(s.total("rl") / cmp_ if cmp_ else 0.0) if o.relative else None, rmse=rmse,
+            nrmse=rmse / rms_b if rms_b else (0.0 if rmse == 0 else math.inf),
             cosine=1.0 - gap, one_minus_cosine=gap, outside=s.total_int("out"), atol=o.atol, rtol=o.rtol,
             nan_baseline=nanb, nan_candidate=nanc, inf_baseline=infb, inf_candidate=infc, worst_index=worst,
             worst_baseline=wb, worst_candidate=wc, top1=s.share("t1") if s.logits else None,
@@ -239,7 +265,7 @@ class _Acc:
 
 
 def one_minus_cos(bb: float, cc: float, dd: float) -> float:
-    """``1 - cos(b, c)`` from ``|b|^2``, ``|c|^2`` and ``|b-c|^2``, without the cancellation of ``1 - dot/..``.
+    """``1 - cos(b, c)`` from ``|b|^2``, ``|c|^2`` and ``|b-c|^2``, without the cancellation of ``1 - dot``.
 
     ``|b-c|^2 = (|b|-|c|)^2 + 2|b||c|(1-cos)``, and ``(|b|-|c|)^2 = (|b|^2-|c|^2)^2 / (|b|+|c|)^2``.
     """

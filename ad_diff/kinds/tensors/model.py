@@ -268,7 +268,8 @@ class Tolerance:
     row_ratio: float = 4.0
     """Rows, with a reference: outlier beyond this many times the same baseline row's error (0: off)."""
     row_spread: float = 4.0
-    """Rows, without a reference: outlier beyond this many times the median row's normalised error (0: off)."""
+    """Rows, without a reference: outlier beyond this many times the median row's normalised error
+    (0: off)."""
     row_outside: float = 0.5
     """Rows, without a reference: outlier with more than this share beyond tolerance while the median row has
     none."""

@@ -75,7 +75,9 @@ def discover(folder: Path, run: RunId) -> RunTensors:
             continue
         for rec in records:
             if rec.name in target:
-                bad.append(Unreadable(run, path, f"tensor '{rec.name}' is also in {target[rec.name].path.name}"))
+                bad.append(
+                    Unreadable(run, path, f"tensor '{rec.name}' is also in {target[rec.name].path.name}")
+                )
                 continue
             target[rec.name] = rec
     return RunTensors(outputs, references, inputs, tuple(bad))
@@ -85,8 +87,10 @@ def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT) -> list[TensorR
     """Records (name, dtype, shape, offset) of one file, without reading tensor data."""
     if path.suffix == ".safetensors":
         _, entries = read_header(path)
-        return [TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, begin, kind)
-                for name, (dtype, shape, begin, _end) in sorted(entries.items())]
+        return [
+            TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, begin, kind)
+            for name, (dtype, shape, begin, _end) in sorted(entries.items())
+        ]
     from ad_diff.kinds.tensors.pt import load_pt
 
     records = []

@@ -28,7 +28,8 @@ MAX_DEPTH = 32
 """Nesting of dicts/lists/tuples around the tensors."""
 _ALLOWED = frozenset({
     "collections OrderedDict", "torch._utils _rebuild_tensor_v2", "torch._utils _rebuild_tensor",
-    "torch._utils _rebuild_parameter", "torch._utils _rebuild_parameter_with_state", "torch.nn.parameter Parameter",
+    "torch._utils _rebuild_parameter", "torch._utils _rebuild_parameter_with_state",
+    "torch.nn.parameter Parameter",
     "torch._tensor _rebuild_from_type_v2", "torch Tensor", "torch Size", "torch device", "builtins set",
     "builtins frozenset", "torch.storage UntypedStorage", "torch.serialization _get_layout", "torch strided",
     "torch._utils _rebuild_tensor_v3",
@@ -39,7 +40,15 @@ _UNSUPPORTED = {
     "_rebuild_nested_tensor": "a nested tensor", "_rebuild_wrapper_subclass": "a tensor subclass",
     "_rebuild_device_tensor_from_numpy": "a numpy-backed tensor", "_rebuild_xla_tensor": "an XLA tensor",
 }  # fmt: skip
-_STRINGS = ("SHORT_BINUNICODE", "BINUNICODE", "BINUNICODE8", "UNICODE", "SHORT_BINSTRING", "BINSTRING", "STRING")
+_STRINGS = (
+    "SHORT_BINUNICODE",
+    "BINUNICODE",
+    "BINUNICODE8",
+    "UNICODE",
+    "SHORT_BINSTRING",
+    "BINSTRING",
+    "STRING",
+)
 
 _CACHE: dict[Path, dict[str, Any]] = {}
 
@@ -55,13 +64,14 @@ def _allowed(name: str) -> bool:
 def _dtype_names() -> frozenset[str]:
     return frozenset({
         "float32", "float64", "float16", "bfloat16", "int8", "int16", "int32", "int64", "uint8", "uint16",
-        "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2", "half", "float",
+        "uint32", "uint64", "bool", "complex64", "complex128", "float8_e4m3fn", "float8_e5m2", "half",
+        "float",
         "double", "long", "int", "short",
     })  # fmt: skip
 
 
 def prescan(path: Path) -> None:
-    """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds unsupported tensors."""
+    """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors."""
     try:
         with path.open("rb") as f:
             is_zip = zipfile.is_zipfile(f)
@@ -72,8 +82,9 @@ def prescan(path: Path) -> None:
                     if len(pkl) != 1:
                         raise InputError(path, "not a torch.save archive: expected exactly one data.pkl")
                     if pkl[0].file_size > MAX_PICKLE:
-                        raise InputError(path, f"pickle of {pkl[0].file_size} bytes exceeds the "
-                                         f"{MAX_PICKLE}-byte cap")
+                        raise InputError(
+                            path, f"pickle of {pkl[0].file_size} bytes exceeds the {MAX_PICKLE}-byte cap"
+                        )
                     stream = z.read(pkl[0])
             else:  # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
                 stream = f.read(MAX_PICKLE)
@@ -96,23 +107,28 @@ def _scan(path: Path, stream: bytes, pickles: int) -> None:
         try:
             for op, arg, _pos in pickletools.genops(buf):
                 name = op.name
+                slot = arg if isinstance(arg, int) else -1
                 if name in _STRINGS:
                     strings.append(arg.decode("latin-1") if isinstance(arg, bytes) else str(arg))
                     del strings[:-4]
                 elif name == "MEMOIZE" and last_string:
                     memo[len(memo)] = strings[-1]
                 elif name in ("BINPUT", "LONG_BINPUT", "PUT") and last_string:
-                    memo[int(arg)] = strings[-1]
-                elif name in ("BINGET", "LONG_BINGET", "GET") and int(arg) in memo:
-                    strings.append(memo[int(arg)])
+                    memo[slot] = strings[-1]
+                elif name in ("BINGET", "LONG_BINGET", "GET") and slot in memo:
+                    strings.append(memo[slot])
                     del strings[:-4]
                 elif name in ("GLOBAL", "INST"):
                     _check_global(path, str(arg))
                 elif name == "STACK_GLOBAL":
                     if len(strings) < 2:
-                        raise InputError(path, "refused to load: a global whose name cannot be read statically")
+                        raise InputError(
+                            path, "refused to load: a global whose name cannot be read statically"
+                        )
                     _check_global(path, f"{strings[-2]} {strings[-1]}")
-                last_string = name in _STRINGS or (name in ("BINGET", "LONG_BINGET", "GET") and int(arg) in memo)
+                last_string = name in _STRINGS or (
+                    name in ("BINGET", "LONG_BINGET", "GET") and slot in memo
+                )
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001 - any malformed opcode stream is an input error
@@ -124,16 +140,23 @@ def _scan(path: Path, stream: bytes, pickles: int) -> None:
 def _check_global(path: Path, name: str) -> None:
     shown = name[:80] + ("..." if len(name) > 80 else "")
     if len(name) > MAX_GLOBAL:
-        raise InputError(path, f"refused to load: the pickle names a global of {len(name)} characters "
-                         f"({shown!r}); nothing in it was executed")
+        raise InputError(
+            path,
+            f"refused to load: the pickle names a global of {len(name)} characters "
+            f"({shown!r}); nothing in it was executed",
+        )
     attr = name.rpartition(" ")[2]
     if attr in _UNSUPPORTED:
-        raise InputError(path, f"holds {_UNSUPPORTED[attr]}, which ad-diff does not compare; record dense "
-                         "tensors (ad_diff.recording.save_tensors)")
+        raise InputError(
+            path,
+            f"holds {_UNSUPPORTED[attr]}, which ad-diff does not compare; record dense "
+            "tensors (ad_diff.recording.save_tensors)",
+        )
     if not _allowed(name):
         raise InputError(
             path,
-            f"refused to load: this pickle calls {shown.replace(' ', '.')}, i.e. it could run code, and ad-diff "
+            f"refused to load: this pickle calls {shown.replace(' ', '.')}, i.e. it could run code, and "
+            "ad-diff "
             "only loads .pt files holding plain tensors and containers. Nothing in it was executed. Record "
             "tensors with ad_diff.recording (safetensors) instead.",
         )
@@ -175,12 +198,17 @@ def _flatten(root: Any, prefix: str, path: Path) -> dict[str, Any]:
         if obj is None:
             continue
         if not isinstance(obj, (dict, list, tuple)):
-            raise InputError(path, f"expected a tensor or a dict of tensors, found {type(obj).__name__} at "
-                             f"'{safe_name(name)[:80]}'")
+            raise InputError(
+                path,
+                f"expected a tensor or a dict of tensors, found {type(obj).__name__} at "
+                f"'{safe_name(name)[:80]}'",
+            )
         if id(obj) in seen:
             raise InputError(path, f"container at '{safe_name(name)[:80]}' contains itself")
         if depth >= MAX_DEPTH:
-            raise InputError(path, f"containers nested deeper than {MAX_DEPTH} levels at '{safe_name(name)[:80]}'")
+            raise InputError(
+                path, f"containers nested deeper than {MAX_DEPTH} levels at '{safe_name(name)[:80]}'"
+            )
         items = obj.items() if isinstance(obj, dict) else enumerate(obj)
         inner = seen | {id(obj)}
         for k, v in reversed(list(items)):
@@ -196,18 +224,23 @@ def _checked(t: Any, name: str, path: Path) -> Any:
     if t.is_meta:
         raise InputError(path, f"tensor '{shown}' is a meta tensor (it has no data)")
     if t.layout is not torch.strided or t.is_quantized or t.is_nested:
-        raise InputError(path, f"tensor '{shown}' is not a dense tensor ({t.layout}); ad-diff compares dense ones")
+        raise InputError(
+            path, f"tensor '{shown}' is not a dense tensor ({t.layout}); ad-diff compares dense ones"
+        )
     if t.device.type != "cpu":
         raise InputError(path, f"tensor '{shown}' is on {t.device}; expected a CPU tensor")
     stored = t.untyped_storage().nbytes() // max(t.element_size(), 1)
     if t.numel() > stored:
-        raise InputError(path, f"tensor '{shown}' claims {t.numel()} elements over a storage of {stored} "
-                         "(an expanded or zero-stride view); ad-diff compares stored values only")
+        raise InputError(
+            path,
+            f"tensor '{shown}' claims {t.numel()} elements over a storage of {stored} "
+            "(an expanded or zero-stride view); ad-diff compares stored values only",
+        )
     return t
 
 
 def flat_numpy(record: Any) -> Any:
-    """The record's elements as a flat numpy array of its raw storage type (bf16 as uint16, complex as pairs)."""
+    """The record's elements as a flat numpy array of its storage type (bf16 as uint16, complex as pairs)."""
     import torch
 
     t = load_pt(record.path)[record.name]

@@ -93,7 +93,7 @@ class ChunkReader:
         if rec.select is not None and self._flat is None:
             self._flat = self._selected()
         if self._flat is not None:
-            return self._flat[start * lanes(rec.dtype): (start + count) * lanes(rec.dtype)]
+            return self._flat[start * lanes(rec.dtype) : (start + count) * lanes(rec.dtype)]
         size = ITEMSIZE[rec.dtype]
         assert rec.data_offset is not None, "safetensors records carry their offset"
         begin = rec.data_offset + start * size
@@ -135,7 +135,7 @@ class ChunkReader:
 
 @cache
 def _fp8_table(dtype: str, result: str) -> np.ndarray:
-    """float32 value of every fp8 code: E4M3 (``fn``: bias 7, no Inf, NaN at S.1111.111) or E5M2 (IEEE-like)."""
+    """The value of every fp8 code: E4M3 (``fn``: bias 7, no Inf, NaN at S.1111.111) or E5M2 (IEEE-like)."""
     exp_bits, man_bits = (4, 3) if dtype == "F8_E4M3" else (5, 2)
     bias = (1 << (exp_bits - 1)) - 1
     out = np.empty(256, dtype=np.float32)

@@ -146,7 +146,10 @@ class RowSums:
 
     def add_logits(self, r0: int, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, topk: int) -> None:
         """Argmax and top-k overlap of whole rows (logits)."""
-        assert self.t1 is not None and self.tk is not None and self.ab is not None and self.ac is not None
+        assert self.t1 is not None
+        assert self.tk is not None
+        assert self.ab is not None
+        assert self.ac is not None
         ab, ac = b.argmax(axis=1), c.argmax(axis=1)
         k = min(topk, b.shape[1])
         self.ab[r0 : r0 + len(ab)], self.ac[r0 : r0 + len(ac)] = ab, ac
@@ -172,7 +175,9 @@ class RowSums:
         return math.fsum(v.tolist()) / len(v) if v is not None and len(v) else None
 
 
-def summarise(s: RowSums, layout: Layout, limits: RowLimits, shape: tuple[int, ...], ref: bool) -> RowStats | None:
+def summarise(
+    s: RowSums, layout: Layout, limits: RowLimits, shape: tuple[int, ...], ref: bool
+) -> RowStats | None:
     """The rows judged, their outliers and the worst ones (``None`` when the tensor has no rows to judge)."""
     if not layout.judged:
         return None
@@ -184,7 +189,9 @@ def summarise(s: RowSums, layout: Layout, limits: RowLimits, shape: tuple[int, .
     cos = _row_cos(s.bb, s.cc, s.dd)
     median_outside = float(np.median(outside))
     if ref:
-        assert s.eb is not None and s.ec is not None and s.rr is not None
+        assert s.eb is not None
+        assert s.ec is not None
+        assert s.rr is not None
         err_b, err_c = np.sqrt(s.eb / w), np.sqrt(s.ec / w)
         floor = max(0.25 * float(np.median(err_b)), limits.atol / 10, 1e-30)
         score = err_c / np.maximum(err_b, floor)
@@ -204,7 +211,8 @@ def summarise(s: RowSums, layout: Layout, limits: RowLimits, shape: tuple[int, .
     order = np.lexsort((np.arange(layout.count), -score, (~flagged).astype(np.int8)))[:WORST]
     worst = tuple(_figure(s, int(i), layout, score, nerr, cos, outside, flagged) for i in order)
     return RowStats(
-        rows=layout.count, width=layout.width, index_shape=layout.index_shape, criterion=criterion, limit=limit,
+        rows=layout.count, width=layout.width, index_shape=layout.index_shape, criterion=criterion,
+        limit=limit,
         median_score=float(np.median(score)), outliers=int(flagged.sum()), worst=worst,
         median_outside=median_outside, **_next_token(s, layout, shape),
     )  # fmt: skip
@@ -240,8 +248,12 @@ def _next_token(s: RowSums, layout: Layout, shape: tuple[int, ...]) -> dict[str,
     def share(a: np.ndarray | None) -> float | None:
         return None if a is None else float(a[last].sum()) / len(last)
 
-    return {"sequences": len(last), "next_token": share(s.t1), "next_token_baseline_ref": share(s.t1b),
-            "next_token_candidate_ref": share(s.t1c)}
+    return {
+        "sequences": len(last),
+        "next_token": share(s.t1),
+        "next_token_baseline_ref": share(s.t1b),
+        "next_token_candidate_ref": share(s.t1c),
+    }
 
 
 def times(score: float) -> str:

@@ -34,7 +34,8 @@ DRIFT = Rule(
 )  # fmt: skip
 NONFINITE = Rule(
     "ADT002", "nonfinite-introduced", Category.NUMERIC_DRIFT, Severity.ERROR,
-    "tensor {tensor}: candidate has new NaN/Inf ({nan_c} NaN, {inf_c} Inf; baseline {nan_b} NaN, {inf_b} Inf)",
+    "tensor {tensor}: candidate has new NaN/Inf ({nan_c} NaN, {inf_c} Inf; "
+    "baseline {nan_b} NaN, {inf_b} Inf)",
     "The candidate's tensor holds more NaN or Inf values than the baseline's. This is never rounding "
     "noise: an overflow (e.g. a dropped upcast before a reduction), a division by zero or an "
     "uninitialised buffer. No tolerance can accept it.",
@@ -104,7 +105,8 @@ REFERENCE = Rule(
 )  # fmt: skip
 
 RULES: tuple[Rule, ...] = (
-    DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE, NODES_UNORDERED,
+    DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE,
+    NODES_UNORDERED,
 )  # fmt: skip
 
 
@@ -139,13 +141,20 @@ def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | N
             ev = {"nan_candidate": s.nan_candidate, "inf_candidate": s.inf_candidate}
             out.append(
                 NONFINITE.make(
-                    tensor=c.name, evidence=ev, nan_c=s.nan_candidate, inf_c=s.inf_candidate,
-                    nan_b=s.nan_baseline, inf_b=s.inf_baseline,
+                    tensor=c.name,
+                    evidence=ev,
+                    nan_c=s.nan_candidate,
+                    inf_c=s.inf_candidate,
+                    nan_b=s.nan_baseline,
+                    inf_b=s.inf_baseline,
                 )  # fmt: skip
             )
         elif c.verdict is TensorVerdict.BEYOND:
-            out.append(DRIFT.make(tensor=c.name, reason=j.reason + worst_rows_text(c, origin),
-                                  evidence=evidence(c, origin)))
+            out.append(
+                DRIFT.make(
+                    tensor=c.name, reason=j.reason + worst_rows_text(c, origin), evidence=evidence(c, origin)
+                )
+            )
         if c.tolerance.statistic == "reference" and s.reference is None:
             why = "no reference was recorded" if c.reference is None else "the reference's shape differs"
             out.append(REFERENCE.make(tensor=c.name, why=why))
@@ -161,8 +170,9 @@ def worst_rows_text(c: TensorComparison, origin: str | None = None) -> str:
     for w in [w for w in rows.worst if w.outlier][:3]:
         text = f"{list(w.index)} {times(w.score)}, cos {w.cosine:.4f}"
         if w.argmax_candidate is not None:
-            ref = w.argmax_reference if w.argmax_reference is not None else w.argmax_baseline
-            text += f", argmax {w.argmax_candidate} ({'ref' if w.argmax_reference is not None else 'baseline'} {ref})"
+            has_ref = w.argmax_reference is not None
+            ref, label = (w.argmax_reference, "ref") if has_ref else (w.argmax_baseline, "baseline")
+            text += f", argmax {w.argmax_candidate} ({label} {ref})"
         parts.append(text)
     where = f"; bad rows first appear at node capture {origin}" if origin else ""
     return f"; worst rows: {', '.join(parts)}{where}"
@@ -171,7 +181,8 @@ def worst_rows_text(c: TensorComparison, origin: str | None = None) -> str:
 def evidence(c: TensorComparison, origin: str | None = None) -> dict[str, object]:
     """The facts that decided a drift verdict, for the finding's ``evidence``."""
     s, j = c.stats, c.judgement
-    assert s is not None and j is not None
+    assert s is not None
+    assert j is not None
     ev: dict[str, object] = {
         "statistic": j.statistic,
         "value": j.value,
@@ -190,9 +201,16 @@ def evidence(c: TensorComparison, origin: str | None = None) -> dict[str, object
         ev["rows_judged"] = s.rows.rows
         ev["rows_outliers"] = s.rows.outliers
         ev["worst_rows"] = [
-            {"index": list(w.index), "score": w.score, "cosine": w.cosine, "argmax_candidate": w.argmax_candidate,
-             "argmax_baseline": w.argmax_baseline, "argmax_reference": w.argmax_reference}
-            for w in s.rows.worst if w.outlier
+            {
+                "index": list(w.index),
+                "score": w.score,
+                "cosine": w.cosine,
+                "argmax_candidate": w.argmax_candidate,
+                "argmax_baseline": w.argmax_baseline,
+                "argmax_reference": w.argmax_reference,
+            }
+            for w in s.rows.worst
+            if w.outlier
         ][:3]
         if s.rows.next_token is not None:
             ev["next_token_agreement"] = s.rows.next_token
@@ -223,14 +241,24 @@ def node_finding(drift: NodeDrift | None, outputs_compared: bool) -> list[Findin
     severity = Severity.WARNING if outputs_compared else Severity.ERROR
     evidence: dict[str, object] = {"drifting_nodes": drift.drifting_nodes, "order_source": drift.order_source}
     if drift.node is None:
-        why = ("no graph order: the runs have no graph dumps to take it from" if drift.order_source is None
-               else f"none of them is a node of the graph order ({drift.order_source})")
-        return [NODES_UNORDERED.make(count=drift.drifting_nodes, why=why, severity=severity, evidence=evidence)]
+        why = (
+            "no graph order: the runs have no graph dumps to take it from"
+            if drift.order_source is None
+            else f"none of them is a node of the graph order ({drift.order_source})"
+        )
+        return [
+            NODES_UNORDERED.make(count=drift.drifting_nodes, why=why, severity=severity, evidence=evidence)
+        ]
     via = f" (introduced by transform {drift.transform})" if drift.transform else ""
     evidence["position"] = drift.position
     return [
         FIRST_NODE.make(
-            node=drift.node, transform=drift.transform, via=via, count=drift.drifting_nodes,
-            source=drift.order_source, severity=severity, evidence=evidence,
+            node=drift.node,
+            transform=drift.transform,
+            via=via,
+            count=drift.drifting_nodes,
+            source=drift.order_source,
+            severity=severity,
+            evidence=evidence,
         )  # fmt: skip
     ]

@@ -20,6 +20,7 @@ MAX_NODE_ROWS = 20
 def _icon(c: TensorComparison) -> str:
     return "\u2705" if c.passed else "\u274c"
 
+
 _HEAD = (
     "| Tensor | dtype · shape | Verdict | Judged by | Rows judged · worst row | Share beyond elementwise tol "
     "| NRMSE | Cosine | vs reference | Top-1 / top-k · next token | NaN/Inf b→c |"
@@ -91,7 +92,8 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
         out += [_row(c, plots_dir_rel) for c in outputs]
         out.append("")
         out.append(
-            "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's same "
+            "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's "
+            "same "
             "row, or than the typical row) is drift; otherwise the judged statistic decides (default: error "
             "against the recorded reference relative to the baseline's, else normalised RMSE ≤ rtol). The "
             "elementwise share is shown as evidence; in bf16 it is large even for rounding noise._"
@@ -123,8 +125,10 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
             out.append(f"- {md_code(u.name)} ({md_escape(u.kind)}): {md_escape(u.reason)}")
         out.append("")
     for bad in analysis.unreadable:
-        out.append(f"- \u274c unreadable {md_escape(bad.run)} file {md_code(bad.path.name)}: "
-                   f"{md_escape(bad.message)}")
+        out.append(
+            f"- \u274c unreadable {md_escape(bad.run)} file {md_code(bad.path.name)}: "
+            f"{md_escape(bad.message)}"
+        )
     for note in analysis.notes:
         out.append(f"> {md_escape(note)}")
     return "\n".join(out).rstrip() + "\n"
@@ -137,8 +141,17 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
     from rich.text import Text
 
     table = Table(title="Recorded tensors", show_lines=False)
-    for col in ("tensor", "kind", "verdict", "judged by", "rows (outliers)", "beyond elementwise", "nrmse", "cosine",
-                "top-1"):
+    for col in (
+        "tensor",
+        "kind",
+        "verdict",
+        "judged by",
+        "rows (outliers)",
+        "beyond elementwise",
+        "nrmse",
+        "cosine",
+        "top-1",
+    ):
         table.add_column(col)
     shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed]
     for c in shown[:50]:

@@ -31,7 +31,7 @@ from typing import Any
 
 from ad_diff.errors import ConfigError
 from ad_diff.kinds.tensors.model import Judgement, Mismatch, TensorStats, TensorVerdict, Tolerance
-from ad_diff.kinds.tensors.rows import RowLimits, times
+from ad_diff.kinds.tensors.rows import RowLimits
 
 #: (rtol, atol) by safetensors dtype name; float ones are torch.testing.assert_close's defaults.
 DTYPE_DEFAULTS: dict[str, tuple[float, float]] = {
@@ -45,7 +45,17 @@ DTYPE_DEFAULTS: dict[str, tuple[float, float]] = {
 }
 EXACT = (0.0, 0.0)
 """Integers and booleans must match exactly."""
-KEYS = ("atol", "rtol", "statistic", "quantile", "nrmse", "ref_ratio", "row_ratio", "row_spread", "row_outside")
+KEYS = (
+    "atol",
+    "rtol",
+    "statistic",
+    "quantile",
+    "nrmse",
+    "ref_ratio",
+    "row_ratio",
+    "row_spread",
+    "row_outside",
+)
 ROW_RATIO = 4.0
 """A row whose error against the reference exceeds 4x the same baseline row's is an outlier. Measured on H200
 (Llama, bf16, 2 x 64 tokens; issue 19): worst rows 1.12x (attention kernel swap), 1.25x (RMSNorm without
@@ -63,8 +73,15 @@ _PCT = re.compile(r"^p(\d+(?:\.\d+)?)$")
 def resolve(name: str, dtype: str, overrides: Mapping[str, Mapping[str, Any]] | None = None) -> Tolerance:
     """The tolerance for tensor ``name`` of ``dtype``: dtype defaults < ``default`` < matching globs."""
     rtol, atol = DTYPE_DEFAULTS.get(dtype, EXACT)
-    tol = Tolerance(atol=atol, rtol=rtol, nrmse=rtol, source=f"default:{dtype}", row_ratio=ROW_RATIO,
-                    row_spread=ROW_SPREAD, row_outside=ROW_OUTSIDE)
+    tol = Tolerance(
+        atol=atol,
+        rtol=rtol,
+        nrmse=rtol,
+        source=f"default:{dtype}",
+        row_ratio=ROW_RATIO,
+        row_spread=ROW_SPREAD,
+        row_outside=ROW_OUTSIDE,
+    )
     explicit_nrmse = False
     sources = []
     for pattern, entry in _ordered(overrides or {}):
@@ -97,7 +114,9 @@ def validate_entry(pattern: str, entry: Mapping[str, Any]) -> dict[str, Any]:
         raise ConfigError(f"tolerances.{pattern}: expected a mapping of {', '.join(KEYS)}")
     unknown = sorted(set(entry) - set(KEYS))
     if unknown:
-        raise ConfigError(f"tolerances.{pattern}: unknown key(s) {', '.join(unknown)}; expected {', '.join(KEYS)}")
+        raise ConfigError(
+            f"tolerances.{pattern}: unknown key(s) {', '.join(unknown)}; expected {', '.join(KEYS)}"
+        )
     out: dict[str, Any] = {}
     for key in ("atol", "rtol", "nrmse", "ref_ratio", "quantile", "row_ratio", "row_spread", "row_outside"):
         if key in entry:
@@ -151,8 +170,13 @@ def row_limits(tol: Tolerance) -> RowLimits | None:
     """The row thresholds of ``tol`` (``None`` when row judgement is off: both ratios 0)."""
     if tol.row_ratio == 0 and tol.row_spread == 0:
         return None
-    return RowLimits(ratio=tol.row_ratio or math.inf, spread=tol.row_spread or math.inf, nrmse=tol.nrmse,
-                     outside=tol.row_outside if tol.row_spread else math.inf, atol=tol.atol)
+    return RowLimits(
+        ratio=tol.row_ratio or math.inf,
+        spread=tol.row_spread or math.inf,
+        nrmse=tol.nrmse,
+        outside=tol.row_outside if tol.row_spread else math.inf,
+        atol=tol.atol,
+    )
 
 
 def needs_relative(tol: Tolerance) -> bool:
@@ -171,8 +195,11 @@ def judge(stats: TensorStats, tol: Tolerance) -> Judgement:
     if not whole.within or rows is None or rows.outliers == 0 or whole.statistic == "nonfinite":
         return whole
     w = rows.worst[0]
-    what = ("error vs reference over the same baseline row's" if rows.criterion == "reference"
-            else "normalised error over the median row's")
+    what = (
+        "error vs reference over the same baseline row's"
+        if rows.criterion == "reference"
+        else "normalised error over the median row's"
+    )
     return Judgement(
         False, f"rows:{rows.criterion}", w.score, rows.limit,
         f"{rows.outliers} of {rows.rows} rows are outliers ({what} above {rows.limit:g}x); "
@@ -207,8 +234,12 @@ def _judge_whole(stats: TensorStats, tol: Tolerance) -> Judgement:
         )  # fmt: skip
     if stat == "elementwise":
         return Judgement(
-            stats.outside == 0, "elementwise", stats.outside_share, 0.0,
-            f"{stats.outside_share:.2%} of elements beyond atol {tol.atol:g} + rtol {tol.rtol:g} x |baseline|",
+            stats.outside == 0,
+            "elementwise",
+            stats.outside_share,
+            0.0,
+            f"{stats.outside_share:.2%} of elements beyond atol {tol.atol:g} + rtol {tol.rtol:g} "
+            "x |baseline|",
         )
     if stat == "max":
         a, r = stats.max_abs, stats.max_rel if stats.max_rel is not None else math.inf
@@ -222,11 +253,14 @@ def _judge_whole(stats: TensorStats, tol: Tolerance) -> Judgement:
         stat = f"p{q * 100:g}"
     return Judgement(
         a <= tol.atol or r <= tol.rtol, stat, a, tol.atol,
-        f"{stat} abs error {a:.3g} (atol {tol.atol:g}) / rel error {r:.3g} (rtol {tol.rtol:g}); passes if either holds",
+        f"{stat} abs error {a:.3g} (atol {tol.atol:g}) / rel error {r:.3g} (rtol {tol.rtol:g}); "
+        "passes if either holds",
     )  # fmt: skip
 
 
-def verdict(stats: TensorStats | None, judgement: Judgement | None, mismatch: Mismatch | None) -> TensorVerdict:
+def verdict(
+    stats: TensorStats | None, judgement: Judgement | None, mismatch: Mismatch | None
+) -> TensorVerdict:
     """The one verdict of a comparison (reports show it; rules turn the failing ones into findings)."""
     if stats is None or judgement is None:
         return TensorVerdict.SHAPE_MISMATCH

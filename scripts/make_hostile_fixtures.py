@@ -312,9 +312,11 @@ def st_overlap(d: Path) -> None:
 def tensor_name_surrogate(d: Path) -> None:
     """A tensor named "\\ud800" (a lone surrogate, legal as a JSON escape) in both runs, drifting."""
     b, c = _pair(d)
+    header = b'{"\\ud800":{"dtype":"F32","shape":[4,4],"data_offsets":[0,64]}}'
+    header += b" " * (-len(header) % 8)
     for run, values in ((b, LOGITS), (c, [x + 5 for x in LOGITS])):
         (run / "tensors").mkdir(parents=True, exist_ok=True)
-        raw = safetensors_bytes({"NAME": ("F32", (4, 4), f32(values))}).replace(b'"NAME"', b'"\\ud800"')
+        raw = struct.pack("<Q", len(header)) + header + f32(values)
         (run / "tensors" / "outputs.safetensors").write_bytes(raw)
 
 

@@ -170,8 +170,9 @@ def last_position(full: TensorRecord, gathered: TensorRecord) -> TensorRecord | 
     return replace(full, shape=gs, select=(fs[-2], fs[-2] - 1))
 
 
-def _explained_shape(name: str, b: TensorRecord, c: TensorRecord, ref: TensorRecord | None,
-                     ctx: _Ctx) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:
+def _explained_shape(
+    name: str, b: TensorRecord, c: TensorRecord, ref: TensorRecord | None, ctx: _Ctx
+) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:
     """Records to compare when a known transform explains the shape change, plus the note saying so."""
     if b.kind is not TensorKind.OUTPUT or not fnmatchcase(name, LOGITS_GLOB):
         return None

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from ad_diff.kinds.tensors.model import ErrorHistogram, ReferenceStats, TensorRecord, TensorStats
+from ad_diff.kinds.tensors.model import ErrorHistogram, ReferenceStats, RowLimits, TensorRecord, TensorStats
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
-from ad_diff.kinds.tensors.rows import RowLimits, RowSums, row_layout, summarise
+from ad_diff.kinds.tensors.rows import RowSums, row_layout, summarise
 
 CPU_CHUNK = 1 << 18
 """Reals per chunk (256 Ki: the working buffers stay in the L2 cache; larger chunks measured slower)."""

@@ -136,6 +136,21 @@ class ErrorHistogram:
 
 
 @dataclass(frozen=True, slots=True)
+class RowLimits:
+    """When a row is an outlier (see docs/recording-tensors.md for the figures behind the defaults)."""
+
+    ratio: float
+    """With a reference: a row whose error against it exceeds this many times the same baseline row's."""
+    spread: float
+    """Without: a row whose normalised error exceeds this many times the median row's ..."""
+    nrmse: float
+    """... and the tensor's NRMSE limit (so a row of near-zero error is never an outlier)."""
+    outside: float
+    """Without: a row with more than this share of elements beyond tolerance while the median row has none."""
+    atol: float
+
+
+@dataclass(frozen=True, slots=True)
 class RowFigure:
     """One row (a leading index: batch, position ...) of a compared tensor."""
 
@@ -374,3 +389,8 @@ class TensorAnalysis:
     rows_origin: str | None = None
     """The first node capture (graph order) whose outlier rows are an output's outlier rows: where the bad
     rows appear. ``None`` without per-node captures or graph order."""
+
+
+def times(score: float) -> str:
+    """``16.2x``, or ``all of the difference`` when the median row has none (an infinite ratio)."""
+    return "all of the difference (the median row has none)" if math.isinf(score) else f"{score:.3g}x"

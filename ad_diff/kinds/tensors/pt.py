@@ -126,9 +126,7 @@ def _scan(path: Path, stream: bytes, pickles: int) -> None:
                             path, "refused to load: a global whose name cannot be read statically"
                         )
                     _check_global(path, f"{strings[-2]} {strings[-1]}")
-                last_string = name in _STRINGS or (
-                    name in ("BINGET", "LONG_BINGET", "GET") and slot in memo
-                )
+                last_string = name in _STRINGS or (name in ("BINGET", "LONG_BINGET", "GET") and slot in memo)
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001 - any malformed opcode stream is an input error

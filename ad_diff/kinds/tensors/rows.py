@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ad_diff.kinds.tensors.model import RowFigure, RowStats
+from ad_diff.kinds.tensors.model import RowFigure, RowLimits, RowStats
 
 MIN_WIDTH = 16
 """Rows shorter than this are not judged (a row of 4 noisy elements is an outlier by chance)."""
@@ -29,21 +29,6 @@ PIECE = 1 << 18
 """Reals per piece of a row longer than this (fixed, so sums do not depend on the chunk size)."""
 WORST = 5
 """Rows listed in a report."""
-
-
-@dataclass(frozen=True, slots=True)
-class RowLimits:
-    """When a row is an outlier (see docs/recording-tensors.md for the figures behind the defaults)."""
-
-    ratio: float
-    """With a reference: a row whose error against it exceeds this many times the same baseline row's."""
-    spread: float
-    """Without: a row whose normalised error exceeds this many times the median row's ..."""
-    nrmse: float
-    """... and the tensor's NRMSE limit (so a row of near-zero error is never an outlier)."""
-    outside: float
-    """Without: a row with more than this share of elements beyond tolerance while the median row has none."""
-    atol: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +168,9 @@ def summarise(
         return None
     w = float(layout.width)
     rms_b = np.sqrt(s.bb / w)
-    scale = np.maximum(rms_b, max(1e-3 * math.sqrt(s.total("bb") / layout.reals), limits.atol, 1e-30))
+    # Rows are normalised by their own size, but never by less than the median row's: a row of small values
+    # (padding, a masked position) carrying the typical absolute noise is not a huge relative error.
+    scale = np.maximum(rms_b, max(float(np.median(rms_b)), limits.atol, 1e-30))
     nerr = np.sqrt(s.dd / w) / scale
     outside = s.out / w
     cos = _row_cos(s.bb, s.cc, s.dd)
@@ -254,8 +241,3 @@ def _next_token(s: RowSums, layout: Layout, shape: tuple[int, ...]) -> dict[str,
         "next_token_baseline_ref": share(s.t1b),
         "next_token_candidate_ref": share(s.t1c),
     }
-
-
-def times(score: float) -> str:
-    """``16.2x``, or ``all of the difference`` when the median row has none (an infinite ratio)."""
-    return "all of the difference (the median row has none)" if math.isinf(score) else f"{score:.3g}x"

@@ -19,8 +19,8 @@ from ad_diff.kinds.tensors.model import (
     TensorVerdict,
     Unmatched,
     Unreadable,
+    times,
 )
-from ad_diff.kinds.tensors.rows import times
 
 DRIFT = Rule(
     "ADT001", "drift-beyond-tolerance", Category.NUMERIC_DRIFT, Severity.ERROR,

@@ -10,9 +10,8 @@ import math
 from typing import Any
 
 from ad_diff.core.escape import md_code, md_escape
-from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
+from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, times
 from ad_diff.kinds.tensors.plots import plot_files
-from ad_diff.kinds.tensors.rows import times
 
 MAX_NODE_ROWS = 20
 

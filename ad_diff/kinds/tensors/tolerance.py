@@ -30,8 +30,14 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 from ad_diff.errors import ConfigError
-from ad_diff.kinds.tensors.model import Judgement, Mismatch, TensorStats, TensorVerdict, Tolerance
-from ad_diff.kinds.tensors.rows import RowLimits
+from ad_diff.kinds.tensors.model import (
+    Judgement,
+    Mismatch,
+    RowLimits,
+    TensorStats,
+    TensorVerdict,
+    Tolerance,
+)
 
 #: (rtol, atol) by safetensors dtype name; float ones are torch.testing.assert_close's defaults.
 DTYPE_DEFAULTS: dict[str, tuple[float, float]] = {

@@ -90,7 +90,7 @@ def _stats_json(s: object) -> str:
 
 
 def test_results_do_not_depend_on_the_chunk_size(tmp_path: Path) -> None:
-    from ad_diff.kinds.tensors.rows import RowLimits
+    from ad_diff.kinds.tensors.model import RowLimits
 
     g = torch.Generator().manual_seed(3)
     r = torch.randn(6, 20, 70, generator=g, dtype=torch.float64)
@@ -148,7 +148,7 @@ def test_decoding_without_torch_matches_torch(tmp_path: Path, dtype: torch.dtype
 
 
 def test_rows_find_the_one_wrong_row(tmp_path: Path) -> None:
-    from ad_diff.kinds.tensors.rows import RowLimits
+    from ad_diff.kinds.tensors.model import RowLimits
 
     g = torch.Generator().manual_seed(6)
     b = torch.randn(4, 16, 64, generator=g).bfloat16()

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ad_diff.kinds.tensors.rows import BLOCK, MAX_ROWS, RowLimits, RowSums, row_layout, summarise, times
+from ad_diff.kinds.tensors.model import RowLimits, times
+from ad_diff.kinds.tensors.rows import BLOCK, MAX_ROWS, RowSums, row_layout, summarise
 
 
 def test_rows_are_leading_indices() -> None:
@@ -64,4 +65,12 @@ def test_tiny_errors_are_never_outliers() -> None:
     dd = [0.0] * 8
     dd[2] = 64 * 1e-4**2  # infinitely more than the median row, but far below the NRMSE limit
     st = summarise(_sums(dd), lay, LIMITS, (8, 64), ref=False)
+    assert st is not None and st.outliers == 0
+
+
+def test_a_near_zero_row_with_rounding_noise_is_not_an_outlier() -> None:
+    lay = row_layout((8, 64))
+    s = _sums([64 * 0.005**2] * 8)  # every row: normalised error 0.005 of an RMS of 1
+    s.bb[3] = 64 * 1e-3**2  # a row of small values (RMS 1e-3) carrying the typical absolute noise (0.005)
+    st = summarise(s, lay, LIMITS, (8, 64), ref=False)
     assert st is not None and st.outliers == 0

@@ -12,6 +12,7 @@ table, fp16 widens to float32, everything else (fp32, fp64, integers, bool) to f
 
 from __future__ import annotations
 
+import contextlib
 import mmap
 from dataclasses import replace
 from functools import cache
@@ -129,7 +130,8 @@ class ChunkReader:
     def close(self) -> None:
         """Unmap the file."""
         if self._map is not None:
-            self._map.close()
+            with contextlib.suppress(BufferError):  # a view still alive (error mid-chunk): the GC unmaps it
+                self._map.close()
             self._map = None
 
 

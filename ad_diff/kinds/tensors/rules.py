@@ -27,7 +27,10 @@ DRIFT = Rule(
     "tensor {tensor}: drift beyond tolerance ({reason})",
     "An output tensor recorded in both runs differs by more than its tolerance under the judged statistic "
     "(by default: its RMSE against the recorded higher-precision reference is more than twice the "
-    "baseline's, or, without a reference, its normalised RMSE exceeds the dtype's rtol). The evidence "
+    "baseline's, or, without a reference, its normalised RMSE exceeds the dtype's rtol), or one of its rows "
+    "(a token) is an outlier: its error against the reference over 4x the same baseline row's, or, without a "
+    "reference, over 4x the median row's. The message names the worst rows (index, ratio, cosine, argmax). "
+    "The evidence "
     "lists the share of elements beyond the elementwise assert_close tolerance, cosine similarity and, for "
     "logits, top-1/top-k agreement. Look at the first drifting node (ADT007) to find the transform; if the "
     "change is intended, loosen the tolerance for this tensor in the config's `tolerances:`.",

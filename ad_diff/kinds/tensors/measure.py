@@ -107,16 +107,16 @@ class _Acc:
         b, c = arrays[0], arrays[1]
         r = arrays[2] if len(arrays) > 2 else None
         n = b.size
+        if self.stride:  # before folding: the logits figures overwrite b and c
+            first = (-start) % self.stride
+            self.samples[0].append(b[first :: self.stride].astype(np.float64))
+            self.samples[1].append(c[first :: self.stride].astype(np.float64))
         if not self._fold(b, c, r, start, r0, k, width):
             self._fold_masked(b, c, r, start, r0, k, width)
         else:
             self.compared += n
             if r is not None:
                 self.ref_compared += n
-        if self.stride:
-            first = (-start) % self.stride
-            self.samples[0].append(b[first :: self.stride].astype(np.float64))
-            self.samples[1].append(c[first :: self.stride].astype(np.float64))
 
     def _fold(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
               width: int, odd: np.ndarray | None = None, force: bool = False) -> bool:  # fmt: skip

@@ -130,21 +130,31 @@ class RowSums:
             getattr(self, name)[r0 : r0 + k] += v
 
     def add_logits(self, r0: int, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, topk: int) -> None:
-        """Argmax and top-k overlap of whole rows (logits)."""
+        """Argmax and top-k overlap of whole rows (logits). Overwrites ``b`` and ``c`` (scratch by now): the
+        top-k are found by k argmax passes, each masking the row's maximum (k x cheaper than a partition)."""
         assert self.t1 is not None
         assert self.tk is not None
         assert self.ab is not None
         assert self.ac is not None
-        ab, ac = b.argmax(axis=1), c.argmax(axis=1)
+        n = len(b)
         k = min(topk, b.shape[1])
-        self.ab[r0 : r0 + len(ab)], self.ac[r0 : r0 + len(ac)] = ab, ac
-        self.t1[r0 : r0 + len(ab)] = ab == ac
-        ib, ic = (np.argpartition(x, -k, axis=1)[:, -k:] for x in (b, c))
-        self.tk[r0 : r0 + len(ab)] = (ib[:, :, None] == ic[:, None, :]).any(axis=2).sum(axis=1) / k
+        rows = np.arange(n)
+        tops = []
+        for x in (b, c):
+            picks = []
+            for _ in range(k):
+                i = x.argmax(axis=1)
+                picks.append(i)
+                x[rows, i] = -np.inf
+            tops.append(np.stack(picks, axis=1))
+        ab, ac = tops[0][:, 0], tops[1][:, 0]
+        self.ab[r0 : r0 + n], self.ac[r0 : r0 + n] = ab, ac
+        self.t1[r0 : r0 + n] = ab == ac
+        self.tk[r0 : r0 + n] = (tops[0][:, :, None] == tops[1][:, None, :]).any(axis=2).sum(axis=1) / k
         if r is not None and self.ar is not None and self.t1b is not None and self.t1c is not None:
             ar = r.argmax(axis=1)
-            self.ar[r0 : r0 + len(ar)] = ar
-            self.t1b[r0 : r0 + len(ar)], self.t1c[r0 : r0 + len(ar)] = ab == ar, ac == ar
+            self.ar[r0 : r0 + n] = ar
+            self.t1b[r0 : r0 + n], self.t1c[r0 : r0 + n] = ab == ar, ac == ar
 
     def total(self, name: str) -> float:
         """Exactly rounded sum over rows (independent of the order rows were added in)."""

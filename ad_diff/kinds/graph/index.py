@@ -15,11 +15,26 @@ from ad_diff.kinds.graph.model import GraphSection
 
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 _COUNTER = re.compile(r"_\d+$")
+_PY_CALLABLE = re.compile(r"<(?:built-in )?(?:function|method) (\w+)")
 
 
 def norm_target(target: str) -> str:
     """Target without run-specific parts (``<function f at 0x7f..>`` -> ``<function f>``)."""
     return _ADDR.sub("", target) if "0x" in target else target
+
+
+def short_target(target: str) -> str:
+    """The op's short name: ``aten.split_with_sizes.default`` -> ``split_with_sizes``, ``aten.add`` ->
+    ``add``, ``<built-in function getitem>`` -> ``getitem``, ``<function f at 0x..>`` -> ``f``, ``view`` ->
+    ``view``.
+
+    (``ad_diff.workflows.candidates.ops.op_name`` is the same function, still written out there.)
+    """
+    if target.startswith("<"):
+        m = _PY_CALLABLE.match(target)
+        return m.group(1) if m else target
+    parts = target.split(".")
+    return parts[1] if len(parts) >= 2 else target
 
 
 def strip_counter(name: str) -> str:

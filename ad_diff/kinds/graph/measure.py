@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ad_diff.kinds.graph.align import SectionAlignment
-from ad_diff.kinds.graph.model import Coverage, GraphDump, MetaChange, NodeMeta, RunDelta
+from ad_diff.kinds.graph.model import Coverage, GraphDump, MetaChange, MetaChangeKind, NodeMeta, RunDelta
 
 _SYM = re.compile(r"\bs\d+\b")
 
@@ -103,15 +103,15 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
         if mb is None or mc is None or mb == mc:
             continue
         if mb.known and not mc.known:
-            kind = "lost"
+            kind = MetaChangeKind.LOST
         elif mc.known and not mb.known:
-            kind = "gained"
+            kind = MetaChangeKind.GAINED
         elif not mb.known:
             continue
         elif mb.dtype != mc.dtype or (
             mb.shape is not None and mc.shape is not None and _norm_shape(mb.shape) != _norm_shape(mc.shape)
         ):
-            kind = "changed"
+            kind = MetaChangeKind.CHANGED
         else:
             continue
         out.append(MetaChange(nb[i].name, nc[j].name, _meta_text(mb), _meta_text(mc), kind))

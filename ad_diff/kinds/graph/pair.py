@@ -10,9 +10,20 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from ad_diff.core.model import TransformRecord
 from ad_diff.discover import DUMP_NAME, dump_entries
 from ad_diff.errors import InputError
+from ad_diff.kinds.graph.model import dump_key
 from ad_diff.kinds.graph.parse import counter_of, read_header
+from ad_diff.kinds.log.model import RunLog
+
+LogIndex = dict[tuple[str, int], TransformRecord]
+"""One run's log records by ``(transform, occurrence)``: how a dump pair finds its log lines."""
+
+
+def log_index(log: RunLog | None) -> LogIndex:
+    """``(transform, occurrence) -> record`` of one run's log (empty without a log)."""
+    return {} if log is None else {(r.transform, r.occurrence): r for r in log.transforms}
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +39,8 @@ class DumpRef:
 
     @property
     def key(self) -> str:
-        """``stage/transform`` plus ``#occurrence`` when it repeats."""
-        return f"{self.stage}/{self.transform}" + (f"#{self.occurrence}" if self.occurrence else "")
+        """The :func:`~ad_diff.kinds.graph.model.dump_key` of this dump."""
+        return dump_key(self.stage, self.transform, self.occurrence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +55,14 @@ class TransformPair:
     @property
     def stage(self) -> str:
         """Stage as written by the baseline dump (candidate's when the baseline has none)."""
-        ref = self.baseline or self.candidate
+        ref = self.baseline if self.baseline is not None else self.candidate
         assert ref is not None
         return ref.stage
 
     @property
     def key(self) -> str:
         """Same form as :attr:`DumpRef.key`."""
-        return f"{self.stage}/{self.transform}" + (f"#{self.occurrence}" if self.occurrence else "")
+        return dump_key(self.stage, self.transform, self.occurrence)
 
 
 def list_dumps(graphs_dir: Path) -> tuple[list[DumpRef], list[str]]:
@@ -79,7 +90,8 @@ def pair_dumps(baseline: list[DumpRef], candidate: list[DumpRef]) -> list[Transf
     sm = SequenceMatcher(None, kb, kc, autojunk=False)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
-            out.extend(TransformPair(b.transform, b.occurrence, b, c) for b, c in zip(baseline[i1:i2], candidate[j1:j2]))
+            out.extend(TransformPair(b.transform, b.occurrence, b, c)
+                       for b, c in zip(baseline[i1:i2], candidate[j1:j2], strict=True))
             continue
         out.extend(TransformPair(b.transform, b.occurrence, b, None) for b in baseline[i1:i2])
         out.extend(TransformPair(c.transform, c.occurrence, None, c) for c in candidate[j1:j2])

@@ -13,13 +13,15 @@ from ad_diff.kinds.graph.pair import list_dumps, pair_dumps
 def write(folder: Path, items: list[tuple[int, str, str]]) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     for n, stage, t in items:
-        (folder / f"{n:03d}_{stage}_{t}.txt").write_text(f"# Transform: {t}\n# Stage: {stage}\n\noutput\n", "utf-8")
+        text = f"# Transform: {t}\n# Stage: {stage}\n\noutput\n"
+        (folder / f"{n:03d}_{stage}_{t}.txt").write_text(text, "utf-8")
 
 
 def test_pairs_by_key_and_occurrence_not_counter(tmp_path: Path) -> None:
-    write(tmp_path / "b", [(1, "export", "export_to_gm"), (2, "post_export", "cleanup"), (3, "post_export", "cleanup")])
-    write(tmp_path / "c", [(1, "export", "export_to_gm"), (2, "post_export", "new_pass"), (3, "post_export", "cleanup"),
-                           (4, "post_export", "cleanup")])
+    write(tmp_path / "b", [(1, "export", "export_to_gm"), (2, "post_export", "cleanup"),
+                           (3, "post_export", "cleanup")])
+    write(tmp_path / "c", [(1, "export", "export_to_gm"), (2, "post_export", "new_pass"),
+                           (3, "post_export", "cleanup"), (4, "post_export", "cleanup")])
     (tmp_path / "c" / "notes.txt").write_text("x", "utf-8")
     rb, _ = list_dumps(tmp_path / "b")
     rc, notes = list_dumps(tmp_path / "c")

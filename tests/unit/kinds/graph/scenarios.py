@@ -43,9 +43,10 @@ def fusion_one_layer(root: Path) -> tuple[Path, Path]:
 
 
 def metadata_loss(root: Path) -> tuple[Path, Path, RunLog, RunLog]:
-    """fuse_rmsnorm drops meta['val'] in the candidate; the shape-dependent fuse_rmsnorm_quant then matches 0."""
+    """fuse_rmsnorm drops meta['val'] in the candidate; shape-dependent fuse_rmsnorm_quant then matches 0."""
     b, c = root / "baseline", root / "candidate"
-    steps = [("export", "export_to_gm"), ("post_load_fusion", "fuse_rmsnorm"), ("post_load_fusion", "fuse_rmsnorm_quant")]
+    steps = [("export", "export_to_gm"), ("post_load_fusion", "fuse_rmsnorm"),
+             ("post_load_fusion", "fuse_rmsnorm_quant")]
     write_run(b, [(*steps[0], UNFUSED), (*steps[1], FUSED), (*steps[2], Spec(layers=3, norm_quant=True))])
     nometa = Spec(layers=3, norm_meta=False)
     write_run(c, [(*steps[0], UNFUSED), (*steps[1], nometa), (*steps[2], nometa)])
@@ -57,9 +58,10 @@ def metadata_loss(root: Path) -> tuple[Path, Path, RunLog, RunLog]:
 
 
 def op_form_change(root: Path) -> tuple[Path, Path, RunLog, RunLog]:
-    """A candidate-side cleanup turns split_with_sizes->getitem into narrow->contiguous->view; rope then fails."""
+    """A candidate cleanup turns split_with_sizes->getitem into narrow->contiguous->view; rope then fails."""
     b, c = root / "baseline", root / "candidate"
-    steps = [("export", "export_to_gm"), ("post_export", "canonicalize_split"), ("pattern_matcher", "match_rope_pattern")]
+    steps = [("export", "export_to_gm"), ("post_export", "canonicalize_split"),
+             ("pattern_matcher", "match_rope_pattern")]
     write_run(b, [(*steps[0], FUSED), (*steps[1], FUSED), (*steps[2], Spec(layers=3, rope_fused=True))])
     narrow = Spec(layers=3, rope_narrow=True)
     write_run(c, [(*steps[0], FUSED), (*steps[1], narrow), (*steps[2], narrow)])

@@ -32,9 +32,10 @@ def test_identical_graphs_align_exactly() -> None:
 def test_shifted_counters_align_without_false_exact_pairs() -> None:
     b, c = section(Spec(layers=3)), section(Spec(layers=3, counter_offset=1))
     al = align_sections(b, c)
-    assert al.structure_equal and not al.regions
+    assert al.structure_equal
+    assert not al.regions
     pairs = {p.baseline: p for p in al.pairs()}
-    # linear_3 exists in both runs but is a different layer's projection in the candidate: never paired by name.
+    # linear_3 exists in both runs but is another layer's projection in the candidate: never paired by name.
     assert pairs["linear_3"].candidate == "linear_4"
     assert pairs["linear_3"].match_kind == "renamed"
     assert pairs["input_ids"].match_kind == "exact"
@@ -46,7 +47,8 @@ def test_fusion_in_one_layer_is_one_region_per_norm() -> None:
     assert len(al.regions) == 2
     for r in al.regions:
         assert r.kind == "rewritten"
-        assert len(r.baseline) == 1 and r.baseline[0].startswith("torch_rmsnorm")
+        assert len(r.baseline) == 1
+        assert r.baseline[0].startswith("torch_rmsnorm")
         assert len(r.candidate) == 8
         assert r.frontier  # bounded by aligned nodes
         assert r.baseline_lines[0].startswith("%torch_rmsnorm")
@@ -79,13 +81,15 @@ def test_sequence_fallback_pairs_what_signatures_cannot() -> None:
     c = parse_text(txt(("relu_5", "relu_6")), Path("c")).sections[0]
     al = align_sections(b, c)
     kinds = {p.baseline: (p.candidate, p.match_kind) for p in al.pairs()}
-    assert kinds["relu"][0] == "relu_5" and kinds["relu_1"][0] == "relu_6"
+    assert kinds["relu"][0] == "relu_5"
+    assert kinds["relu_1"][0] == "relu_6"
     assert not al.unmatched
 
 
 def test_added_and_removed_regions() -> None:
     base = "# Transform: t\n# Stage: s\n\n%x : 2 : torch.float32\n"
-    b = parse_text(base + "%n = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\noutput %n\n", Path("b"))
+    neg = "%n = aten.neg.default(%x : 2 : torch.float32) : 2 : torch.float32\n"
+    b = parse_text(base + neg + "output %n\n", Path("b"))
     c = parse_text(base + "output %x\n", Path("c"))
     al = align_sections(b.sections[0], c.sections[0])
     assert [r.kind for r in al.regions] == ["removed"]

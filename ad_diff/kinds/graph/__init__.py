@@ -18,7 +18,8 @@ from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import folder, rules
 from ad_diff.kinds.graph.classify import STANDS, folder_findings
-from ad_diff.kinds.graph.model import GraphAnalysis, split_dump_key
+from ad_diff.kinds.graph.diff import GraphAnalysis
+from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
     from ad_diff.result import DiffResult
@@ -94,17 +95,18 @@ class GraphKind:
                 out.append(ANALYSIS_FAILED.make(analysis="graph analysis", error=section.detail,
                                                 stands=STANDS))
             return out
-        return out + classify(section, ctx.baseline_log, ctx.candidate_log)
+        return out + classify(section, ctx.baseline_log, ctx.candidate_log, ctx.rows)
 
     def explain(self, section: GraphAnalysis, findings: list[Finding], ctx: Context) -> tuple[GraphAnalysis,
                                                                                                list[Finding]]:
-        """Attach the dumps' root-cause hints to the match losses they explain; the section keeps its own
-        findings for the JSON report."""
-        from ad_diff.kinds.graph.analysis import attach_hints
+        """Attach what the dumps measured to the findings it explains (root-cause hints on match losses, new
+        rewritten regions on the log findings of their transform); the section keeps its own findings for
+        the JSON report."""
+        from ad_diff.kinds.graph.evidence import attach
 
         own = {r.code for r in rules.RULES}
         mine = tuple(sorted((f for f in findings if f.code in own), key=Finding.sort_key))
-        return replace(section, classified=mine), list(attach_hints(tuple(findings), section))
+        return replace(section, classified=mine), list(attach(tuple(findings), section))
 
     def render_markdown(self, section: GraphAnalysis, result: DiffResult) -> str:
         """The ``Graph dumps`` section."""

@@ -3,13 +3,19 @@
 FX names shift when a pass is added (``linear_3`` becomes ``linear_4``), so a name alone is never trusted.
 The chain, applied to the nodes still unmatched after each step:
 
-1. ``exact``      same name and target, confirmed by an equal forward or backward structural signature
-                  (placeholders and the output line need only the name);
+1. ``exact``      same name, target, literals and shape, and the same inputs: an equal forward structural
+                  signature, or inputs that are exact pairs themselves. FX counter names (``getitem_12``,
+                  ``fused_weight_1``) shift when an upstream rewrite adds or removes a node, so a name is
+                  confirmed, never trusted: a same-name pair whose target, inputs or shape disagree is not
+                  exact (placeholders need the name and, for counter names, the same shape);
 2. ``renamed``    same name with the counter suffix removed, same target, same signature (unique both sides);
 3. ``structural`` same target and full-depth signature (unique both sides), then rounds of local signatures
                   built from already-matched neighbours (target, literals, pair ids of inputs / of users);
 4. ``sequence``   what remains between the same two matched anchors, aligned by target sequence
-                  (``difflib``), never across module scopes (``..._layers_<N>_`` in AD names).
+                  (``difflib``), never across module scopes (``..._layers_<N>_`` in AD names), and never
+                  two nodes of different known shapes (position alone is weak evidence).
+
+Pairs of steps 1-3 are confident: a shape change on them is reported as such (``shape_change``).
 
 Unmatched nodes are grouped into rewritten regions: connected unmatched nodes of both runs that share the
 matched frontier around them (a fusion is many-to-one, so it is one region, not a list of adds and removes).
@@ -25,7 +31,7 @@ from difflib import SequenceMatcher
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.index import GraphIndex, strip_counter
+from ad_diff.kinds.graph.index import GraphIndex, has_counter, meta_agrees, strip_counter
 from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
 from ad_diff.kinds.graph.parse import render_node
 
@@ -111,13 +117,24 @@ def identical_alignment(sec: GraphSection) -> list[NodePair]:
 
 
 def _exact(al: SectionAlignment) -> None:
-    B, C = al.b, al.c
-    ops_c = al.c.section.nodes
+    """Same-name pairs that the structure confirms (see the module docstring). Candidate nodes are visited in
+    dump order, so every input's own decision is made before its users are looked at."""
+    B, C, mb = al.b, al.c, al.mb
+    nodes_c = C.section.nodes
     for j, name in enumerate(C.names):
         i = B.pos.get(name)
         if i is None or B.targets[i] != C.targets[j]:
             continue
-        if ops_c[j].op != "call" or B.fwd[i] == C.fwd[j] or B.bwd[i] == C.bwd[j]:
+        agree = meta_agrees(B.metas[i], C.metas[j])
+        op = nodes_c[j].op
+        if op != "call":  # a placeholder's own name is its identity, unless it is a counter name
+            if agree or op == "output" or not has_counter(name):
+                al.pair(i, j, MatchKind.EXACT)
+            continue
+        ib, ic = B.inputs[i], C.inputs[j]
+        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or _ext(B, i) != _ext(C, j):
+            continue
+        if B.fwd[i] == C.fwd[j] or all(mb[x] == y for x, y in zip(ib, ic, strict=True)):
             al.pair(i, j, MatchKind.EXACT)
 
 
@@ -222,7 +239,7 @@ def _sequence(al: SectionAlignment) -> None:
                 sb, sc = scope_of(B.names[i]), scope_of(C.names[j])
                 if sb is not None and sc is not None and sb != sc:
                     continue
-                if B.section.nodes[i].op == C.section.nodes[j].op:
+                if B.section.nodes[i].op == C.section.nodes[j].op and meta_agrees(B.metas[i], C.metas[j]):
                     al.pair(i, j, MatchKind.SEQUENCE)
 
 

@@ -2,44 +2,51 @@
 
 Only the previous dump of each run (and the previous cross-run alignment) is kept in memory. Files are hashed
 (blake2b of the body after the two header lines) before parsing: a graph seen before is parsed once
-(:mod:`ad_diff.dump_cache`), byte-identical baseline/candidate bodies (every transform before the first
+(:mod:`ad_diff.kinds.graph.cache`), byte-identical baseline/candidate bodies (every transform before the first
 divergence) skip node alignment, and a pair of bodies aligned at the previous transform is not aligned again.
 
-Measurements only: no finding is made here (``classify`` draws them). Root-cause hints for a match loss are
-stored on the :class:`TransformGraphDiff` of the transform that lost matches; the explain stage lets
-:func:`attach_hints` add them to the log's match-loss findings as evidence (``root_cause``).
+Measurements only: no finding is made here (``classify`` draws them). A difference is marked where it first
+appears: a metadata change on a node not changed before, a rewritten region that continues none of the
+previous transform's regions. Root-cause hints for a match loss are stored on the transform that lost
+matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them to the log's findings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ad_diff.core.jsonable import to_jsonable
-from ad_diff.core.model import BASELINE, CANDIDATE, Category, Finding, RunId, State, TransformRecord
+from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
 from ad_diff.kinds.graph.align import SectionAlignment, align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
-from ad_diff.kinds.graph.hints import find_hints
-from ad_diff.kinds.graph.measure import NodeTable, coverage, meta_changes, run_delta
-from ad_diff.kinds.graph.model import (
+from ad_diff.kinds.graph.diff import (
+    Absence,
     Coverage,
     Coverages,
     Deltas,
     GraphAnalysis,
-    GraphDump,
-    Hint,
-    MatchKind,
-    MetaChange,
     MetaChangeKind,
-    Region,
     RunDelta,
     TransformGraphDiff,
-    Unmatched,
-    UnmatchedReason,
     UnreadableDump,
 )
-from ad_diff.kinds.graph.pair import DumpRef, LogIndex, TransformPair, list_dumps, log_index, pair_dumps
+from ad_diff.kinds.graph.hints import find_hints
+from ad_diff.kinds.graph.measure import DumpAlignment, NodeTable, align_dumps, coverage, run_delta
+from ad_diff.kinds.graph.model import GraphDump, MatchKind, Unmatched
+from ad_diff.kinds.graph.pair import (
+    DumpRef,
+    LogIndex,
+    TransformPair,
+    absences,
+    list_dumps,
+    log_index,
+    pair_dumps,
+)
 from ad_diff.kinds.log.model import RunLog
+
+RegionSig = tuple[tuple[str, ...], tuple[str, ...]]
+"""A region as its sorted baseline and candidate targets: the same region after a rename within a run."""
 
 
 @dataclass
@@ -53,19 +60,6 @@ class _RunState:
     """Node table of the latest dump, by body digest (``None``: no reuse)."""
 
 
-@dataclass(frozen=True)
-class _Aligned:
-    """What aligning two graphs measures, before telling new differences from inherited ones."""
-
-    aligns: list[SectionAlignment]
-    unmatched: tuple[Unmatched, ...]
-    regions: tuple[Region, ...]
-    rewired: tuple[tuple[str, str], ...]
-    changes: tuple[MetaChange, ...]
-    counts: tuple[tuple[MatchKind, int], ...]
-    notes: tuple[str, ...]
-
-
 @dataclass
 class _CrossState:
     """Cross-run facts carried forward to tell *new* differences from inherited ones."""
@@ -76,6 +70,9 @@ class _CrossState:
     unmatched_b_since: dict[str, str] = field(default_factory=dict)
     """Baseline node -> transform key where it first had no counterpart."""
     unmatched_c_since: dict[str, str] = field(default_factory=dict)
+    region_sigs: set[RegionSig] = field(default_factory=set)
+    """Signatures of the previous two-sided transform's regions."""
+    pending_sigs: set[RegionSig] = field(default_factory=set)
     alignments: list[SectionAlignment] | None = None
     """Alignment of the previous two-sided transform (``None`` when it was byte-identical)."""
     identical_prev: bool = False
@@ -83,7 +80,7 @@ class _CrossState:
     """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
     memo_key: tuple[bytes, bytes] | None = None
     """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
-    memo: _Aligned | None = None
+    memo: DumpAlignment | None = None
     covers: dict[bytes, Coverage] | None = None
     """Coverage by body digest (``None``: no reuse)."""
 
@@ -101,6 +98,7 @@ def _advance(cross: _CrossState, d: TransformGraphDiff) -> None:
     cross.unmatched_c_since = {
         u.name: cross.unmatched_c_since.get(u.name, key) for u in d.unmatched if u.run == CANDIDATE
     }
+    cross.region_sigs, cross.pending_sigs = (set(), set()) if d.identical else (cross.pending_sigs, set())
     cross.alignments = None if d.identical else cross.pending
     cross.identical_prev = d.identical
     cross.pending = None
@@ -132,23 +130,39 @@ def analyze_graphs(
     cross = _CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
     unreadable: list[UnreadableDump] = []
-    formats: set[str] = set()
+    formats: dict[RunId, set[str]] = {BASELINE: set(), CANDIDATE: set()}
     for tp in pairs:
-        d = _step(tp, loader, rb, rc, cross, logs, unreadable, formats)
-        diffs.append(d)
+        diffs.append(_step(tp, loader, rb, rc, cross, logs, unreadable, formats))
+    why = absences(pairs, {BASELINE: baseline_log, CANDIDATE: candidate_log}, formats)
+    bad = {(u.run, u.transform, u.occurrence) for u in unreadable}
+    diffs = [_missing(d, tp, w, bad) for d, tp, w in zip(diffs, pairs, why, strict=True)]
     first = next((d for d in diffs if d.two_sided and not d.structure_equal), None)
+    one_sided = [d for d in diffs if d.missing in (Absence.NOT_RUN, None) and not d.two_sided]
     return GraphAnalysis(
         baseline_dir=baseline_graphs,
         candidate_dir=candidate_graphs,
         transforms=tuple(diffs),
-        only_baseline=tuple(d.key for d in diffs if d.candidate_file is None),
-        only_candidate=tuple(d.key for d in diffs if d.baseline_file is None),
+        only_baseline=tuple(d.key for d in one_sided if d.candidate_file is None),
+        only_candidate=tuple(d.key for d in one_sided if d.baseline_file is None),
         first_divergence=first.key if first is not None else None,
         first_divergence_detail=_divergence_detail(first) if first is not None else None,
-        formats=tuple(sorted(formats)),
+        formats=tuple(sorted(formats[BASELINE] | formats[CANDIDATE])),
         notes=tuple(notes),
         unreadable=tuple(unreadable),
     )
+
+
+def _missing(d: TransformGraphDiff, tp: TransformPair, why: Absence | None,
+             bad: set[tuple[RunId, str, int]]) -> TransformGraphDiff:
+    """``d`` with the reason its missing side has no dump, and where a moved transform sat in each run."""
+    if tp.moved is not None:
+        d = replace(d, moved=tp.moved)
+    if d.two_sided:
+        return d
+    run = BASELINE if d.baseline_file is None else CANDIDATE
+    if (run, d.transform, d.occurrence) in bad:
+        return replace(d, missing=Absence.UNREADABLE)
+    return replace(d, missing=why) if why is not None else d
 
 
 def _divergence_detail(d: TransformGraphDiff) -> str:
@@ -234,10 +248,10 @@ def _step(
     cross: _CrossState,
     logs: dict[RunId, LogIndex],
     unreadable: list[UnreadableDump],
-    formats: set[str],
+    formats: dict[RunId, set[str]],
 ) -> TransformGraphDiff:
-    db, dig_b = _load_side(tp.baseline, BASELINE, loader, unreadable, formats)
-    dc, dig_c = _load_side(tp.candidate, CANDIDATE, loader, unreadable, formats)
+    db, dig_b = _load_side(tp.baseline, BASELINE, loader, unreadable, formats[BASELINE])
+    dc, dig_c = _load_side(tp.candidate, CANDIDATE, loader, unreadable, formats[CANDIDATE])
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
     delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), rb, dig_b)
@@ -261,7 +275,7 @@ def _step(
         result = replace(base, identical=True, structure_equal=True,
                          pairs_by_kind=((MatchKind.IDENTICAL, db.node_count),))
     else:
-        result = _compare(tp, db, dc, base, cross, (dig_b, dig_c))
+        result = _compare(db, dc, base, cross, (dig_b, dig_c))
     if db is not None and dc is not None:
         hints = find_hints(
             tp,
@@ -283,38 +297,42 @@ def _step(
     return result
 
 
+def _signatures(unmatched: Iterable[Unmatched]) -> dict[int, RegionSig]:
+    """Each region's sorted baseline and candidate targets."""
+    sides: dict[int, tuple[list[str], list[str]]] = {}
+    for u in unmatched:
+        if u.region is not None:
+            sides.setdefault(u.region, ([], []))[0 if u.run == BASELINE else 1].append(u.target)
+    return {r: (tuple(sorted(b)), tuple(sorted(c))) for r, (b, c) in sides.items()}
+
+
 def _compare(
-    tp: TransformPair,
-    db: GraphDump,
-    dc: GraphDump,
-    base: TransformGraphDiff,
-    cross: _CrossState,
-    key: tuple[bytes, bytes],
+    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: _CrossState, key: tuple[bytes, bytes]
 ) -> TransformGraphDiff:
     if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
         a = cross.memo  # same two graphs as the previous transform: same alignment
     else:
-        a = _align(db, dc)
+        a = align_dumps(db, dc)
         if cross.covers is not None:
             cross.memo_key, cross.memo = key, a
     # New vs inherited: a difference is reported where it first appears (names are stable within a run).
     new_lost = [m for m in a.changes if m.kind is MetaChangeKind.LOST and m.candidate not in cross.lost_since]
     new_changed = [m for m in a.changes
                    if m.kind is MetaChangeKind.CHANGED and m.candidate not in cross.changed_since]
-    new_region_ids = {
-        u.region
-        for u in a.unmatched
-        if u.region is not None
-        and u.name not in (cross.unmatched_b_since if u.run == BASELINE else cross.unmatched_c_since)
-    }
-    cross.pending = a.aligns
+    # A region continues an earlier one when one of its nodes had no counterpart before, or when it holds
+    # the same ops as a region of the previous transform (a pass renamed its nodes within the run).
+    sigs = _signatures(a.unmatched)
+    continuing = {u.region for u in a.unmatched if u.region is not None
+                  and u.name in (cross.unmatched_b_since if u.run == BASELINE else cross.unmatched_c_since)}
+    continuing |= {r for r, sig in sigs.items() if sig in cross.region_sigs}
+    cross.pending, cross.pending_sigs = a.aligns, set(sigs.values())
     structure_equal = not a.unmatched and not a.rewired and not a.notes
     return replace(
         base,
         structure_equal=structure_equal,
         pairs_by_kind=a.counts,
         unmatched=a.unmatched,
-        regions=tuple(replace(r, new=True) if r.id in new_region_ids else r for r in a.regions),
+        regions=tuple(r if r.id in continuing else replace(r, new=True) for r in a.regions),
         rewired=a.rewired,
         meta_changes=a.changes,
         new_meta_changes=tuple(new_lost + new_changed),
@@ -322,66 +340,4 @@ def _compare(
     )
 
 
-def _align(db: GraphDump, dc: GraphDump) -> _Aligned:
-    """Align every section of two graphs (sections present on one side only are unmatched as a whole)."""
-    secs_c = {s.name: s for s in dc.sections}
-    secs_b = {s.name: s for s in db.sections}
-    aligns: list[SectionAlignment] = []
-    unmatched: list[Unmatched] = []
-    regions: list[Region] = []
-    rewired: list[tuple[str, str]] = []
-    changes: list[MetaChange] = []
-    counts: dict[MatchKind, int] = {}
-    notes: list[str] = []
-    for sb in db.sections:
-        sc = secs_c.get(sb.name)
-        if sc is None:
-            notes.append(f"GraphModule {sb.name} exists in the baseline only")
-            unmatched.extend(Unmatched(BASELINE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sb.name)
-                             for n in sb.nodes)
-            continue
-        al = align_sections(sb, sc, db.fmt, dc.fmt)
-        aligns.append(al)
-        for k, v in al.counts().items():
-            counts[k] = counts.get(k, 0) + v
-        offset = len(regions)
-        regions.extend(replace(r, id=r.id + offset) for r in al.regions)
-        unmatched.extend(replace(u, region=u.region + offset) if u.region is not None else u
-                         for u in al.unmatched)
-        rewired.extend(al.rewired)
-        changes.extend(meta_changes(al))
-    for sc in dc.sections:
-        if sc.name not in secs_b:
-            notes.append(f"GraphModule {sc.name} exists in the candidate only")
-            unmatched.extend(Unmatched(CANDIDATE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sc.name)
-                             for n in sc.nodes)
-    return _Aligned(aligns, tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
-                    tuple(sorted(counts.items())), tuple(notes))
-
-
-def hints_for_match_loss(
-    analysis: GraphAnalysis, stage: str, transform: str, occurrence: int = 0
-) -> list[Hint]:
-    """Root-cause hints the dumps give for a match loss at ``transform`` (empty when the dumps show none)."""
-    for d in analysis.transforms:
-        if d.transform == transform and d.occurrence == occurrence and d.stage == stage:
-            return list(d.hints)
-    return []
-
-
-def attach_hints(findings: tuple[Finding, ...], analysis: GraphAnalysis) -> tuple[Finding, ...]:
-    """``findings`` with ``root_cause`` evidence added to every ``match_loss`` finding the dumps explain."""
-    out: list[Finding] = []
-    for f in findings:
-        if f.category == Category.MATCH_LOSS and f.transform is not None and f.stage is not None:
-            occ = dict(f.evidence).get("occurrence", 0)
-            hints = hints_for_match_loss(analysis, f.stage, f.transform, occ if isinstance(occ, int) else 0)
-            if hints:
-                ev = dict(f.evidence)
-                ev["root_cause"] = to_jsonable(hints)
-                f = replace(f, evidence=tuple(sorted(ev.items())))
-        out.append(f)
-    return tuple(out)
-
-
-__all__ = ["analyze_graphs", "attach_hints", "hints_for_match_loss"]
+__all__ = ["analyze_graphs"]

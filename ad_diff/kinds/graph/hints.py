@@ -17,8 +17,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State
+from ad_diff.kinds.graph.diff import Hint, HintKind, RunDelta
 from ad_diff.kinds.graph.index import short_target
-from ad_diff.kinds.graph.model import Hint, HintKind, RunDelta, split_dump_key
+from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
     from ad_diff.kinds.graph.align import SectionAlignment

@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ad_diff.core.escape import fence_block, md_code, md_escape
-from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.model import Coverage, GraphAnalysis, MetaChangeKind, Region, TransformGraphDiff
+from ad_diff.core.model import BASELINE, CANDIDATE, RUNS
+from ad_diff.kinds.graph.diff import Absence, Coverage, GraphAnalysis, MetaChangeKind, TransformGraphDiff
+from ad_diff.kinds.graph.model import Region
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -15,6 +16,18 @@ MAX_SNIPPET_LINES = 12
 """Lines per side in a before/after snippet."""
 MAX_REGIONS_SHOWN = 3
 """Regions shown per transform (the JSON report has them all)."""
+MAX_KEYS_SHOWN = 8
+"""Transform keys listed per sentence ("restored in the candidate: ..."), then a count."""
+
+_ABSENCE_TEXT = {
+    Absence.RESTORED: "Restored in the {run} (not compared: the run restored AD's pipeline cache past them)",
+    Absence.CUT: "Dumps missing at the end of the {run}'s folder (its log shows they ran: the folder is cut "
+                 "short)",
+    Absence.LOST: "Dumps lost from the {run}'s folder (its log shows they ran)",
+    Absence.NOT_REACHED: "Not reached by the {run} (it stopped earlier)",
+    Absence.UNREADABLE: "Unreadable in the {run}",
+}
+"""How the section names dumps one run lacks for a reason other than "it ran in the other run only"."""
 
 
 def _cov(c: Coverage | None) -> str:
@@ -26,10 +39,11 @@ def _pairs(d: TransformGraphDiff) -> str:
 
 
 def _status(d: TransformGraphDiff) -> str:
-    if d.baseline_file is None:
-        return f"{CANDIDATE} only"
-    if d.candidate_file is None:
-        return f"{BASELINE} only"
+    if not d.two_sided:
+        missing = BASELINE if d.baseline_file is None else CANDIDATE
+        if d.missing in (None, Absence.NOT_RUN):
+            return f"{CANDIDATE if missing == BASELINE else BASELINE} only"
+        return f"{d.missing.value.replace('_', ' ')} in {missing}"
     if d.identical:
         return "identical"
     return "same structure" if d.structure_equal else "differs"
@@ -57,8 +71,35 @@ def snippet(region: Region) -> str:
 
 
 def is_new(d: TransformGraphDiff) -> bool:
-    """Something appears at this transform: new regions or metadata losses, hints, a one-sided dump."""
-    return bool(d.new_regions or d.new_meta_changes or d.hints) or not d.two_sided
+    """Something appears at this transform: new regions or metadata losses, hints, a dump of a transform that
+    ran in one run only (dumps missing for another reason are listed in one sentence each)."""
+    one_sided = not d.two_sided and d.missing in (None, Absence.NOT_RUN)
+    return bool(d.new_regions or d.new_meta_changes or d.hints) or one_sided
+
+
+def _keys(keys: list[str], code: bool = True) -> str:
+    shown = ", ".join(md_code(k) if code else k for k in keys[:MAX_KEYS_SHOWN])
+    return shown + (f" and {len(keys) - MAX_KEYS_SHOWN} more" if len(keys) > MAX_KEYS_SHOWN else "")
+
+
+def not_compared(a: GraphAnalysis) -> list[tuple[str, Absence, list[str]]]:
+    """``(run, reason, keys)`` of the dumps one run lacks for a reason other than a one-sided transform."""
+    out: list[tuple[str, Absence, list[str]]] = []
+    for run in RUNS:
+        for why in _ABSENCE_TEXT:
+            keys = [d.key for d in a.transforms if d.missing is why
+                    and (d.baseline_file if run == BASELINE else d.candidate_file) is None]
+            if keys:
+                out.append((run, why, keys))
+    return out
+
+
+def moved_text(d: TransformGraphDiff, code: bool = True) -> str:
+    """The sentence for a transform the runs ran in another order."""
+    assert d.moved is not None
+    q = md_code if code else str
+    return (f"{q(d.key)} ran at another place in the pipeline: after {q(d.moved[0])} in the baseline, after "
+            f"{q(d.moved[1])} in the candidate")
 
 
 def _md_row(d: TransformGraphDiff) -> str:
@@ -80,9 +121,14 @@ def render_markdown(a: GraphAnalysis) -> str:
     else:
         out.append(f"Dump formats: {md_escape(fmts)}. The graphs have the same structure after every paired "
                    "transform.")
+    for d in a.transforms:
+        if d.moved is not None:
+            out.append(f"\n{moved_text(d)}.")
     for label, keys in ((BASELINE, a.only_baseline), (CANDIDATE, a.only_candidate)):
         if keys:
-            out.append(f"\nDumps only in the {label}: " + ", ".join(md_code(k) for k in keys))
+            out.append(f"\nDumps only in the {label} (it alone ran them): " + _keys(list(keys)))
+    for run, why, missing in not_compared(a):
+        out.append(f"\n{md_escape(_ABSENCE_TEXT[why].format(run=run))}: " + _keys(missing))
     rows = [d for d in a.transforms if interesting(d)]
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
@@ -133,9 +179,16 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
                                    a.first_divergence_detail or ""))
     else:
         parts.append(Text("Graphs: same structure after every paired transform.", style="green"))
+    for d in a.transforms:
+        if d.moved is not None:
+            parts.append(Text(moved_text(d, code=False), style="yellow"))
     for label, keys in ((BASELINE, a.only_baseline), (CANDIDATE, a.only_candidate)):
         if keys:
-            parts.append(Text(f"Dumps only in the {label}: " + ", ".join(keys), style="yellow"))
+            parts.append(Text(f"Dumps only in the {label} (it alone ran them): " + _keys(list(keys), False),
+                              style="yellow"))
+    for run, why, missing in not_compared(a):
+        parts.append(Text(f"{_ABSENCE_TEXT[why].format(run=run)}: {_keys(missing, False)}",
+                          style="red" if why in (Absence.CUT, Absence.LOST) else "yellow"))
     all_rows = [d for d in a.transforms if interesting(d)]
     rows = [d for d in all_rows if is_new(d)]
     if len(all_rows) > len(rows):

@@ -5,8 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from ad_diff.kinds.graph.align import align_sections, scope_of
+from ad_diff.kinds.graph.diff import MetaChangeKind
 from ad_diff.kinds.graph.index import norm_target, strip_counter
-from ad_diff.kinds.graph.model import GraphSection
+from ad_diff.kinds.graph.measure import meta_changes
+from ad_diff.kinds.graph.model import GraphSection, MatchKind
 from ad_diff.kinds.graph.parse import parse_text
 from scripts.synth_dumps import Spec, build
 
@@ -95,3 +97,80 @@ def test_added_and_removed_regions() -> None:
     assert [r.kind for r in al.regions] == ["removed"]
     assert [(u.run, u.name, u.reason) for u in al.unmatched] == [("baseline", "n", "removed")]
     assert al.rewired == []  # the output reads an unmatched node: part of the region, not a rewiring
+
+
+F32 = "torch.float32"
+
+
+def _graph(lines: list[str]) -> GraphSection:
+    return parse_text("# Transform: t\n# Stage: s\n\n" + "\n".join(lines) + "\n", Path("x.txt")).sections[0]
+
+
+def test_counter_shifted_names_are_not_exact_pairs() -> None:
+    """Two branches of different widths joined by a cat: their backward signatures are equal, so a name-first
+    aligner paired baseline add_1 (1x2) with candidate add_1 (1x4: baseline's add, renamed by an upstream
+    insertion) and reported a shape change. The shapes disagree, so it is no exact pair."""
+    x = f"%x : 1x8 : {F32}"
+    tail = [
+        f"%narrow = aten.narrow.default(%x : 1x8 : {F32}, -1, 0, 4) : 1x4 : {F32}",
+        f"%{{a}} = aten.add.Tensor(%narrow : 1x4 : {F32}, 1.0) : 1x4 : {F32}",
+        f"%narrow_1 = aten.narrow.default(%x : 1x8 : {F32}, -1, 4, 2) : 1x2 : {F32}",
+        f"%{{b}} = aten.add.Tensor(%narrow_1 : 1x2 : {F32}, 1.0) : 1x2 : {F32}",
+        f"%cat = aten.cat.default([{{a}}, {{b}}], -1) : 1x6 : {F32}",
+        "output %cat, %mul",
+    ]
+    base = _graph([x, f"%mul = aten.mul.Tensor(%x : 1x8 : {F32}, 2.0) : 1x8 : {F32}",
+                   *(t.format(a="add", b="add_1") for t in tail)])
+    cand = _graph([x, f"%add = aten.add.Tensor(%x : 1x8 : {F32}, 0.0) : 1x8 : {F32}",
+                   f"%mul = aten.mul.Tensor(%add : 1x8 : {F32}, 2.0) : 1x8 : {F32}",
+                   *(t.format(a="add_1", b="add_2") for t in tail)])
+    al = align_sections(base, cand)
+    pairs = {p.baseline: (p.candidate, p.match_kind) for p in al.pairs()}
+    assert pairs["add"][0] == "add_1"
+    assert pairs["add_1"][0] == "add_2"
+    assert pairs["add_1"][1] is not MatchKind.EXACT
+    assert meta_changes(al) == []  # no shape change: every pair is the same node
+    assert [(u.run, u.name) for u in al.unmatched] == [("candidate", "add")]
+
+
+def test_stable_input_names_keep_their_identity_through_a_shape_change() -> None:
+    """``input_ids`` is the same input in both runs even when its shape changes (a real shape change); a
+    counter-named placeholder is identified by what reads it, not by its number."""
+    lin = ("%{out} = aten.linear.default(%{x} : 1x64 : " + F32 + ", %{w} : {shape} : " + F32 + ") : 1x{n} : "
+           + F32)
+    base = _graph([
+        "%input_ids : 1xs44 : torch.int64", f"%h : 1x64 : {F32}", f"%fused_weight_0 : 64x64 : {F32}",
+        f"%fused_weight_1 : 128x64 : {F32}",
+        lin.format(out="linear", x="h", w="fused_weight_0", shape="64x64", n=64),
+        f"%relu = aten.relu.default(%linear : 1x64 : {F32}) : 1x64 : {F32}",
+        lin.format(out="linear_1", x="relu", w="fused_weight_1", shape="128x64", n=128),
+        "output %input_ids, %linear_1",
+    ])
+    cand = _graph([  # an upstream group more: the candidate's fused_weight_1 is new, baseline's is now _2
+        "%input_ids : 2xs44 : torch.int64", f"%h : 1x64 : {F32}", f"%fused_weight_0 : 64x64 : {F32}",
+        f"%fused_weight_1 : 256x64 : {F32}", f"%fused_weight_2 : 128x64 : {F32}",
+        lin.format(out="linear", x="h", w="fused_weight_0", shape="64x64", n=64),
+        lin.format(out="linear_1", x="h", w="fused_weight_1", shape="256x64", n=256),
+        f"%relu = aten.relu.default(%linear : 1x64 : {F32}) : 1x64 : {F32}",
+        lin.format(out="linear_2", x="relu", w="fused_weight_2", shape="128x64", n=128),
+        "output %input_ids, %linear_2",
+    ])
+    al = align_sections(base, cand)
+    pairs = {p.baseline: (p.candidate, p.match_kind) for p in al.pairs()}
+    assert pairs["input_ids"] == ("input_ids", MatchKind.EXACT)
+    assert pairs["fused_weight_1"][0] == "fused_weight_2"
+    assert pairs["linear_1"][0] == "linear_2"
+    changed = [(m.baseline, m.candidate) for m in meta_changes(al) if m.kind is MetaChangeKind.CHANGED]
+    assert changed == [("input_ids", "input_ids")]
+    assert sorted(u.name for u in al.unmatched) == ["fused_weight_1", "linear_1"]
+    assert {u.run for u in al.unmatched} == {"candidate"}
+
+
+def test_lost_metadata_still_pairs_exactly() -> None:
+    """Metadata loss must stay detectable: an unknown shape agrees with any shape."""
+    neg = f"%neg = aten.neg.default(%x : 1x8 : {F32})"
+    base = _graph([f"%x : 1x8 : {F32}", f"{neg} : 1x8 : {F32}", "output %neg"])
+    cand = _graph([f"%x : 1x8 : {F32}", f"{neg} : ? : N/A", "output %neg"])
+    al = align_sections(base, cand)
+    assert {p.baseline: p.match_kind for p in al.pairs()}["neg"] is MatchKind.EXACT
+    assert [m.kind for m in meta_changes(al)] == [MetaChangeKind.LOST]

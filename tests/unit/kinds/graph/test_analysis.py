@@ -12,9 +12,10 @@ import pytest
 
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import Category, Finding, Severity, State
-from ad_diff.kinds.graph.analysis import analyze_graphs, attach_hints, hints_for_match_loss
+from ad_diff.kinds.graph.analysis import analyze_graphs
 from ad_diff.kinds.graph.classify import classify
-from ad_diff.kinds.graph.model import GraphAnalysis, HintKind
+from ad_diff.kinds.graph.diff import GraphAnalysis, HintKind
+from ad_diff.kinds.graph.evidence import attach, hints_for_match_loss
 from ad_diff.kinds.graph.section import render_markdown, render_terminal
 from ad_diff.kinds.log.model import RunLog
 from tests.conftest import ROOT
@@ -47,7 +48,9 @@ def test_fusion_one_layer(tmp_path: Path) -> None:
     b, c = S.fusion_one_layer(tmp_path)
     a = analyze_graphs(b / "graphs", c / "graphs")
     assert a.first_divergence == "post_load_fusion/fuse_rmsnorm"
-    assert codes(a) == ["ADG004", "ADG005"]
+    (first,) = findings(a)  # the regions are the first divergence's evidence, not a warning of their own
+    assert first.code == "ADG004"
+    assert dict(first.evidence)["graph_regions"]["count"] == 2
     d = a.transforms[-1]
     assert len(d.regions) == 2
     assert d.new_regions == (0, 1)
@@ -77,7 +80,7 @@ def test_metadata_loss_then_match_loss_linked_by_hint(tmp_path: Path) -> None:
     assert hints_for_match_loss(a, "post_load_fusion", "fuse_rmsnorm") == []
     ml = Finding("ADL001", Category.MATCH_LOSS, Severity.ERROR, "lost", transform="fuse_rmsnorm_quant",
                  stage="post_load_fusion")
-    (linked,) = attach_hints((ml,), a)
+    (linked,) = attach((ml,), a)
     assert dict(linked.evidence)["root_cause"][0]["cause_transform"] == "fuse_rmsnorm"
 
 
@@ -106,13 +109,16 @@ def test_consistency_between_log_and_dumps(tmp_path: Path) -> None:
     assert "candidate" in adg7[0].message
 
 
-def test_matches_logged_but_graph_unchanged(tmp_path: Path) -> None:
+def test_matches_logged_but_graph_unchanged_is_a_conflict_in_a_graph_stage(tmp_path: Path) -> None:
     b, c, lb, lc = S.op_form_change(tmp_path)
     recs = list(lb.transforms)
-    recs[1] = replace(recs[1], state=State.APPLIED, matches=4)
+    recs[1] = replace(recs[1], state=State.APPLIED, matches=4)  # post_export: a match must rewrite the graph
     lb = replace(lb, transforms=tuple(recs))
     a = analyze_graphs(b / "graphs", c / "graphs", lb, lc)
-    assert [f.transform for f in findings(a, lb, lc) if f.code == "ADG008"] == ["canonicalize_split"]
+    (conflict,) = [f for f in findings(a, lb, lc) if f.code in ("ADG008", "ADG012")]
+    assert (conflict.code, conflict.transform, conflict.severity) == ("ADG012", "canonicalize_split",
+                                                                       Severity.ERROR)
+    assert "baseline" in conflict.message
 
 
 def test_unreadable_dump_is_measured_then_a_finding_not_a_crash(tmp_path: Path) -> None:

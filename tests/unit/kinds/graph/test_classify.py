@@ -241,7 +241,7 @@ def test_new_nodes_without_metadata_in_both_runs_are_no_loss(tmp_path: Path) -> 
 
 def test_a_region_renamed_by_a_later_pass_is_no_new_region(tmp_path: Path) -> None:
     """A pass that renames every node in both runs (a re-trace, a compile) carries the regions on: they hold
-    the same ops, so nothing new appears there (no "N rewritten region(s) appear" at every later transform)."""
+    the same ops, so nothing new appears there (no "N rewritten region(s) appear" at each later transform)."""
     b, c = tmp_path / "baseline", tmp_path / "candidate"
     norm = Spec(layers=3, unfused_layers=(1,))
     write_run(b, [("export", "export_to_gm", UNFUSED), ("post_load_fusion", "fuse_rmsnorm", FUSED),

@@ -26,7 +26,7 @@ def other_run(run: str) -> RunId:
     """The run that is not ``run``."""
     return CANDIDATE if run == BASELINE else BASELINE
 
-#: AD ``Stages`` enum values, in execution order of the newest known version (FORMATS.md 1.2).
+#: AD ``Stages`` enum values, in execution order of the newest known version (docs/formats.md).
 #: ``visualize`` moved around between versions; pipeline order is always taken from the log itself.
 STAGES: tuple[str, ...] = (
     "factory",

@@ -78,8 +78,8 @@ UNRECOGNISED = Rule(
     "ADL011", "unrecognised-lines", "input", W,
     "{run} log: {count} AutoDeploy line(s) in no known format (first at line {line}: {text})",
     "Lines that carry an AutoDeploy transform prefix and look like results ([SUMMARY], enabled=...) but "
-    "match none of the formats in FORMATS.md. Their transforms may be missing from the comparison; a new "
-    "AD log format needs a parser update.",
+    "match none of the formats in docs/formats.md. Their transforms may be missing from the comparison; "
+    "a new AD log format needs a parser update.",
 )
 RETRY = Rule(
     "ADL012", "pipeline-restarted", "consistency", W,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison
 from ad_diff.kinds.tensors.plots import plot_files
 
@@ -29,46 +29,53 @@ def verdict_text(c: TensorComparison) -> str:
 
 _ICON = {"identical": "\u2705", "acceptable drift": "\u2705", "beyond tolerance": "\u274c",
          "new NaN/Inf": "\u274c", "shape mismatch": "\u274c"}  # fmt: skip
-_HEAD = (
-    "| Tensor | dtype · shape | Verdict | Judged by | Share beyond elementwise tol | NRMSE | Cosine "
-    "| vs reference | Top-1 / top-k | NaN/Inf b→c |"
-)
+_HEAD = "| Tensor | Verdict | Judged by | NRMSE | Cosine |"
+"""Five narrow columns (a 780 px PR comment); the other statistics go in a folded list below the table."""
+_RULE = "|---|---|---|---:|---:|"
 
 
 def _num(x: float | None, fmt: str = ".3g") -> str:
     return "" if x is None else format(x, fmt)
 
 
-def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
-    v = verdict_text(c)
+def _shape(c: TensorComparison) -> str:
     shape = f"{c.baseline.dtype}{list(c.baseline.shape)}"
     if c.mismatch:
         shape += f" → {c.candidate.dtype}{list(c.candidate.shape)}"
+    return shape
+
+
+def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
+    v = verdict_text(c)
     s, j = c.stats, c.judgement
     if s is None or j is None:
-        cells = [md_code(c.name), md_escape(shape), f"{_ICON[v]} {v}", "", "", "", "", "", "", ""]
-        return "| " + " | ".join(cells) + " |"
-    ref = ""
-    if s.reference is not None:
-        ref = f"{s.reference.ratio:.2f}× baseline's RMSE"
-    top = "" if s.top1 is None else f"{s.top1:.1%} / {s.topk:.1%} (k={s.k})"
+        return f"| {html_code(c.name)} | {_ICON[v]} {v} | | | |"
     verdict = f"{_ICON[v]} {v}"
     if plots_dir_rel is not None and v != "identical" and not c and s.histogram is not None:
         hist, scatter = plot_files(c.name)
         verdict += f" ([hist]({plots_dir_rel}/{hist}), [scatter]({plots_dir_rel}/{scatter}))"
-    cells = [
-        md_code(c.name),
-        md_escape(shape),
-        verdict,
-        md_escape(f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"),
-        f"{s.outside_share:.1%}",
-        _num(s.nrmse),
-        _num(s.cosine, ".6f"),
-        ref,
-        top,
-        f"{s.nan_baseline}/{s.inf_baseline} → {s.nan_candidate}/{s.inf_candidate}",
-    ]
+    cells = [html_code(c.name), verdict, md_escape(f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"),
+             _num(s.nrmse), _num(s.cosine, ".6f")]
     return "| " + " | ".join(cells) + " |"
+
+
+def _stats_item(c: TensorComparison) -> str:
+    """The statistics that do not fit the table, one list item per tensor."""
+    s = c.stats
+    parts = [md_escape(_shape(c))]
+    if s is not None:
+        parts.append(f"{s.outside_share:.1%} beyond the elementwise tolerance")
+        if s.reference is not None:
+            parts.append(f"{s.reference.ratio:.2f}× the baseline's RMSE against the reference")
+        if s.top1 is not None:
+            parts.append(f"top-1 {s.top1:.1%} / top-{s.k} {s.topk:.1%}")
+        parts.append(f"NaN/Inf {s.nan_baseline}/{s.inf_baseline} → {s.nan_candidate}/{s.inf_candidate}")
+    return f"- {md_code(c.name)}: " + "; ".join(parts)
+
+
+def _stats(comparisons: list[TensorComparison], title: str) -> list[str]:
+    items = [_stats_item(c) for c in comparisons]
+    return [f"<details><summary>{title}</summary>", "", *items, "", "</details>", ""]
 
 
 def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) -> str:
@@ -77,9 +84,10 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
     outputs = [c for c in analysis.comparisons if c.kind == "output"]
     nodes = [c for c in analysis.comparisons if c.kind == "node"]
     if outputs:
-        out += [_HEAD, "|" + "---|" * 10]
+        out += [_HEAD, _RULE]
         out += [_row(c, plots_dir_rel) for c in outputs]
         out.append("")
+        out += _stats(outputs, "dtype, shape, elementwise share, reference, top-k, NaN/Inf per tensor")
         out.append(
             "_Verdicts: new NaN/Inf always fails; otherwise the judged statistic decides (default: error "
             "against the recorded reference relative to the baseline's, else normalised RMSE ≤ rtol). The "
@@ -97,11 +105,11 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
         out += [line + ".", ""]
         if fd is not None:
             shown = beyond[:MAX_NODE_ROWS]  # analysis keeps node captures in graph order
-            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, "|" + "---|" * 10]
+            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, _RULE]
             out += [_row(c, None) for c in shown]
             if len(beyond) > len(shown):
-                out.append(f"| … {len(beyond) - len(shown)} more | | | | | | | | | |")
-            out += ["", "</details>", ""]
+                out.append(f"| … {len(beyond) - len(shown)} more | | | | |")
+            out += ["", *(_stats_item(c) for c in shown), "", "</details>", ""]
     if analysis.unmatched:
         out.append("Recorded in one run only:")
         for u in analysis.unmatched:

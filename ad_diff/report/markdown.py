@@ -135,7 +135,11 @@ def _group_blocks(
         items = "\n".join(
             f"{start + i}. {G.icon(g, fail_on)} {G.title_md(g)}" for i, g in enumerate(secondary)
         )
-        details = "\n\n".join(G.group_details(start + i, g, fail_on) for i, g in enumerate(secondary))
+        found = [f for g in secondary for f in g.findings]
+        details = (
+            f"<details><summary>Their findings ({len(found)})</summary>\n\n"
+            f"{G.findings_list(found, fail_on)}\n\n</details>"
+        )
         blocks.append(
             _Block(
                 "other findings",
@@ -164,10 +168,10 @@ def _transform_blocks(result: DiffResult) -> list[_Block]:
     same = [(i, r) for i, r in enumerate(result.transforms, 1) if not r.changed]
     total = len(result.transforms)
     blocks = []
-    if changed:
-        head = "| # | Stage | Transform | Baseline \u2192 Candidate | \u0394 |\n|---:|---|---|---:|---:|"
+    if changed:  # four narrow columns: each row's stage is in the JSON report
+        head = "| # | Transform | Baseline \u2192 Candidate | \u0394 |\n|---:|---|---:|---:|"
         rows = "\n".join(
-            f"| {i} | {md_escape(r.stage)} | {html_code(r.transform)} | "
+            f"| {i} | {html_code(r.transform)} | "
             f"{md_escape(side_text(r.baseline))} \u2192 {md_escape(side_text(r.candidate))} | "
             f"{delta_text(r.delta)} |"
             for i, r in changed
@@ -190,14 +194,16 @@ def _transform_blocks(result: DiffResult) -> list[_Block]:
                 100,
             )
         )
-    if same:
-        urows = "\n".join(
-            f"| {i} | {md_escape(r.stage)} | {html_code(r.transform)} | {md_escape(side_text(r.baseline))} |"
-            for i, r in same
-        )
+    if same:  # one wrapping line per stage, not a table: long names must not widen the comment
+        by_stage: dict[str, list[str]] = {}
+        for i, r in same:
+            by_stage.setdefault(r.stage, []).append(
+                f"{i} {md_code(r.transform)} {md_escape(side_text(r.baseline))}"
+            )
+        items = "\n".join(f"- **{md_escape(stage)}**: " + " · ".join(xs) for stage, xs in by_stage.items())
         full = (
-            f"<details><summary>Unchanged transforms ({len(same)})</summary>\n\n"
-            f"| # | Stage | Transform | State / matches |\n|---:|---|---|---:|\n{urows}\n\n</details>"
+            f"<details><summary>Unchanged transforms ({len(same)}): number, name, state or matches</summary>"
+            f"\n\n{items}\n\n</details>"
         )
         blocks.append(
             _Block(

@@ -99,7 +99,7 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
         # run: show the transforms where something new appears, fold the full table.
-        head = ["| Transform | Dumps | Unmatched B / C | Regions (new) | Metadata B → C |",
+        head = ["| Transform | Dumps | Unmatched<br>B / C | Regions<br>(new) | Metadata<br>B → C |",
                 "|---|---|---:|---:|---:|"]
         new_rows = [d for d in rows if is_new(d)]
         later = [d for d in rows if not is_new(d)]

@@ -77,7 +77,7 @@ def test_batch_markdown_folds_passing_models_first(tmp_path: Path) -> None:
     assert "Details folded to fit the comment limit: m5" in md
     assert "<summary>\u274c m0" in md  # the failing model's details are kept
     for i in range(6):  # every model stays in the summary table
-        assert f"| `m{i}` |" in md
+        assert f"| <code>m{i}</code> |" in md
 
 
 def test_cli_writes_step_summary_by_appending(tmp_path: Path, cli) -> None:

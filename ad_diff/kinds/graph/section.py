@@ -66,12 +66,13 @@ def is_new(d: TransformGraphDiff) -> bool:
 
 
 def _md_row(d: TransformGraphDiff, ignored: Collection[str] = ()) -> str:
-    # Five narrow columns for a 780 px comment: the stage and the pairs by match kind are in the JSON report.
+    # Four narrow columns, so a 45-character transform name still fits a 780 px comment; the stage and the
+    # pairs by match kind are in the JSON report.
     nb = sum(1 for u in d.unmatched if u.run == "baseline")
     name = d.transform + (f"#{d.occurrence}" if d.occurrence else "")
     status = "ignored" if d.transform in ignored else _status(d)
-    return (f"| {html_code(name)} | {status} | {nb} / {len(d.unmatched) - nb} | "
-            f"{len(d.regions)} ({len(d.new_regions)}) | {_cov_change(d)} |")
+    return (f"| {html_code(name)} | {status} | {nb} / {len(d.unmatched) - nb} · {len(d.regions)} "
+            f"({len(d.new_regions)}) | {_cov_change(d)} |")
 
 
 def _cov_change(d: TransformGraphDiff) -> str:
@@ -99,8 +100,8 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
         # run: show the transforms where something new appears, fold the full table.
-        head = ["| Transform | Dumps | Unmatched<br>B / C | Regions<br>(new) | Metadata<br>B → C |",
-                "|---|---|---:|---:|---:|"]
+        head = ["| Transform | Dumps | Unmatched B / C<br>· regions (new) | Metadata<br>B → C |",
+                "|---|---|---:|---:|"]
         new_rows = [d for d in rows if is_new(d)]
         later = [d for d in rows if not is_new(d)]
         if new_rows:

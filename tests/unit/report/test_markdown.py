@@ -48,7 +48,7 @@ def test_ignored_transforms_are_shown_as_ignored_everywhere() -> None:
     assert "1 transform ignored (--ignore-transform): match_rope_layout" in _first_screen(md)
     assert "finding" in _first_screen(md).split("ignored", 1)[1]  # and how many findings it dropped
     graph = md.split("### Graph dumps", 1)[1]
-    assert "| <code>match_rope_layout</code> | ignored |" in graph
+    assert "| <code>match_rope_layout</code> | ignored | 6 / 2 · 2 (2) | 100.0% → 98.0% |" in graph
     assert "#### `pattern_matcher/match_rope_layout`" not in graph  # no details for an ignored transform
     assert all(f["transform"] != "match_rope_layout" for f in js["findings"])
     assert js["headline"] == "FAIL: 1 root cause (metadata lost at match_rope_pattern)"

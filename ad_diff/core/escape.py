@@ -63,13 +63,19 @@ def html_code(text: object) -> str:
 _SPAN = re.compile(r"`([^`\r\n]+)`")
 
 
+def md_text(text: object) -> str:
+    """:func:`md_escape`, with backticks as entities: safe right next to a code span (an escaped backtick
+    before a code span's opening fence would read as one longer fence to simpler markdown readers)."""
+    return md_escape(text).replace("\\`", "&#96;")
+
+
 def md_inline(text: object) -> str:
     """Return ``text`` escaped like :func:`md_escape`, except that ```…``` spans in it (op names in messages
     written by ad-diff) render as code spans. Every piece is escaped, so hostile text stays inert."""
     s = str(text)
     out, last = [], 0
     for m in _SPAN.finditer(s):
-        out += [md_escape(s[last:m.start()]), md_code(m.group(1))]
+        out += [md_text(s[last:m.start()]), md_code(m.group(1))]
         last = m.end()
-    out.append(md_escape(s[last:]))
+    out.append(md_text(s[last:]))
     return "".join(out)

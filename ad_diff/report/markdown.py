@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ad_diff import __version__
-from ad_diff.core.escape import html_code, md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape, md_text
 from ad_diff.core.model import TransformComparison
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict
@@ -85,7 +85,7 @@ def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[Cau
     """The first screen, and the groups it lists (primary) and mentions (secondary)."""
     p = partition(result, verdict)
     mark = "\u274c" if verdict.verdict == "fail" else "\u2705"
-    title = render_parts(headline_parts(result, verdict), md_code, md_escape)
+    title = render_parts(headline_parts(result, verdict), md_code, md_text)
     cnt = " · ".join(
         f"**{md_escape(c.text())}**" if c.count or c.not_analysed else md_escape(c.text())
         for c in counts(result)

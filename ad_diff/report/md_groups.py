@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ad_diff.core.escape import html_code, html_text, md_code, md_escape, md_inline
+from ad_diff.core.escape import html_code, html_text, md_code, md_escape, md_inline, md_text
 from ad_diff.core.model import Finding, Severity, TransformComparison
 from ad_diff.explain.links import hints
 from ad_diff.explain.model import CauseGroup, CauseKind
@@ -26,7 +26,7 @@ MAX_NAMED = 3
 
 def title_md(g: CauseGroup) -> str:
     """The group's title as markdown (names as code spans)."""
-    return render_parts(g.title_parts, md_code, md_escape)
+    return render_parts(g.title_parts, md_code, md_text)
 
 
 def title_html(g: CauseGroup) -> str:

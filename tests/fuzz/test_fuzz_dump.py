@@ -166,6 +166,7 @@ _HTML_OK = re.compile(r"</?(details|summary|sub|br|code)>")
 @given(names=st.lists(st.tuples(_NAME, _NAME, _NAME, _NAME), min_size=1, max_size=8),
        sev=st.lists(st.sampled_from(list(Severity)), min_size=8, max_size=8))
 @example(names=[("a", "a", "\\|", "a")], sev=[Severity.ERROR] * 8)  # found by fuzzing: '\\|' split the cell
+@example(names=[("a", "a", "<script>", "`<script>")], sev=[Severity.ERROR] * 8)  # an escaped '`' before a code span
 def test_markdown_keeps_hostile_names_in_their_cells(names: list[tuple[str, str, str, str]], sev: list[Severity]) -> None:
     from ad_diff.gate import decide
     from ad_diff.report.markdown import render

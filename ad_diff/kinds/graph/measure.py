@@ -9,7 +9,16 @@ from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.align import SectionAlignment, align_sections
 from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
 from ad_diff.kinds.graph.index import meta_agrees, norm_target
-from ad_diff.kinds.graph.model import GraphDump, MatchKind, NodeMeta, Region, Unmatched, UnmatchedReason
+from ad_diff.kinds.graph.model import (
+    Arg,
+    GraphDump,
+    GraphNode,
+    MatchKind,
+    NodeMeta,
+    Region,
+    Unmatched,
+    UnmatchedReason,
+)
 
 
 def coverage(dump: GraphDump) -> Coverage:
@@ -48,17 +57,25 @@ def _meta_text(m: NodeMeta | None) -> str:
     return m.dtype if m.shape is None else f"{m.shape} : {m.dtype}"
 
 
-def node_table(dump: GraphDump) -> dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]]:
-    """``section/name -> (target, line-free args text, meta, args)`` for within-run comparison."""
-    out: dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]] = {}
+NodeTable = dict[str, GraphNode]
+"""A dump's nodes by ``section/name`` (root nodes by name alone): how one run's consecutive dumps meet."""
+
+
+def node_table(dump: GraphDump) -> NodeTable:
+    """``section/name -> node`` for within-run comparison."""
+    out: NodeTable = {}
     for sec in dump.sections:
-        prefix = "" if sec.name == "(root)" else sec.name + "/"
-        for n in sec.nodes:
-            out[prefix + n.name] = (n.target, "", n.meta, tuple((a.text, a.node, a.refs) for a in n.args))
+        if sec.name == "(root)":
+            out.update({n.name: n for n in sec.nodes})
+        else:
+            prefix = sec.name + "/"
+            out.update({prefix + n.name: n for n in sec.nodes})
     return out
 
 
-NodeTable = dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]]
+def _wiring(args: tuple[Arg, ...]) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
+    """What a node reads, without the metadata written beside its ``%name`` arguments."""
+    return tuple((a.text, a.node, a.refs) for a in args)
 
 
 def run_delta(
@@ -89,13 +106,13 @@ def run_delta(
     added = sum(1 for k in b if k not in a)
     meta_changed = 0
     rewired = 0
-    for k, (t, _, m, args) in b.items():
+    for k, n in b.items():
         old = a.get(k)
-        if old is None:
+        if old is None or old is n:  # the same object: a line both dumps share (parse.LineMemo)
             continue
-        if old[2] != m:
+        if old.meta is not n.meta and old.meta != n.meta:
             meta_changed += 1
-        if old[0] != t or old[3] != args:
+        if old.target != n.target or (old.args is not n.args and _wiring(old.args) != _wiring(n.args)):
             rewired += 1
     # A node kept by name but given another target or other inputs counts as removed and added.
     return RunDelta(added + rewired, len(removed) + rewired, meta_changed, True, tuple(removed))

@@ -121,20 +121,21 @@ def _exact(al: SectionAlignment) -> None:
     dump order, so every input's own decision is made before its users are looked at."""
     B, C, mb = al.b, al.c, al.mb
     nodes_c = C.section.nodes
+    pos_b, tb, tc, metas_b, metas_c = B.pos, B.targets, C.targets, B.metas, C.metas
     for j, name in enumerate(C.names):
-        i = B.pos.get(name)
-        if i is None or B.targets[i] != C.targets[j]:
+        i = pos_b.get(name)
+        if i is None or tb[i] != tc[j]:
             continue
-        agree = meta_agrees(B.metas[i], C.metas[j])
+        agree = meta_agrees(metas_b[i], metas_c[j])
         op = nodes_c[j].op
         if op != "call":  # a placeholder's own name is its identity, unless it is a counter name
             if agree or op == "output" or not has_counter(name):
                 al.pair(i, j, MatchKind.EXACT)
             continue
         ib, ic = B.inputs[i], C.inputs[j]
-        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or _ext(B, i) != _ext(C, j):
+        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
             continue
-        if B.fwd[i] == C.fwd[j] or all(mb[x] == y for x, y in zip(ib, ic, strict=True)):
+        if B.fwd[i] == C.fwd[j] or [mb[x] for x in ib] == ic:
             al.pair(i, j, MatchKind.EXACT)
 
 
@@ -166,11 +167,11 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
 
     def fwd_b(x: GraphIndex, i: int) -> object:
         ins = tuple(k if mb[k] >= 0 else -1 for k in x.inputs[i])
-        return (x.targets[i], x.lits[i], ins, _ext(x, i)) if any(k >= 0 for k in ins) else ("-", i)
+        return (x.targets[i], x.lits[i], ins, x.ext[i]) if any(k >= 0 for k in ins) else ("-", i)
 
     def fwd_c(x: GraphIndex, j: int) -> object:
         ins = tuple(mc[k] for k in x.inputs[j])
-        return (x.targets[j], x.lits[j], ins, _ext(x, j)) if any(k >= 0 for k in ins) else ("+", j)
+        return (x.targets[j], x.lits[j], ins, x.ext[j]) if any(k >= 0 for k in ins) else ("+", j)
 
     def bwd_b(x: GraphIndex, i: int) -> object:
         us = tuple(sorted((u, k) for u, k in x.users[i] if mb[u] >= 0))
@@ -185,10 +186,6 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
         n += _unique2(al, MatchKind.STRUCTURAL, bwd_b, bwd_c)
         if not n:
             break
-
-
-def _ext(x: GraphIndex, i: int) -> tuple[str, ...]:
-    return tuple(strip_counter(e) for e in x.ext[i])
 
 
 def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:  # type: ignore[no-untyped-def]
@@ -249,13 +246,12 @@ def _rewired(al: SectionAlignment) -> None:
         if j < 0:
             continue
         ib, ic = B.inputs[i], C.inputs[j]
-        if (
-            len(ib) != len(ic)
-            or B.lits[i] != C.lits[j]
-            or _ext(B, i) != _ext(C, j)
-            or any(mb[x] >= 0 and mb[x] != y for x, y in zip(ib, ic, strict=True))
-        ):
+        if len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
             al.rewired.append((B.names[i], C.names[j]))
+        else:
+            got = [mb[x] for x in ib]  # the candidate nodes this node's inputs are paired with
+            if got != ic and any(m >= 0 and m != y for m, y in zip(got, ic, strict=True)):
+                al.rewired.append((B.names[i], C.names[j]))
 
 
 def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:

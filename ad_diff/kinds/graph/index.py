@@ -77,28 +77,32 @@ class GraphIndex:
     def __init__(self, section: GraphSection) -> None:
         self.section = section
         nodes = section.nodes
-        self.names = [n.name for n in nodes]
+        self.names = names = [n.name for n in nodes]
         # A placeholder's target is its name; a counter name (``fused_weight_3``) is no identity, so those
         # pair by the structure around them, like call nodes.
-        self.targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
-                        for n in nodes]
-        keys: dict[NodeMeta | None, MetaKey] = {}  # few distinct metadata texts: compare each once
-        self.metas = [keys[n.meta] if n.meta in keys else keys.setdefault(n.meta, meta_key(n.meta))
+        self.targets = targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
+                                  for n in nodes]
+        # Few distinct metadata objects (the parser shares one per text): compute each key once, by identity
+        # (the nodes keep every one of them alive meanwhile, so no id is reused).
+        keys: dict[int, MetaKey] = {}
+        self.metas = [keys[m] if (m := id(n.meta)) in keys else keys.setdefault(m, meta_key(n.meta))
                       for n in nodes]
         """:func:`meta_key` of every node."""
-        pos = {name: i for i, name in enumerate(self.names)}
+        pos = {name: i for i, name in enumerate(names)}
         self.pos = pos
         n = len(nodes)
         self.inputs: list[list[int]] = [[] for _ in range(n)]
         self.users: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        users = self.users
         self.ext: list[tuple[str, ...]] = [()] * n
-        """External (undumped) names each node reads, e.g. weights."""
+        """External (undumped) names each node reads, e.g. weights, counter suffix removed."""
         self.lits: list[tuple[str, ...]] = [()] * n
         """Literal args, with list literals reduced to their non-node text."""
         fwd = [0] * n
+        get = pos.get
         for i, node in enumerate(nodes):
             if node.op == "placeholder":
-                fwd[i] = hash(("P", strip_counter(node.name)))  # a counter name is no identity
+                fwd[i] = hash(("P", targets[i]))  # the name without its counter: a counter is no identity
                 continue
             labels: list[object] = []
             ins = self.inputs[i]
@@ -106,25 +110,26 @@ class GraphIndex:
             lits: list[str] = []
             for k, a in enumerate(node.args):
                 if a.node:
-                    j = pos.get(a.text)
+                    j = get(a.text)
                     if j is None or j >= i:
-                        ext.append(a.text)
-                        labels.append(("W", strip_counter(a.text)))
+                        w = strip_counter(a.text)
+                        ext.append(w)
+                        labels.append(("W", w))
                     else:
                         ins.append(j)
-                        self.users[j].append((i, k))
+                        users[j].append((i, k))
                         labels.append(fwd[j])
                 elif a.refs:
                     sub: list[object] = []
                     resolved = False
                     for r in a.refs:
-                        j = pos.get(r)
+                        j = get(r)
                         if j is None or j >= i:
                             sub.append(r)  # not a node: a symbol such as s44 printed inside a list
                         else:
                             resolved = True
                             ins.append(j)
-                            self.users[j].append((i, k))
+                            users[j].append((i, k))
                             sub.append(fwd[j])
                     labels.append(("R", tuple(sub)))
                     if not resolved:  # node names inside lists are compared through the inputs instead
@@ -136,16 +141,16 @@ class GraphIndex:
                 self.ext[i] = tuple(ext)
             if lits:
                 self.lits[i] = tuple(lits)
-            fwd[i] = hash((self.targets[i], tuple(labels)))
+            fwd[i] = hash((targets[i], tuple(labels)))
         self.fwd = fwd
         bwd = [0] * n
         for i in range(n - 1, -1, -1):
-            us = self.users[i]
-            key = tuple(sorted((bwd[u], k) for u, k in us)) if us else ()
+            us = users[i]
+            key = tuple(sorted([(bwd[u], k) for u, k in us])) if us else ()
             if nodes[i].op == "placeholder":
-                bwd[i] = hash(("P", strip_counter(self.names[i]), key))
+                bwd[i] = hash(("P", targets[i], key))
             else:
-                bwd[i] = hash((self.targets[i], key))
+                bwd[i] = hash((targets[i], key))
         self.bwd = bwd
 
     def __len__(self) -> int:

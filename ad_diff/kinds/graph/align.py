@@ -97,7 +97,8 @@ def align_sections(
 
 
 def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionAlignment:
-    al = SectionAlignment(b.name, GraphIndex(b), GraphIndex(c))
+    B = GraphIndex(b)
+    al = SectionAlignment(b.name, B, GraphIndex(c, like=B))
     _exact(al)
     _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))
     _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.bwd[i]))
@@ -118,11 +119,20 @@ def identical_alignment(sec: GraphSection) -> list[NodePair]:
 
 def _exact(al: SectionAlignment) -> None:
     """Same-name pairs that the structure confirms (see the module docstring). Candidate nodes are visited in
-    dump order, so every input's own decision is made before its users are looked at."""
+    dump order, so every input's own decision is made before its users are looked at.
+
+    The leading nodes both sections share (:attr:`GraphIndex.shared`) pair with themselves without a look:
+    each has its own name at its own position on both sides (no name repeats there), the same target,
+    metadata, inputs and forward signature, which is everything this step compares."""
     B, C, mb = al.b, al.c, al.mb
+    shared = C.shared
+    if shared:
+        al.mb[:shared] = al.mc[:shared] = range(shared)
+        al.kind[:shared] = [MatchKind.EXACT] * shared
     nodes_c = C.section.nodes
     pos_b, tb, tc, metas_b, metas_c = B.pos, B.targets, C.targets, B.metas, C.metas
-    for j, name in enumerate(C.names):
+    for j in range(shared, len(C)):
+        name = C.names[j]
         i = pos_b.get(name)
         if i is None or tb[i] != tc[j]:
             continue
@@ -242,7 +252,8 @@ def _sequence(al: SectionAlignment) -> None:
 
 def _rewired(al: SectionAlignment) -> None:
     B, C, mb = al.b, al.c, al.mb
-    for i, j in enumerate(mb):
+    for i in range(C.shared, len(mb)):  # the shared leading nodes read the same paired inputs: see _exact
+        j = mb[i]
         if j < 0:
             continue
         ib, ic = B.inputs[i], C.inputs[j]

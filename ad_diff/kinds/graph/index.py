@@ -10,8 +10,9 @@ because AD derives them from the module path and they anchor each layer.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
-from ad_diff.kinds.graph.model import GraphSection, NodeMeta
+from ad_diff.kinds.graph.model import GraphNode, GraphSection, NodeMeta
 
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 _COUNTER = re.compile(r"_\d+$")
@@ -68,16 +69,43 @@ def has_counter(name: str) -> bool:
     return name[-1:].isdigit() and _COUNTER.search(name) is not None
 
 
+def shared_prefix(a: tuple[GraphNode, ...], b: tuple[GraphNode, ...]) -> int:
+    """How many leading nodes ``a`` and ``b`` share as the same objects (the parser's memo hands out one
+    object per line text and line number, so this is the run of identical leading lines)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y:
+            break
+        n += 1
+    return n
+
+
 class GraphIndex:
-    """Positions, edges and signatures of one section's nodes (dump order = topological order)."""
+    """Positions, edges and signatures of one section's nodes (dump order = topological order).
+
+    ``GraphIndex(section, like)`` takes what it can from the index ``like`` of the other run's section: where
+    both begin with the same nodes and neither repeats a name, the leading nodes resolve their inputs to the
+    same positions and so get the same inputs, literals and forward signatures; only their users (and so
+    their backward signatures) can differ. :attr:`shared` says how many were taken.
+    """
 
     __slots__ = ("section", "names", "targets", "pos", "inputs", "ext", "users", "fwd", "bwd", "lits",
-                 "metas")
+                 "metas", "shared")
+    fwd: list[int]
+    bwd: list[int]
 
-    def __init__(self, section: GraphSection) -> None:
+    def __init__(self, section: GraphSection, like: GraphIndex | None = None) -> None:
         self.section = section
         nodes = section.nodes
         self.names = names = [n.name for n in nodes]
+        pos = dict(zip(names, range(len(names)), strict=True))
+        self.pos = pos
+        n = len(nodes)
+        shared = 0
+        if like is not None and len(pos) == n and len(like.pos) == len(like):
+            shared = shared_prefix(like.section.nodes, nodes)
+        self.shared = shared
+        """Leading nodes whose inputs, literals and forward signatures were taken from ``like``."""
         # A placeholder's target is its name; a counter name (``fused_weight_3``) is no identity, so those
         # pair by the structure around them, like call nodes.
         self.targets = targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
@@ -88,9 +116,6 @@ class GraphIndex:
         self.metas = [keys[m] if (m := id(n.meta)) in keys else keys.setdefault(m, meta_key(n.meta))
                       for n in nodes]
         """:func:`meta_key` of every node."""
-        pos = {name: i for i, name in enumerate(names)}
-        self.pos = pos
-        n = len(nodes)
         self.inputs: list[list[int]] = [[] for _ in range(n)]
         self.users: list[list[tuple[int, int]]] = [[] for _ in range(n)]
         users = self.users
@@ -99,8 +124,19 @@ class GraphIndex:
         self.lits: list[tuple[str, ...]] = [()] * n
         """Literal args, with list literals reduced to their non-node text."""
         fwd = [0] * n
+        if like is not None and shared:
+            # Read-only once built, so the lists can be the same objects in both indexes.
+            self.inputs[:shared] = like.inputs[:shared]
+            self.ext[:shared] = like.ext[:shared]
+            self.lits[:shared] = like.lits[:shared]
+            fwd[:shared] = like.fwd[:shared]
+            cut = (shared,)  # users are appended in node order: the leading nodes' users come first
+            for q, us in enumerate(like.users[:shared]):
+                if us:
+                    users[q] = us[:bisect_left(us, cut)]
         get = pos.get
-        for i, node in enumerate(nodes):
+        for i in range(shared, n):
+            node = nodes[i]
             if node.op == "placeholder":
                 fwd[i] = hash(("P", targets[i]))  # the name without its counter: a counter is no identity
                 continue

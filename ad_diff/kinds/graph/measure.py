@@ -123,11 +123,12 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
     out: list[MetaChange] = []
     nb, nc = al.b.section.nodes, al.c.section.nodes
     kb, kc = al.b.metas, al.c.metas
-    for i, j in enumerate(al.mb):
+    for i in range(al.c.shared, len(al.mb)):  # the shared leading nodes pair with themselves: same metadata
+        j = al.mb[i]
         if j < 0:
             continue
         mb, mc = nb[i].meta, nc[j].meta
-        if mb is None or mc is None or mb == mc:
+        if mb is None or mc is None or mb is mc or mb == mc:
             continue
         if mb.known and not mc.known:
             kind = MetaChangeKind.LOST

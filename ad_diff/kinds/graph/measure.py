@@ -10,6 +10,7 @@ from ad_diff.kinds.graph.align import SectionAlignment, align_sections
 from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
 from ad_diff.kinds.graph.index import meta_agrees, norm_target
 from ad_diff.kinds.graph.model import (
+    UNKNOWN_DTYPES,
     Arg,
     GraphDump,
     GraphNode,
@@ -25,23 +26,26 @@ def coverage(dump: GraphDump) -> Coverage:
     """Share of nodes (placeholders, calls) and of ``%name`` arguments with known metadata."""
     nk = nt = ak = at = 0
     by_target: dict[str, list[int]] = {}
+    unknown = UNKNOWN_DTYPES  # NodeMeta.known, inlined: this loop visits every node and argument
     for sec in dump.sections:
         for n in sec.nodes:
-            if n.meta is None:
+            meta = n.meta
+            if meta is None:
                 continue
             nt += 1
-            if n.meta.known:
+            known = meta.dtype not in unknown
+            if known:
                 nk += 1
             if n.op == "call":
                 counts = by_target.get(n.target)
                 if counts is None:
                     counts = by_target[n.target] = [0, 0]
-                counts[0 if n.meta.known else 1] += 1
+                counts[0 if known else 1] += 1
             for a in n.args:
                 if a.node:
                     at += 1
                     # D1 arguments carry no metadata at all: they count as unknown only if D2/D3.
-                    if a.meta is None or a.meta.known:
+                    if a.meta is None or a.meta.dtype not in unknown:
                         ak += 1
     merged: dict[str, list[int]] = {}  # addresses in Python targets differ per process: merge them
     for t, (k, u) in by_target.items():

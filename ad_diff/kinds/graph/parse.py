@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import fields
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
@@ -191,7 +192,9 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, 
     nodes: list[GraphNode] = []
     append = nodes.append
     # Identical metadata and argument texts repeat a lot (a node read by several users renders the same
-    # argument text each time): share one object per distinct text, which halves the allocations.
+    # argument text each time): share one object per distinct text, which halves the allocations. Names,
+    # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also
+    # each reference to it), which halves a parsed dump's size again.
     metas: dict[str, NodeMeta] = {}
     args: dict[str, Arg] = {}
     new, old = memo_io if memo_io is not None else (None, None)
@@ -212,7 +215,7 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, 
                 continue
         if ln[:1] == "%":
             sp = ln.find(" ")
-            name = ln[1:sp] if sp > 0 else ""
+            name = intern(ln[1:sp]) if sp > 0 else ""
             if not name.isidentifier():
                 raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}",
                                  lineno)
@@ -280,7 +283,8 @@ def _call(
     tail = rest[len(head) + 3 :]
     meta = metas.get(tail)
     if meta is None:
-        meta = metas[tail] = NodeMeta(None, parts[1]) if d1 else NodeMeta(parts[1], parts[2])
+        meta = metas[tail] = NodeMeta(None, intern(parts[1])) if d1 else NodeMeta(intern(parts[1]),
+                                                                                  intern(parts[2]))
     # The target may be '<built-in function getitem>' or '<function f at 0x..>': skip '<...>' first.
     start = head.find(">") + 1 if head.startswith("<") else 0
     op = head.find("(", start)
@@ -292,9 +296,9 @@ def _call(
         for text in _split_args(inner, lineno, path):
             a = cache.get(text)
             if a is None:
-                a = cache[text] = _arg(text, lineno, path, d1)
+                a = cache[text] = _arg(text, lineno, path, d1, metas)
             args.append(a)
-    return _node(name, "call", head[:op], tuple(args), meta, lineno)
+    return _node(name, "call", intern(head[:op]), tuple(args), meta, lineno)
 
 
 def _split_args(text: str, lineno: int, path: Path) -> list[str]:
@@ -320,16 +324,20 @@ def _split_args(text: str, lineno: int, path: Path) -> list[str]:
     return out
 
 
-def _arg(text: str, lineno: int, path: Path, d1: bool) -> Arg:
+def _arg(text: str, lineno: int, path: Path, d1: bool, metas: dict[str, NodeMeta]) -> Arg:
     if text[:1] == "%":
         if d1:
-            name, meta = text[1:], None
+            name, meta = intern(text[1:]), None
         else:
             parts = text.split(" : ")
             if len(parts) != 3:
                 raise InputError(path, f"expected '%<name> : <shape> : <dtype>' argument, got {text[:60]!r}",
                                  lineno)
-            name, meta = parts[0][1:], NodeMeta(parts[1], parts[2])
+            name = intern(parts[0][1:])
+            tail = text[len(parts[0]) + 3 :]  # 'shape : dtype', the key the call lines' metadata uses
+            meta = metas.get(tail)
+            if meta is None:
+                meta = metas[tail] = NodeMeta(intern(parts[1]), intern(parts[2]))
         if not name.isidentifier():
             raise InputError(path, f"expected a node name after '%' in argument {text[:60]!r}", lineno)
         return Arg(name, True, meta)

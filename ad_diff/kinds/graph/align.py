@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from ad_diff.core.gcpause import paused_gc
@@ -86,6 +87,32 @@ class SectionAlignment:
     def structure_equal(self) -> bool:
         """Every node aligned and no aligned node reads different inputs or literals."""
         return not self.unmatched and not self.rewired
+
+    def kept(self) -> AlignedSection:
+        """What the next transform's hints read of this alignment (see :class:`AlignedSection`)."""
+        b, c = self.b, self.c
+        return AlignedSection(self.section, b.names, b.pos, b.targets, self.mb, c.names, c.pos, c.targets,
+                              c.inputs, tuple(self.regions))
+
+
+@dataclass(frozen=True, slots=True)
+class AlignedSection:
+    """The part of a :class:`SectionAlignment` kept after it, for the root-cause hints of the next transform
+    (:mod:`ad_diff.kinds.graph.hints`): names, positions and targets of both sides, the pairing, the
+    candidate's inputs and the regions. Signatures, users, literals and the parsed nodes are dropped, which
+    is most of an index's memory."""
+
+    section: str
+    names_b: list[str]
+    pos_b: dict[str, int]
+    targets_b: list[str]
+    mb: list[int]
+    """Baseline index -> candidate index (-1 unmatched)."""
+    names_c: list[str]
+    pos_c: dict[str, int]
+    targets_c: list[str]
+    inputs_c: list[list[int]]
+    regions: tuple[Region, ...]
 
 
 def align_sections(

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.align import SectionAlignment, align_sections
+from ad_diff.kinds.graph.align import AlignedSection, SectionAlignment, align_sections
 from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
 from ad_diff.kinds.graph.index import meta_agrees, norm_target
 from ad_diff.kinds.graph.model import (
@@ -150,7 +150,8 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
 class DumpAlignment:
     """What aligning every section of two dumps measures (before telling new differences from inherited)."""
 
-    aligns: list[SectionAlignment]
+    aligns: list[AlignedSection]
+    """What the next transform's hints read of each section's alignment."""
     unmatched: tuple[Unmatched, ...]
     regions: tuple[Region, ...]
     rewired: tuple[tuple[str, str], ...]
@@ -163,7 +164,7 @@ def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
     """Align every section of two dumps (a section present on one side only is unmatched as a whole)."""
     secs_c = {s.name: s for s in dc.sections}
     secs_b = {s.name: s for s in db.sections}
-    aligns: list[SectionAlignment] = []
+    aligns: list[AlignedSection] = []
     unmatched: list[Unmatched] = []
     regions: list[Region] = []
     rewired: list[tuple[str, str]] = []
@@ -178,7 +179,7 @@ def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
                              for n in sb.nodes)
             continue
         al = align_sections(sb, sc, db.fmt, dc.fmt)
-        aligns.append(al)
+        aligns.append(al.kept())
         for k, v in al.counts().items():
             counts[k] = counts.get(k, 0) + v
         offset = len(regions)

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
-from ad_diff.kinds.graph.align import SectionAlignment, align_sections
+from ad_diff.kinds.graph.align import AlignedSection, align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
 from ad_diff.kinds.graph.diff import (
     Absence,
@@ -76,10 +76,10 @@ class _CrossState:
     region_sigs: set[RegionSig] = field(default_factory=set)
     """Signatures of the previous two-sided transform's regions."""
     pending_sigs: set[RegionSig] = field(default_factory=set)
-    alignments: list[SectionAlignment] | None = None
+    alignments: list[AlignedSection] | None = None
     """Alignment of the previous two-sided transform (``None`` when it was byte-identical)."""
     identical_prev: bool = False
-    pending: list[SectionAlignment] | None = None
+    pending: list[AlignedSection] | None = None
     """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
     memo_key: tuple[bytes, bytes] | None = None
     """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
@@ -278,6 +278,12 @@ def _step(
         coverage=Coverages(cov_b, cov_c, rb.cover, rc.cover),
         delta=Deltas(delta_b, delta_c),
     )
+    # Remember this dump as "previous" for the next transform of each run, now: the previous dumps are not
+    # needed any more, and letting them go before the alignment keeps two parsed graphs fewer in memory.
+    if db is not None:
+        rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
+    if dc is not None:
+        rc.dump, rc.digest, rc.cover = dc, dig_c, cov_c
     if db is None or dc is None:
         result = base
     elif dig_b == dig_c:
@@ -298,11 +304,6 @@ def _step(
         )
         result = replace(result, hints=tuple(hints))
         _advance(cross, result)
-    # Remember this dump as "previous" for the next transform of each run.
-    if db is not None:
-        rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
-    if dc is not None:
-        rc.dump, rc.digest, rc.cover = dc, dig_c, cov_c
     return result
 
 

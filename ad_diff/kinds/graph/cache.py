@@ -76,15 +76,20 @@ class DumpLoader:
             hit = self._rebadge(hit, ref, data[:cut])
         if hit is None:
             try:
-                hit = parse_text(data.decode("utf-8"), ref.path, self.memo)
-            except InputError as e:
-                return Loaded(None, digest, str(e))
+                text = data.decode("utf-8")
             except UnicodeDecodeError as e:
                 line = data.count(b"\n", 0, e.start) + 1
                 return Loaded(None, digest, f"{ref.path}:{line}: expected UTF-8 text, found byte "
                                             f"0x{data[e.start]:02x} ({e.reason})")
+            del data  # the bytes and the parse need not be in memory together
+            try:
+                hit = parse_text(text, ref.path, self.memo)
+            except InputError as e:
+                return Loaded(None, digest, str(e))
+            del text
             self.parsed += 1
-        del data
+        else:
+            del data
         if self.reuse:
             self.cache[digest] = hit
             while len(self.cache) > self.size:

@@ -91,9 +91,9 @@ class LineMemo:
 
     Two generations per grammar (D1, and D2/D3): a line found in the older one moves to the newer one, and
     the older one is dropped once the newer one holds ``keep`` times the lines of the largest body parsed so
-    far. So the memo holds the lines of the last two or three bodies, never every line ever read (``keep=1``
-    finds as many lines as 2 or 4 on the benchmark pairs, at less memory). Only lines that parsed are stored,
-    so a body that fails half way leaves nothing wrong behind.
+    far. So the memo holds the lines of the last few bodies (at most about four), never every line ever read
+    (``keep=1`` finds as many lines as 2 or 4 on the benchmark pairs, at less memory). Only lines that parsed
+    are stored, so a body that fails half way leaves nothing wrong behind.
     """
 
     def __init__(self, keep: float = 1) -> None:

@@ -77,9 +77,17 @@ def node_table(dump: GraphDump) -> NodeTable:
     return out
 
 
-def _wiring(args: tuple[Arg, ...]) -> tuple[tuple[str, bool, tuple[str, ...]], ...]:
-    """What a node reads, without the metadata written beside its ``%name`` arguments."""
-    return tuple((a.text, a.node, a.refs) for a in args)
+def _same_wiring(x: tuple[Arg, ...], y: tuple[Arg, ...]) -> bool:
+    """Whether two nodes read the same: argument texts, kinds and list references, not the metadata written
+    beside ``%name`` arguments."""
+    if x is y:
+        return True
+    if len(x) != len(y):
+        return False
+    for a, b in zip(x, y, strict=True):
+        if a is not b and (a.text != b.text or a.node != b.node or a.refs != b.refs):
+            return False
+    return True
 
 
 def run_delta(
@@ -116,7 +124,7 @@ def run_delta(
             continue
         if old.meta is not n.meta and old.meta != n.meta:
             meta_changed += 1
-        if old.target != n.target or (old.args is not n.args and _wiring(old.args) != _wiring(n.args)):
+        if old.target != n.target or not _same_wiring(old.args, n.args):
             rewired += 1
     # A node kept by name but given another target or other inputs counts as removed and added.
     return RunDelta(added + rewired, len(removed) + rewired, meta_changed, True, tuple(removed))

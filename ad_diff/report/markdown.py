@@ -28,7 +28,7 @@ from ad_diff.report.common import (
     delta_text,
     headline_parts,
     ignored_text,
-    log_summary,
+    log_summary_parts,
     partition,
     plural,
     render_parts,
@@ -67,12 +67,11 @@ def _runs_line(result: DiffResult) -> str:
     b, c, parent = run_labels(result.baseline.root, result.candidate.root)
     where = f" in {md_code(parent)}" if parent else ""
     line = f"<sub>Runs: {md_code(b)} \u2192 {md_code(c)}{where}"
-    lb, lc = log_summary(result.baseline_log), log_summary(result.candidate_log)
-    line += (
-        f" · logs: {md_escape(lb)}"
-        if lb == lc
-        else f" · baseline log: {md_escape(lb)} · candidate log: {md_escape(lc)}"
+    lb, lc = (
+        render_parts(log_summary_parts(log), lambda s: f"**{md_escape(s)}**", md_escape)
+        for log in (result.baseline_log, result.candidate_log)
     )
+    line += f" · logs: {lb}" if lb == lc else f" · baseline log: {lb} · candidate log: {lc}"
     ignored = ignored_text(result)
     if ignored:
         line += f" · {md_escape(ignored)}"

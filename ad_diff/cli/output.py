@@ -57,12 +57,24 @@ def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
     return dataclasses.replace(result, notes=notes, render_options={**result.render_options, "tensors": {"plots_dir_rel": rel}})
 
 
+MIN_WIDTH, MAX_WIDTH = 40, 400
+"""Terminal widths outside this range are clamped (a stray ``COLUMNS=5`` must not print one word a line)."""
+
+
+def terminal_width(fallback: int = 120) -> int:
+    """``COLUMNS`` when set, else the width of the terminal on stdout, else ``fallback`` (output piped)."""
+    import shutil
+
+    width = shutil.get_terminal_size(fallback=(fallback, 24)).columns
+    return min(max(width, MIN_WIDTH), MAX_WIDTH)
+
+
 def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     """Print the stdout report and write every report file asked for (single comparison or batch)."""
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
     sys.stdout.write(ReportFormat(opts["format"]).format.render(result, verdict, color=use_color,
-                                                                 comment_limit=limit))
+                                                                 comment_limit=limit, width=terminal_width()))
     for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
         path = opts.get(fmt.value)
         if path is not None:

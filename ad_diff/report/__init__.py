@@ -33,17 +33,18 @@ class Format(str, Enum):
     """The markdown report, appended to GitHub's step summary (capped at 1 MiB)."""
 
     def render(self, result: Any, verdict: Verdict | None, *, color: bool = False,
-               comment_limit: int | None = None) -> str:
-        """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``)."""
+               comment_limit: int | None = None, width: int | None = None) -> str:
+        """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``);
+        ``width`` is the terminal report's (default 120 columns)."""
         from ad_diff.result import BatchResult
 
         if isinstance(result, BatchResult):
-            return self._batch(result, color, comment_limit)
+            return self._batch(result, color, comment_limit, width)
         assert verdict is not None
         if self is Format.terminal:
             from ad_diff.report import terminal
 
-            return terminal.render(result, verdict, color=color)
+            return terminal.render(result, verdict, color=color, width=width or terminal.DEFAULT_WIDTH)
         if self is Format.markdown:
             from ad_diff.report import markdown
 
@@ -62,11 +63,11 @@ class Format(str, Enum):
             return fit_bytes(lambda n: markdown.render(result, verdict, limit=n), STEP_SUMMARY_LIMIT)
         assert_never(self)
 
-    def _batch(self, result: Any, color: bool, comment_limit: int | None) -> str:
+    def _batch(self, result: Any, color: bool, comment_limit: int | None, width: int | None) -> str:
         from ad_diff.report import batch
 
         if self is Format.terminal:
-            return batch.render_terminal(result, color=color)
+            return batch.render_terminal(result, color=color, width=width or batch.DEFAULT_WIDTH)
         if self is Format.markdown:
             return batch.render_markdown(result, **_limit(comment_limit))
         if self is Format.json:

@@ -103,10 +103,15 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
     return text
 
 
-def render_terminal(batch: BatchResult, color: bool = False, width: int = 120) -> str:
+DEFAULT_WIDTH = 120
+"""Width of the terminal report when none is given (the CLI passes the terminal's)."""
+
+
+def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """Summary table plus the gated findings of each failing model."""
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
+                  emoji=False)
     con.print(Text(f"ad-diff batch: {_title(batch)}", style="bold red" if batch.exit_code else "bold green"))
     t = Table(title_justify="left")
     for col in ("model", "verdict", "gated", "errors", "warnings", "summary"):

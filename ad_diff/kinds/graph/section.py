@@ -179,11 +179,34 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_terminal(a: GraphAnalysis) -> RenderableType:
-    """The same at a glance, as a rich renderable (rich imported lazily)."""
-    from rich.console import Group
+def _table(rows: list[TransformGraphDiff], narrow: bool) -> RenderableType:
+    """The terminal table of the transforms where differences appear (fewer columns when ``narrow``)."""
     from rich.table import Table
     from rich.text import Text
+
+    t = Table(title="Graph dumps: where differences appear", show_lines=False)
+    cols = (("Transform", "Dumps", "Unmatched B/C · regions (new)", "Metadata B → C") if narrow else
+            ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"))
+    for col in cols:
+        t.add_column(col, overflow="fold")
+    for d in rows:
+        nb = sum(1 for u in d.unmatched if u.run == BASELINE)
+        unmatched, regions = f"{nb}/{len(d.unmatched) - nb}", f"{len(d.regions)} ({len(d.new_regions)})"
+        if narrow:
+            cells = [d.key, _status(d), f"{unmatched} · {regions}", _cov_change(d)]
+        else:
+            cells = [d.key, _status(d), _pairs(d), unmatched, regions, _cov(d.coverage.baseline),
+                     _cov(d.coverage.candidate)]
+        t.add_row(*(Text(c) for c in cells))
+    return t
+
+
+def render_terminal(a: GraphAnalysis) -> RenderableType:
+    """The same at a glance, as a rich renderable (rich imported lazily); every name is literal text."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ad_diff.core.terminal import Responsive, inline
 
     parts: list[RenderableType] = []
     if a.first_divergence is not None:
@@ -207,22 +230,14 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
         parts.append(Text(f"{len(all_rows) - len(rows)} later transform(s) carry the same differences "
                           "(full table: --format markdown or json)", style="dim"))
     if rows:
-        t = Table(title="Graph dumps: where differences appear", show_lines=False)
-        for col in ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"):
-            t.add_column(col, overflow="fold")
-        for d in rows:
-            nb = sum(1 for u in d.unmatched if u.run == BASELINE)
-            t.add_row(d.key, _status(d), _pairs(d), f"{nb}/{len(d.unmatched) - nb}",
-                      f"{len(d.regions)} ({len(d.new_regions)})", _cov(d.coverage.baseline),
-                      _cov(d.coverage.candidate))
-        parts.append(t)
+        parts.append(Responsive(lambda: _table(rows, narrow=False), lambda: _table(rows, narrow=True)))
     for d in regression_transforms(a):
         for h in d.hints:
-            parts.append(Text.assemble(("hint ", "bold cyan"), f"{d.key}: ", h.message))
+            parts.append(Text.assemble(("hint ", "bold cyan"), f"{d.key}: ", inline(h.message)))
         for r in [r for r in d.regions if r.new][:1]:
             body = Text()
             for ln in snippet(r).split("\n"):
                 body.append(ln + "\n", style="red" if ln.startswith("-") else "green")
-            parts.append(Text(f"{d.key} region {r.id} ({r.kind.value}):", style="bold"))
+            parts.append(Text.assemble((f"{d.key}", "bold"), (f" region {r.id} ({r.kind.value}):", "bold")))
             parts.append(body)
     return Group(*parts)

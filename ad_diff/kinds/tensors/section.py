@@ -149,38 +149,49 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_terminal(analysis: TensorAnalysis) -> Any:
-    """A rich renderable (table of output tensors plus notes)."""
-    from rich.console import Group
+_WIDE_COLUMNS = ("tensor", "kind", "verdict", "judged by", "rows (outliers)", "beyond elementwise", "nrmse",
+                 "cosine", "top-1")
+_NARROW_COLUMNS = ("tensor", "kind", "verdict", "judged by", "cosine")
+WIDE_AT = 120
+"""From this width the terminal table shows every statistic (narrower: the five that decide)."""
+
+
+def _terminal_table(shown: list[TensorComparison], narrow: bool) -> Any:
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title="Recorded tensors", show_lines=False)
-    for col in (
-        "tensor",
-        "kind",
-        "verdict",
-        "judged by",
-        "rows (outliers)",
-        "beyond elementwise",
-        "nrmse",
-        "cosine",
-        "top-1",
-    ):
-        table.add_column(col)
-    shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed]
-    for c in shown[:50]:
-        v = c.verdict.value
+    for col in _NARROW_COLUMNS if narrow else _WIDE_COLUMNS:
+        table.add_column(col, overflow="fold")
+    for c in shown:
         s, j = c.stats, c.judgement
-        style = "green" if c.passed else "red"
-        table.add_row(
-            Text(c.name), c.kind.value, Text(v, style=style),
-            Text("" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}"),
-            "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})",
-            "" if s is None else f"{s.outside_share:.1%}", "" if s is None else f"{s.nrmse:.3g}",
-            "" if s is None else f"{s.cosine:.6f}", "" if s is None or s.top1 is None else f"{s.top1:.1%}",
-        )  # fmt: skip
-    parts: list[Any] = [table]
+        cells = {
+            "tensor": Text(c.name), "kind": Text(c.kind.value),
+            "verdict": Text(c.verdict.value, style="green" if c.passed else "red"),
+            "judged by": Text("" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}"),
+            "rows (outliers)": Text(
+                "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})"
+            ),
+            "beyond elementwise": Text("" if s is None else f"{s.outside_share:.1%}"),
+            "nrmse": Text("" if s is None else f"{s.nrmse:.3g}"),
+            "cosine": Text("" if s is None else f"{s.cosine:.6f}"),
+            "top-1": Text("" if s is None or s.top1 is None else f"{s.top1:.1%}"),
+        }
+        table.add_row(*(cells[col] for col in (_NARROW_COLUMNS if narrow else _WIDE_COLUMNS)))
+    return table
+
+
+def render_terminal(analysis: TensorAnalysis) -> Any:
+    """A rich renderable (table of output tensors plus notes); every name is literal text."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ad_diff.core.terminal import Responsive
+
+    shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed][:50]
+    parts: list[Any] = [
+        Responsive(lambda: _terminal_table(shown, False), lambda: _terminal_table(shown, True), at=WIDE_AT)
+    ]
     fd = analysis.first_drift
     if fd is not None and fd.node is not None:
         via = f" (transform {fd.transform})" if fd.transform else ""

@@ -86,7 +86,7 @@ def _rows_cell(c: TensorComparison) -> str:
     if rows is None:
         return "—"
     w = rows.worst[0]
-    unit = "x baseline row's error vs ref" if rows.criterion == "reference" else "x median row"
+    unit = " the baseline row's error vs ref" if rows.criterion == "reference" else " the median row"
     score = times(w.score) + (unit if math.isfinite(w.score) else "")
     text = f"{rows.rows}, {rows.outliers} outlier(s); {list(w.index)}: {score}, cos {w.cosine:.4f}"
     if w.argmax_candidate is not None:

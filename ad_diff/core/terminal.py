@@ -8,30 +8,23 @@ markdown shows them as code spans.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 
 from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
 
+from ad_diff.core.escape import code_spans
+
 NARROW = 100
 """Below this width the reports switch to their narrow layouts (fewer columns, details below a row)."""
 CODE_STYLE = "bold cyan"
 """How names marked as code (backticks in ad-diff's own sentences, title parts) look."""
-_SPAN = re.compile(r"`([^`\r\n]+)`")
 
 
 def inline(text: str, style: str = "", code_style: str = CODE_STYLE) -> Text:
     """``text`` as literal rich text, its ```…``` spans shown in ``code_style`` without the backticks."""
-    out = Text(style=style)
-    last = 0
-    for m in _SPAN.finditer(text):
-        out.append(text[last : m.start()])
-        out.append(m.group(1), style=code_style)
-        last = m.end()
-    out.append(text[last:])
-    return out
+    return parts(code_spans(text), style, code_style)
 
 
 def parts(items: Iterable[tuple[str, bool]], style: str = "", code_style: str = CODE_STYLE) -> Text:

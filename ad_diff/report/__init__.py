@@ -31,6 +31,8 @@ class Format(str, Enum):
     junit = "junit"
     step_summary = "step_summary"
     """The markdown report, appended to GitHub's step summary (capped at 1 MiB)."""
+    html = "html"
+    """The standalone HTML report (one self-contained file; a batch's summary page)."""
 
     def render(self, result: Any, verdict: Verdict | None, *, color: bool = False,
                comment_limit: int | None = None, width: int | None = None) -> str:
@@ -61,6 +63,10 @@ class Format(str, Enum):
             from ad_diff.report import markdown
 
             return fit_bytes(lambda n: markdown.render(result, verdict, limit=n), STEP_SUMMARY_LIMIT)
+        if self is Format.html:
+            from ad_diff.report import html
+
+            return html.render(result, verdict)
         assert_never(self)
 
     def _batch(self, result: Any, color: bool, comment_limit: int | None, width: int | None) -> str:
@@ -78,6 +84,10 @@ class Format(str, Enum):
             return junit.render_batch(result)
         if self is Format.step_summary:
             return fit_bytes(lambda n: batch.render_markdown(result, n), STEP_SUMMARY_LIMIT)
+        if self is Format.html:
+            from ad_diff.report import html
+
+            return html.render_batch(result)
         assert_never(self)
 
 

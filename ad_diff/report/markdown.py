@@ -80,6 +80,18 @@ def _runs_line(result: DiffResult) -> str:
     return line + "</sub>"
 
 
+def html_line(render_options: dict[str, dict[str, str]], batch: bool = False) -> str:
+    """The sentence naming the HTML report (``--html``) as the place for detail, or empty; for a batch, the
+    summary page listing each model's report. Named, not linked: a relative link to a file of the job is
+    dead in a PR comment."""
+    html = render_options.get("report", {}).get("html")
+    if not html:
+        return ""
+    what = "one HTML report per model, listed in" if batch else "the HTML report"
+    return (f"\U0001f4c4 **Details**: pipeline timeline, rewritten regions side by side and drift plots are in "
+            f"{what} {md_code(html)}, next to this report (in CI: the job's artifact).")
+
+
 def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[CauseGroup], list[CauseGroup]]:
     """The first screen, and the groups it lists (primary) and mentions (secondary)."""
     p = partition(result, verdict)
@@ -110,6 +122,9 @@ def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[Cau
         ]
         lines += ["", "Also: " + ", ".join(k for k in kinds if k) + " (below)."]
     lines += ["", _runs_line(result)]
+    detail = html_line(result.render_options)
+    if detail:
+        lines += ["", detail]
     return "\n".join(lines), primary, secondary
 
 

@@ -78,7 +78,7 @@ def _findings(findings: tuple[Finding, ...], fail_on: str) -> RenderableType:
         for col in ("#", "sev", "code", "category", "where", "finding"):
             t.add_column(col, overflow="fold")
         for f in findings:
-            t.add_row(str(f.group or ""), sev(f), f.code, f.category.value, Text(_where(f)), _message(f))
+            t.add_row(str(f.group or ""), sev(f), f.code, str(f.category), Text(_where(f)), _message(f))
         return t
 
     def narrow() -> Table:  # two columns: what and where on the first line, the message below
@@ -86,7 +86,7 @@ def _findings(findings: tuple[Finding, ...], fail_on: str) -> RenderableType:
         t.add_column("#", justify="right")
         t.add_column("finding", overflow="fold")
         for f in findings:
-            cell = Text.assemble(sev(f), " ", (f.code, "bold"), f" {f.category.value}")
+            cell = Text.assemble(sev(f), " ", (f.code, "bold"), f" {str(f.category)}")
             where = _where(f)
             if where:
                 cell.append(" · ")

@@ -20,7 +20,7 @@ MAX_REGIONS_SHOWN = 3
 MAX_KEYS_SHOWN = 8
 """Transform keys listed per sentence ("restored in the candidate: ..."), then a count."""
 
-_ABSENCE_TEXT = {
+ABSENCE_TEXT = {
     Absence.RESTORED: "Restored in the {run} (not compared: the run restored AD's pipeline cache past them)",
     Absence.CUT: "Dumps missing at the end of the {run}'s folder (its log shows they ran: the folder is cut "
                  "short)",
@@ -87,7 +87,7 @@ def not_compared(a: GraphAnalysis) -> list[tuple[str, Absence, list[str]]]:
     """``(run, reason, keys)`` of the dumps one run lacks for a reason other than a one-sided transform."""
     out: list[tuple[str, Absence, list[str]]] = []
     for run in RUNS:
-        for why in _ABSENCE_TEXT:
+        for why in ABSENCE_TEXT:
             keys = [d.key for d in a.transforms if d.missing is why
                     and (d.baseline_file if run == BASELINE else d.candidate_file) is None]
             if keys:
@@ -139,7 +139,7 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
         if keys:
             out.append(f"\nDumps only in the {label} (it alone ran them): " + _keys(list(keys)))
     for run, why, missing in not_compared(a):
-        out.append(f"\n{md_escape(_ABSENCE_TEXT[why].format(run=run))}: " + _keys(missing))
+        out.append(f"\n{md_escape(ABSENCE_TEXT[why].format(run=run))}: " + _keys(missing))
     rows = [d for d in a.transforms if interesting(d)]
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
@@ -222,13 +222,13 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
             parts.append(Text(f"Dumps only in the {label} (it alone ran them): " + _keys(list(keys), False),
                               style="yellow"))
     for run, why, missing in not_compared(a):
-        parts.append(Text(f"{_ABSENCE_TEXT[why].format(run=run)}: {_keys(missing, False)}",
+        parts.append(Text(f"{ABSENCE_TEXT[why].format(run=run)}: {_keys(missing, False)}",
                           style="red" if why in (Absence.CUT, Absence.LOST) else "yellow"))
     all_rows = [d for d in a.transforms if interesting(d)]
     rows = [d for d in all_rows if is_new(d)]
     if len(all_rows) > len(rows):
         parts.append(Text(f"{len(all_rows) - len(rows)} later transform(s) carry the same differences "
-                          "(full table: --format markdown or json)", style="dim"))
+                          "(full table: --markdown, --json or --html)", style="dim"))
     if rows:
         parts.append(Responsive(lambda: _table(rows, narrow=False), lambda: _table(rows, narrow=True)))
     for d in regression_transforms(a):

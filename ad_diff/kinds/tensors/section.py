@@ -11,7 +11,7 @@ from typing import Any
 
 from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, times
-from ad_diff.kinds.tensors.plots import plot_files
+from ad_diff.kinds.tensors.plots import plotted
 
 MAX_NODE_ROWS = 20
 
@@ -30,22 +30,20 @@ def _num(x: float | None, fmt: str = ".3g") -> str:
     return "" if x is None else format(x, fmt)
 
 
-def _shape(c: TensorComparison) -> str:
+def shape_text(c: TensorComparison) -> str:
+    """``BF16[2, 8]``, with ``→ <candidate>`` when the runs disagree on dtype or shape."""
     shape = f"{c.baseline.dtype}{list(c.baseline.shape)}"
     if c.mismatch:
         shape += f" → {c.candidate.dtype}{list(c.candidate.shape)}"
     return shape
 
 
-def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
+def _row(c: TensorComparison) -> str:
     v = c.verdict.value
     s, j = c.stats, c.judgement
     if s is None or j is None:
         return f"| {html_code(c.name)} | {_icon(c)} {v} |" + " |" * (_COLS - 2)
     verdict = f"{_icon(c)} {v}"
-    if plots_dir_rel is not None and not c.passed and s.histogram is not None:
-        hist, scatter = plot_files(c.name)
-        verdict += f" ([hist]({plots_dir_rel}/{hist}), [scatter]({plots_dir_rel}/{scatter}))"
     rows = "—"
     if s.rows is not None:
         rows = f"{s.rows.outliers} / {s.rows.rows}"
@@ -59,12 +57,12 @@ def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
 def _stats_item(c: TensorComparison) -> str:
     """The statistics that do not fit the table, one list item per tensor."""
     s = c.stats
-    parts = [md_escape(_shape(c))]
+    parts = [md_escape(shape_text(c))]
     if s is not None:
         parts.append(f"NRMSE {_num(s.nrmse)}")
         parts.append(f"{s.outside_share:.1%} beyond the elementwise tolerance")
         if s.rows is not None:
-            parts.append(md_escape(f"rows judged: {_rows_cell(c)}"))
+            parts.append(md_escape(f"rows judged: {rows_text(c)}"))
         if s.reference is not None:
             parts.append(f"{s.reference.ratio:.2f}× the baseline's RMSE against the reference")
         if s.top1 is not None:
@@ -81,7 +79,8 @@ def _stats(comparisons: list[TensorComparison], title: str) -> list[str]:
     return [f"<details><summary>{title}</summary>", "", *items, "", "</details>", ""]
 
 
-def _rows_cell(c: TensorComparison) -> str:
+def rows_text(c: TensorComparison) -> str:
+    """The rows judged, the outliers and the worst row's figures, in one line (``—`` without rows)."""
     rows = c.stats.rows if c.stats else None
     if rows is None:
         return "—"
@@ -96,15 +95,35 @@ def _rows_cell(c: TensorComparison) -> str:
     return text
 
 
-def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) -> str:
-    """Markdown for the PR comment; ``plots_dir_rel`` is where the PNGs were written, relative to it."""
+def plots_line(analysis: TensorAnalysis, plots_dir: str | None, html: str | None) -> str:
+    """Where the drift plots are, without links: a PR comment's relative link to a file of the job is dead on
+    GitHub, so the sentence names the folder (and the HTML report, which holds the plots inline)."""
+    n = len(plotted(analysis))
+    if not n or (plots_dir is None and html is None):
+        return ""
+    where = []
+    if html is not None:
+        where.append(f"inline in the HTML report {md_code(html)}")
+    if plots_dir is not None:
+        where.append(f"as PNG files in {md_code(plots_dir.rstrip('/') + '/')} (`<tensor>-<hash>-hist.png`, "
+                     "`-scatter.png`)")
+    return (f"Error histogram and baseline-vs-candidate scatter of {n} drifting tensor(s): "
+            + " and ".join(where) + ", in the job's artifact when this runs in CI.")
+
+
+def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html: str | None = None) -> str:
+    """Markdown for the PR comment; ``plots_dir`` (where ``--plots`` wrote PNGs) and ``html`` (the HTML
+    report) are paths relative to the report, named in a sentence (not linked)."""
     out = ["### Recorded tensors", ""]
     outputs = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT]
     nodes = [c for c in analysis.comparisons if c.kind is TensorKind.NODE]
     if outputs:
         out += [_HEAD, _RULE]
-        out += [_row(c, plots_dir_rel) for c in outputs]
+        out += [_row(c) for c in outputs]
         out.append("")
+        where = plots_line(analysis, plots_dir, html)
+        if where:
+            out += [where, ""]
         out += _stats(outputs, "dtype, shape, NRMSE, rows judged, reference, top-k, NaN/Inf per tensor")
         out.append(
             "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's "
@@ -130,7 +149,7 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
         if fd is not None:
             shown = beyond[:MAX_NODE_ROWS]  # analysis keeps node captures in graph order
             out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, _RULE]
-            out += [_row(c, None) for c in shown]
+            out += [_row(c) for c in shown]
             if len(beyond) > len(shown):
                 out.append(f"| … {len(beyond) - len(shown)} more |" + " |" * (_COLS - 1))
             out += ["", *(_stats_item(c) for c in shown), "", "</details>", ""]

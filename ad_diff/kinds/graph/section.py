@@ -185,19 +185,19 @@ def _table(rows: list[TransformGraphDiff], narrow: bool) -> RenderableType:
     from rich.text import Text
 
     t = Table(title="Graph dumps: where differences appear", show_lines=False)
-    cols = (("Transform", "Dumps", "Unmatched B/C · regions (new)", "Metadata B → C") if narrow else
+    cols = (("Transform: dumps", "Unmatched B/C · regions (new) · metadata B → C") if narrow else
             ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"))
     for col in cols:
         t.add_column(col, overflow="fold")
     for d in rows:
         nb = sum(1 for u in d.unmatched if u.run == BASELINE)
         unmatched, regions = f"{nb}/{len(d.unmatched) - nb}", f"{len(d.regions)} ({len(d.new_regions)})"
-        if narrow:
-            cells = [d.key, _status(d), f"{unmatched} · {regions}", _cov_change(d)]
+        if narrow:  # two columns, each figure on a line of its own: the name keeps the room to stay whole
+            t.add_row(Text.assemble(d.key, "\n", (_status(d), "dim")),
+                      Text(f"{unmatched} · {regions}\n{_cov_change(d)}"))
         else:
-            cells = [d.key, _status(d), _pairs(d), unmatched, regions, _cov(d.coverage.baseline),
-                     _cov(d.coverage.candidate)]
-        t.add_row(*(Text(c) for c in cells))
+            t.add_row(*(Text(c) for c in (d.key, _status(d), _pairs(d), unmatched, regions,
+                                          _cov(d.coverage.baseline), _cov(d.coverage.candidate))))
     return t
 
 

@@ -9,6 +9,7 @@ import pytest
 from rich.cells import cell_len
 
 from ad_diff import gate, pipeline
+from ad_diff.kinds.graph.section import interesting, is_new
 from ad_diff.report import terminal
 from ad_diff.result import DiffResult
 from ad_diff.settings import Settings
@@ -54,6 +55,12 @@ def test_fits_80_columns(case: tuple[DiffResult, gate.Verdict]) -> None:
     assert tables, "the report has tables"
     broken = [ln for ln in tables if ln.rstrip()[-1:] not in RIGHT]
     assert broken == []
+    result = case[0]
+    graph = result.sections.get("graph")
+    keys = {d.key for d in graph.transforms if interesting(d) and is_new(d)} if graph is not None else set()
+    for name in _names(result) | keys:
+        if len(name) <= 40:  # a name that fits is never folded, even at 80 columns
+            assert name in text, f"{name!r} is broken across lines at 80 columns"
 
 
 def test_uses_200_columns_and_keeps_names_whole(case: tuple[DiffResult, gate.Verdict]) -> None:

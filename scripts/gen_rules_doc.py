@@ -17,7 +17,10 @@ from ad_diff.core.rules import CATEGORIES  # noqa: E402
 
 CATEGORY_DOC = {
     "match_loss": "The candidate matched fewer times than the baseline, or a transform that matched stopped running.",
-    "metadata_loss": "Shape/dtype metadata known in the baseline became unknown or changed in the candidate.",
+    "metadata_loss": "Shape/dtype metadata the baseline had and the candidate lacks (`? : N/A`, `? : unknown`, "
+    "a lost dtype). Nothing else.",
+    "shape_change": "A node aligned by structure (not just by name) has another shape or dtype in the "
+    "candidate, both known. Not a loss: nothing is missing.",
     "numeric_drift": "Recorded output tensors differ beyond tolerance, or NaN/Inf appeared.",
     "incomplete_run": "A run crashed, stopped early or was cut; what it never reached cannot be compared. Always gates (except `--fail-on never`).",
     "state_change": "A transform's state changed (disabled, failed, added, removed, moved) without a match loss of its own.",

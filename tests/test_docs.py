@@ -14,7 +14,7 @@ from ad_diff.core.rules import CATEGORIES
 from tests.conftest import ROOT, run_cli
 
 #: Where each command is documented: its own page, or its section (`## \`ad-diff NAME\``) of docs/cli.md.
-COMMAND_PAGES = {"candidates": "docs/candidates.md", "note": "docs/note.md"}
+COMMAND_PAGES = {"candidates": "docs/candidates.md", "note": "docs/note.md", "history": "docs/history.md"}
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
 

@@ -49,10 +49,14 @@ def compare(
     plots: Annotated[Path | None, typer.Option(
         metavar="DIR",
         help="Write error histogram/scatter PNGs of drifting tensors into this folder.")] = None,
+    tensor_jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=1, help="Tensors compared at once (threads). Results do not depend on it.")] = 1,
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
     def go() -> int:
+        import dataclasses
+
         from ad_diff import gate, pipeline
         from ad_diff.progress import progress_bar
 
@@ -62,6 +66,7 @@ def compare(
                                   candidate_config=candidate_config)
         device = tensor_device.value if tensor_device is not None else None
         settings = tensor_options(settings, tol, device, plots)
+        settings = dataclasses.replace(settings, tensor_jobs=tensor_jobs)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))

@@ -135,6 +135,9 @@ class Category(str, Enum):
     """A transform matched fewer times in the candidate (or stopped running where it matched)."""
     METADATA_LOSS = "metadata_loss"
     """Shape/dtype metadata the baseline had and the candidate lacks. Nothing else."""
+    SHAPE_CHANGE = "shape_change"
+    """A node confidently aligned across the runs (same node by structure, not just by name) has another
+    concrete shape or dtype in the candidate, both known. Nothing is missing, so it is not metadata loss."""
     NUMERIC_DRIFT = "numeric_drift"
     """Recorded tensors differ beyond tolerance (or cannot be compared value by value)."""
     INCOMPLETE_RUN = "incomplete_run"

@@ -227,7 +227,52 @@ def scenarios() -> list[Scenario]:
                         ("config/model_x.yaml", overlay_yaml({"match_swiglu_pattern": {"enabled": True}})),
                         ("config/merged.yaml", default_yaml().replace(
                             "# Subset of", "# Merged (default.yaml + model_x.yaml); subset of"))))))
+    s += _graph_scenarios()
     return s
+
+
+GEMMS = frozenset({"fuse_gemms"})
+
+
+def _graph_scenarios() -> list[Scenario]:
+    """Scenarios of the graph kind's classes (issue 13): counter-shifted names, cut dump folders, a log and
+    dumps that come from different runs."""
+    swapped = replace(M3, mlp_variant=((1, "swapped"),))
+    return [
+        Scenario(
+            "counter_shifted_fused_weights", "A partial SwiGLU loss shifts every later FX counter name.",
+            "3-layer model, post_load_fusion/fuse_gemms on in both runs. The candidate's layer 1 MLP computes "
+            "`up(x) * silu(gate(x))`, so match_swiglu_pattern misses it (3 -> 2) and fuse_gemms fuses its "
+            "gate/up linears (3 -> 4). Every later `fused_weight_<n>`, `linear_<n>`, `split_output_<n>` and "
+            "`getitem_<n>` is numbered one higher in the candidate: `fused_weight_2` is 128x64 (layer 2 qkv) in "
+            "the baseline and 256x64 (layer 1 gate/up) in the candidate. AD's `split_output` nodes carry no "
+            "metadata in either run.",
+            "The partial match loss at match_swiglu_pattern and the extra fuse_gemms match; no metadata loss "
+            "and no shape change: same-name nodes of different shapes are different nodes, and nodes without "
+            "metadata in both runs lost nothing.", "fail",
+            (Finding("match_loss", "match_swiglu_pattern", PM, "3 -> 2", collapse=False),
+             Finding("improvement", "fuse_gemms", PLF, "3 -> 4 (layer 1's gate/up fused)")),
+            _spec(BASE, model=M3, enabled=GEMMS), _spec(CAND, model=swapped, enabled=GEMMS)),
+        Scenario(
+            "dumps_truncated", "The candidate's dump folder stops early while its log is complete.",
+            "The candidate ran the whole pipeline (its log is complete) but its graphs/ folder holds only "
+            "the first 16 dumps, up to sharding_transform_executor: a half-copied artifact folder, or a job "
+            "killed while it was dumping. The numbering has no hole, so only the log shows the loss.",
+            "An incomplete run (the candidate's dumps stop after sharding_transform_executor while its log "
+            "shows 10 more transforms ran); those transforms did not run 'in the baseline only'.", "fail",
+            (Finding("incomplete_run", "load_weights", "weight_load", "first transform without a dump"),),
+            BASE, replace(CAND, dump_keep=16)),
+        Scenario(
+            "log_dump_conflict", "The candidate's log and dumps come from different runs.",
+            "The candidate's log is from a run where match_rope_pattern matched 4, its graphs/ folder from "
+            "a run where match_rope_pattern was disabled: the dump after match_rope_pattern is byte-identical "
+            "to the one before, and so is match_rope_layout's.",
+            "A log/dump conflict (upstream ad-conf-check's CONFLICT) at match_rope_pattern and at "
+            "match_rope_layout: pattern matchers that logged matches must have changed the graph.", "fail",
+            (Finding("consistency", "match_rope_pattern", PM, "logged 4, dump unchanged"),
+             Finding("consistency", "match_rope_layout", PM, "logged 4, dump unchanged")),
+            BASE, replace(CAND, dumps_from=replace(CAND.spec, disabled=frozenset({"match_rope_pattern"})))),
+    ]
 
 
 #: A single run folder (fixtures/runs/unfused): RMSNorm and SwiGLU matchers disabled.

@@ -13,7 +13,7 @@ import yaml
 from tests.conftest import ROOT, make_run, run_cli, v3
 
 LOG = v3("export", "export_to_gm", "matches=1") + v3("pattern_matcher", "match_rope_pattern", "matches=4")
-COMMANDS = "batch, candidates, compare, note, record, snapshot"
+COMMANDS = "batch, candidates, compare, history, note, record, snapshot"
 
 
 @pytest.mark.parametrize(

@@ -26,7 +26,16 @@ from pathlib import Path
 from typing import Any
 
 SCRIPTS = Path(__file__).resolve().parents[1]
-GENERATORS = (*sorted((SCRIPTS / "benchgen").glob("*.py")), SCRIPTS / "fixturegen" / "large.py")
+GENERATORS = tuple(
+    SCRIPTS / f
+    for f in (
+        *(
+            f"benchgen/{m}.py"
+            for m in ("keys", "llama", "llama_graph", "llama_rewrites", "safetensors_np", "textfx")
+        ),
+        *(f"fixturegen/{m}.py" for m in ("events", "large", "log_writer", "noise")),
+    )
+)
 """The sources a generated workload depends on: a change to any of them regenerates it."""
 
 

@@ -114,10 +114,8 @@ def test_formats_page_explains_every_code_the_reports_show() -> None:
 
 
 def test_no_doc_points_at_the_missing_formats_file() -> None:
-    # docs/rules.md is generated from the rule docs in ad_diff/kinds/*/rules.py, which still cite it.
     for path in DOCS:
-        if path.name != "rules.md":
-            assert "FORMATS.md" not in path.read_text(), f"{path.name} cites FORMATS.md; link docs/formats.md"
+        assert "FORMATS.md" not in path.read_text(), f"{path.name} cites FORMATS.md; link docs/formats.md"
     for path in (ROOT / "README.md", ROOT / "docs/cli.md", ROOT / "docs/config-in-runs.md"):
         assert "formats.md" in path.read_text(), f"{path.name} does not link docs/formats.md"
 

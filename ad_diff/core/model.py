@@ -26,7 +26,7 @@ def other_run(run: str) -> RunId:
     """The run that is not ``run``."""
     return CANDIDATE if run == BASELINE else BASELINE
 
-#: AD ``Stages`` enum values, in execution order of the newest known version (FORMATS.md 1.2).
+#: AD ``Stages`` enum values, in execution order of the newest known version (docs/formats.md).
 #: ``visualize`` moved around between versions; pipeline order is always taken from the log itself.
 STAGES: tuple[str, ...] = (
     "factory",
@@ -191,6 +191,8 @@ class Finding:
     """A config change that explains the finding, when one was found."""
     gating: bool = True
     """Whether this finding may fail the gate at all (acknowledged/explained ones may not)."""
+    group: int | None = None
+    """Id of the causal group (``DiffResult.groups``) the explain pass put this finding in."""
 
     def sort_key(self) -> tuple[Any, ...]:
         """Deterministic order: severity, then category, code, stage/transform, node, tensor."""

@@ -112,7 +112,7 @@ class GraphKind:
         """The ``Graph dumps`` section."""
         from ad_diff.kinds.graph.section import render_markdown
 
-        return render_markdown(section)
+        return render_markdown(section, result.ignored_transforms)
 
     def render_terminal(self, section: GraphAnalysis, result: DiffResult) -> Any:
         """The graph section at a glance."""

@@ -14,7 +14,7 @@ from pathlib import Path
 from ad_diff.core.jsonable import json_omit
 from ad_diff.core.model import RunId
 
-#: dtype texts meaning "this node/argument has no ``meta["val"]``" (FORMATS.md 2.3: ``N/A`` on call lines,
+#: dtype texts meaning "this node/argument has no ``meta["val"]``" (docs/formats.md: ``N/A`` on call lines,
 #: ``unknown`` on placeholders and arguments).
 UNKNOWN_DTYPES = frozenset({"N/A", "unknown"})
 

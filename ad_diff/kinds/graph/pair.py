@@ -131,7 +131,7 @@ def _join_moved(
 
 
 _DONE = frozenset({State.APPLIED, State.SKIPPED, State.DISABLED, State.FAILED})
-"""States with a result line: the transform finished, so AD wrote its dump right after (FORMATS.md 2.4)."""
+"""States with a result line: the transform finished, so AD wrote its dump right after (docs/formats.md)."""
 NO_DUMP_STAGES = frozenset({"factory"})
 """Stages whose model is no GraphModule yet: no dump file, in any format."""
 NO_ROOT_GRAPH_STAGES = frozenset({"compile", "export_onnx"})

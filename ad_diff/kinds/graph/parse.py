@@ -1,4 +1,4 @@
-"""Parser (and renderer) for AutoDeploy graph dumps, formats D1, D2 and D3 (FORMATS.md section 2).
+"""Parser (and renderer) for AutoDeploy graph dumps, formats D1, D2 and D3 (docs/formats.md).
 
 ``parse(path)`` reads one dump file; ``parse_text(text, path)`` does the same on text already read (the
 analysis hashes bytes first and parses each distinct content once). ``render(dump)`` writes the dump back in

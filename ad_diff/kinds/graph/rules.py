@@ -110,7 +110,7 @@ DUMP_UNREADABLE = Rule(
     "ADG009", "graph-dump-unreadable", Category.INPUT, ERR,
     "{run}: graph dump could not be parsed: {error}; graph checks for this dump did not run (its match count "
     "from the log still stands)",
-    "A dump file in `graphs/` is unreadable or does not follow any known dump format (FORMATS.md section 2): "
+    "A dump file in `graphs/` is unreadable or does not follow any known dump format (docs/formats.md): "
     "cut mid-line by a crash, not UTF-8, or garbage. The file is left out of the graph analysis (its "
     "transform is compared on the log only) and the message gives the file, the line and what was expected. "
     "It gates: metadata loss at that transform cannot be ruled out, and missing data must not read as a "

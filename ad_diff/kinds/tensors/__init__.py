@@ -30,9 +30,6 @@ class TensorsKind:
 
     def analyze(self, ctx: Context) -> TensorAnalysis | Skipped:
         """Compare recorded tensors; graph order, introducing transforms and renames come from the dumps."""
-        from ad_diff.errors import AdDiffError
-        from ad_diff.kinds.tensors.analysis import analyze_tensors
-
         base, cand = ctx.baseline, ctx.candidate
         if ctx.from_snapshot:
             return Skipped("snapshot", "the baseline is a snapshot (counts and coverage only)")
@@ -44,6 +41,10 @@ class TensorsKind:
         if not ctx.settings.tensors:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
+        # only now: the measurement brings numpy, which a comparison without tensors never needs
+        from ad_diff.errors import AdDiffError
+        from ad_diff.kinds.tensors.analysis import analyze_tensors
+
         node_order: list[str] | None = None
         order_source: str | None = None
         node_transform: dict[str, str] | None = None

@@ -3,6 +3,7 @@
     python scripts/bench.py [--repeats 5] [--json FILE] [--dir DIR] [--quick] [--format json]
                             [--no-moe] [--no-tensor-pair] [--no-history]
     python scripts/bench.py --profile llama80 [--dir DIR]     # cProfile of one ad-diff run, top functions
+    python scripts/bench.py --startup [--repeats 15] [--extra-path DIR]   # the start-up rows alone
 
 Workloads, generated into ``--dir`` (reused by a later run while the sizes and the generators' source are
 unchanged; a temporary folder, deleted afterwards, when no ``--dir`` is given):
@@ -40,6 +41,7 @@ import functools
 import json
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -54,6 +56,7 @@ sys.path.insert(0, str(SCRIPTS))
 from benchgen.external import history_row, tensor_row  # noqa: E402
 from benchgen.llama import make_llama_pair  # noqa: E402
 from benchgen.runner import Cmd, Target, check_report, log_only, run_once, warm, workload  # noqa: E402
+from benchgen.startup import env_for, startup_commands, startup_targets  # noqa: E402
 from fixturegen.large import make_large_pair  # noqa: E402
 
 READ_FLOOR = """
@@ -98,6 +101,8 @@ def _fmt(v: float | None, unit: str) -> str:
 
 def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target]:
     """The issue's target rows from the medians (plus the machine-load ratios as notes)."""
+    if "llama80 ad-diff" not in c:  # --startup
+        return startup_targets(c)
 
     def ratio(a: str, b: str, what: str, limit: float) -> Target:
         ad, fl = c[a], c[b]
@@ -145,31 +150,20 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
             one.invalid or two.invalid,
         )
     )
-    base = c["python -c pass"].med("wall")
-    for name, what in (("log-only ad-diff", "log-only comparison"), ("ad-diff --help", "ad-diff --help")):
-        m = c[name]
-        rows.append(
-            Target(
-                what,
-                m.med("wall"),
-                0.15,
-                "s",
-                f"{m.med('wall') / base:.1f}x python -c pass "
-                f"({base * 1000:.0f} ms); CPU {m.med('cpu'):.3f} s",
-                m.invalid,
-            )
-        )
-    return rows
+    return rows + startup_targets(c)
 
 
-def generate(root: Path, sz: Sizes, moe: bool) -> dict[str, dict]:
-    """Every workload under ``root`` (reused when already there)."""
+def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[str, dict]:
+    """Every workload under ``root`` (reused when already there; only the log-only one and its source with
+    ``startup``)."""
     w: dict[str, dict] = {}
     for name, layers in zip(
         ("llama80", "llama160"), sz.llama, strict=True
     ):  # names = role (sizes in --quick)
+        if startup and name != "llama80":
+            continue
         w[name] = workload(root, name, {"layers": layers}, functools.partial(make_llama_pair, layers=layers))
-    if moe:
+    if moe and not startup:
         layers, transforms, nodes = sz.moe
         w["moe"] = workload(
             root,
@@ -183,32 +177,32 @@ def generate(root: Path, sz: Sizes, moe: bool) -> dict[str, dict]:
     return w
 
 
-def commands(root: Path, w: dict[str, dict], fmt: str) -> dict[str, Cmd]:
+def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startup: bool) -> dict[str, Cmd]:
     """The measured commands, in the order they run within a repeat."""
     py = sys.executable
-    c = {
-        "python -c pass": Cmd("python -c pass", [py, "-c", "pass"], 0),
-        "ad-diff --help": Cmd("ad-diff --help", [py, "-m", "ad_diff", "--help"], 0),
-    }
-    for name in ["log-only", "llama80", "llama160", *(["moe"] if "moe" in w else [])]:
+    c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt)
+    if startup:
+        return c
+    for name in ["llama80", "llama160", *(["moe"] if "moe" in w else [])]:
         b, cand = str(root / name / "baseline"), str(root / name / "candidate")
         argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
         c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, LOST_AT, tensors=name.startswith("llama"))
-        if name != "log-only":
-            c[f"{name} floor"] = Cmd(f"{name} floor", [py, "-c", READ_FLOOR, b, cand], 0)
+        c[f"{name} floor"] = Cmd(f"{name} floor", [py, "-c", READ_FLOOR, b, cand], 0)
     return c
 
 
 def measure(
     cmds: dict[str, Cmd], env: dict[str, str], repeats: int, loads: list[float], outputs: Path
 ) -> None:
-    """Run every command ``repeats`` times, interleaved. The first run of each ad-diff pair command keeps
-    its output in ``outputs`` and is checked (:func:`check_report`); the later ones write to /dev/null."""
+    """Run every command ``repeats`` times, interleaved, in ``outputs`` (no ``ad_diff`` there, so that
+    ``PYTHONPATH`` alone chooses the code). The first run of each ad-diff pair command keeps its output in
+    ``outputs`` and is checked (:func:`check_report`); the later ones write to /dev/null."""
     outputs.mkdir(parents=True, exist_ok=True)
     for i in range(repeats):
         for cmd in cmds.values():
-            keep = outputs / (cmd.name.replace(" ", "_") + ".json") if i == 0 and cmd.lost_at else None
-            wall, cpu, rss, rc = run_once(cmd.argv, env, keep)
+            safe = re.sub(r"[^\w.-]+", "_", cmd.name)
+            keep = outputs / f"{safe}.json" if i == 0 and cmd.lost_at else None
+            wall, cpu, rss, rc = run_once(cmd.argv, env_for(cmd, env), keep, cwd=outputs)
             cmd.wall.append(wall)
             cmd.cpu.append(cpu)
             cmd.rss_kb.append(rss)
@@ -236,11 +230,12 @@ def report(
             f"(generated in {info.get('generated_s', 0):.1f} s)"
         )
     _say(f"commands (median of {repeats}, interleaved): wall s, CPU s, peak RSS MiB, exit codes")
+    width = max(18, *(len(n) for n in cmds))
     for cmd in cmds.values():
         bad = f"  INVALID: {cmd.invalid}" if cmd.invalid else ""
         _say(
-            f"  {cmd.name:<18} {cmd.med('wall'):8.3f} {cmd.med('cpu'):8.3f} {cmd.med('rss_kb') / 1024:8.1f}  "
-            f"{sorted(set(cmd.rcs))}{bad}"
+            f"  {cmd.name:<{width}} {cmd.med('wall'):8.3f} {cmd.med('cpu'):8.3f} "
+            f"{cmd.med('rss_kb') / 1024:8.1f}  {sorted(set(cmd.rcs))}{bad}"
         )
     _say(
         f"machine: {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, python "
@@ -344,32 +339,41 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--profile", choices=("llama80", "llama160", "moe"), help="profile one ad-diff run instead"
     )
+    ap.add_argument("--startup", action="store_true", help="only python -c pass, --help and log-only")
+    ap.add_argument(
+        "--extra-path",
+        type=Path,
+        action="append",
+        default=[],
+        help="also run the start-up rows with DIR "
+        "first on PYTHONPATH (e.g. another version of a dependency installed with pip --target DIR)",
+    )
     a = ap.parse_args(argv)
     repeats = a.repeats or (1 if a.quick else 5)
     sz = QUICK if a.quick else Sizes()
-    root = a.dir or Path(tempfile.mkdtemp(prefix="ad-diff-bench-"))
+    root = (a.dir or Path(tempfile.mkdtemp(prefix="ad-diff-bench-"))).resolve()  # commands run elsewhere
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
     }
     try:
-        w = generate(root, sz, moe=not a.no_moe or a.profile == "moe")
+        w = generate(root, sz, moe=not a.no_moe or a.profile == "moe", startup=a.startup)
         if a.profile:
             profile(root, a.profile, env, a.format)
             if a.dir is None:
                 _say("(the profile is deleted with the temporary folder: pass --dir to keep it)")
             return 0
-        cmds = commands(root, w, a.format)
+        cmds = commands(root, w, a.format, a.extra_path, a.startup)
         size = warm([root / name for name in w])
         _say(f"workloads in {root} ({size / 1e6:.0f} MB, read once to warm the page cache); measuring")
         loads = [os.getloadavg()[0]]
         measure(cmds, env, repeats, loads, root / "outputs")
         rows = targets(cmds, w, "moe" in w)
         ext: dict[str, dict] = {}
-        if not a.no_tensor_pair:
+        if not (a.no_tensor_pair or a.startup):
             more, ext["tensor_pair"] = tensor_row(root / "tensor-pair", repeats, a.quick)
             rows += more
-        if not a.no_history:
+        if not (a.no_history or a.startup):
             more, ext["history"] = history_row(root / "history", repeats, a.quick)
             rows += more
         report(cmds, w, rows, repeats, loads)

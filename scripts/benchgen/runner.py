@@ -50,6 +50,8 @@ class Cmd:
     """For an ad-diff pair: the transform its report must name as a gated match loss."""
     tensors: bool = False
     """For an ad-diff pair: its report must hold a tensors section (the runs recorded logits)."""
+    pythonpath: str = ""
+    """A folder put before the checkout on ``PYTHONPATH`` for this command ("" for none)."""
     wall: list[float] = field(default_factory=list)
     cpu: list[float] = field(default_factory=list)
     rss_kb: list[int] = field(default_factory=list)
@@ -74,13 +76,18 @@ sys.stdout.write(f"{wall} {ru.ru_utime + ru.ru_stime} {ru.ru_maxrss} {os.waitsta
 """
 
 
-def run_once(argv: list[str], env: dict[str, str], keep: Path | None = None) -> tuple[float, float, int, int]:
+def run_once(
+    argv: list[str], env: dict[str, str], keep: Path | None = None, cwd: Path | None = None
+) -> tuple[float, float, int, int]:
     """Wall seconds, CPU seconds, peak RSS (KiB) and exit code of one run of ``argv`` (see the module doc);
-    its stdout and stderr go to ``keep`` and ``keep.err`` when given, else to /dev/null."""
+    its stdout and stderr go to ``keep`` and ``keep.err`` when given, else to /dev/null. ``cwd``: where it
+    runs; ``python -m`` puts that folder first on ``sys.path``, so it must hold no ``ad_diff`` of its own
+    for ``PYTHONPATH`` to choose the code measured."""
     out, err = (str(keep), f"{keep}.err") if keep is not None else (os.devnull, os.devnull)
     res = subprocess.run(
         [sys.executable, "-S", "-c", _LAUNCH, out, err, *argv],
         env=env,
+        cwd=cwd,
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,

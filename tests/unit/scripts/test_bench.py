@@ -51,6 +51,26 @@ def test_quick_run_reports_every_row(tmp_path: Path) -> None:
         assert line in proc.stdout
 
 
+def test_startup_rows_alone_with_a_variant(tmp_path: Path) -> None:
+    (tmp_path / "variant").mkdir()  # an empty folder first on PYTHONPATH: the same code, a second row
+    out = tmp_path / "bench.json"
+    proc = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "bench.py"), "--quick", "--startup", "--extra-path",
+         str(tmp_path / "variant"), "--json", str(out), "--dir", str(tmp_path / "work")],
+        capture_output=True, text=True, timeout=600, check=False,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got = json.loads(out.read_text())
+    assert [t["what"] for t in got["targets"]] == [
+        "log-only comparison", "log-only comparison [variant]", "ad-diff --help", "ad-diff --help [variant]",
+    ]
+    assert all(t["status"] in ("met", "NOT MET") for t in got["targets"])  # the loss was reported: valid
+    assert set(got["commands"]) == {
+        "python -c pass", "ad-diff --help", "log-only ad-diff", "ad-diff --help [variant]",
+        "log-only ad-diff [variant]",
+    }
+
+
 def test_tensor_row_calls_the_tensor_script(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     calls = []
 

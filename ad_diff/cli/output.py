@@ -136,8 +136,8 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
             result = _link_batch(result, html, markdown)
         else:
             result = link_html(result, html, markdown)
-    sys.stdout.write(ReportFormat(opts["format"]).format.render(result, verdict, color=use_color,
-                                                                 comment_limit=limit, width=terminal_width()))
+    sys.stdout.write(ReportFormat(opts["format"]).renderer.render(result, verdict, color=use_color,
+                                                                   comment_limit=limit, width=terminal_width()))
     for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
         path = opts.get(fmt.value)
         if path is not None:

@@ -102,8 +102,8 @@ def tensor_options(settings: Settings, tol: list[str] | None, device: str | None
         except ValueError as e:
             raise AdDiffError(f"--tol {spec!r}: {e}") from e
         tolerances.setdefault(pattern, {}).update(entry)
-    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": settings.tensor_plots or plots is not None,
-                               "plots_dir": plots}
+    plot_data = settings.tensor_plots or plots is not None
+    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plot_data, "plots_dir": plots}
     if device is not None:
         if device not in ("cpu", "cuda", "auto"):
             raise AdDiffError(f"--tensor-device must be cpu, cuda or auto, not {device!r}")
@@ -139,7 +139,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
         help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched entries "
         "are stale.")], None),
     "junit": (Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here.")], None),
-    "html": (Annotated[Optional[Path], typer.Option(
+    "html": (Annotated[Path | None, typer.Option(
         "--html", metavar="PATH", help="Also write the self-contained HTML report (timeline, rewritten regions, "
         "drift plots) to this file; for batch, a folder with index.html and one report per model.")], None),
     "step_summary": (Annotated[Optional[Path], typer.Option(

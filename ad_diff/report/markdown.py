@@ -87,8 +87,8 @@ def html_line(render_options: dict[str, dict[str, str]], batch: bool = False) ->
     if not html:
         return ""
     what = "one HTML report per model, listed in" if batch else "the HTML report"
-    return (f"\U0001f4c4 **Details**: pipeline timeline, rewritten regions side by side and drift plots are in "
-            f"{what} {md_code(html)}, next to this report (in CI: the job's artifact).")
+    return (f"\U0001f4c4 **Details**: pipeline timeline, rewritten regions side by side and drift plots are "
+            f"in {what} {md_code(html)}, next to this report (in CI: the job's artifact).")
 
 
 def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[CauseGroup], list[CauseGroup]]:

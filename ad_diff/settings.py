@@ -59,9 +59,9 @@ class Settings:
     tensor_jobs: int = 1
     """Tensor comparisons run at once (threads; numpy releases the GIL). Results do not depend on it."""
     tensor_plots: bool = False
-    """Collect samples/histograms and let the CLI write PNG plots for drifting tensors (needs matplotlib)."""
+    """Collect samples/histograms of drifting tensors: for ``--plots`` PNGs (matplotlib) and ``--html``."""
     plots_dir: Path | None = None
-    """Where ``--plots`` writes PNGs of drifting tensors (the markdown links them relative to the report)."""
+    """Where ``--plots`` writes PNGs of drifting tensors (the markdown names the folder)."""
 
 FORMAT_CHOICES = ("terminal", "markdown", "json")
 
@@ -96,6 +96,7 @@ SCHEMA: dict[str, Key] = {
     "json": Key("path", "Also write the JSON report here."),
     "junit": Key("path", "Also write a JUnit XML report here."),
     "step_summary": Key("path", "Append the markdown report (up to 1 MiB) to this file."),
+    "html": Key("path", "Also write the self-contained HTML report here (batch: a folder of reports)."),
     "comment_limit": Key("int", "Maximum characters of the markdown report (PR comment)."),
     "color": Key("bool", "Colour the terminal report."),
     "progress": Key("bool", "Show progress bars (default: on a terminal outside CI)."),

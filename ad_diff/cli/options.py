@@ -29,6 +29,7 @@ OPTION_KEYS: dict[str, str] = {
     "ignore_code": "ignore_codes", "graphs": "graphs", "tensors": "tensors", "color": "color",
     "expected": "expected", "junit": "junit", "step_summary": "step_summary", "comment_limit": "comment_limit",
     "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
+    "html": "html",
 }
 
 
@@ -82,7 +83,8 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
         ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
         tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
         expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
-        config_explained_gates=bool(opts.get("config_explained_gates", False)), **extra,
+        config_explained_gates=bool(opts.get("config_explained_gates", False)),
+        tensor_plots=opts.get("html") is not None, **extra,  # the HTML report draws the drift plots
     )
 
 
@@ -100,7 +102,8 @@ def tensor_options(settings: Settings, tol: list[str] | None, device: str | None
         except ValueError as e:
             raise AdDiffError(f"--tol {spec!r}: {e}") from e
         tolerances.setdefault(pattern, {}).update(entry)
-    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plots is not None, "plots_dir": plots}
+    plot_data = settings.tensor_plots or plots is not None
+    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plot_data, "plots_dir": plots}
     if device is not None:
         if device not in ("cpu", "cuda", "auto"):
             raise AdDiffError(f"--tensor-device must be cpu, cuda or auto, not {device!r}")
@@ -136,6 +139,9 @@ SHARED: dict[str, tuple[Any, Any]] = {
         help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched entries "
         "are stale.")], None),
     "junit": (Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here.")], None),
+    "html": (Annotated[Path | None, typer.Option(
+        "--html", metavar="PATH", help="Also write the self-contained HTML report (timeline, rewritten regions, "
+        "drift plots) to this file; for batch, a folder with index.html and one report per model.")], None),
     "step_summary": (Annotated[Optional[Path], typer.Option(
         help="Append the markdown report (capped at 1 MiB) to this file, e.g. \"$GITHUB_STEP_SUMMARY\".")], None),
     "comment_limit": (Annotated[int, typer.Option(

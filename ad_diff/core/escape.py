@@ -63,6 +63,22 @@ def html_code(text: object) -> str:
 _SPAN = re.compile(r"`([^`\r\n]+)`")
 
 
+def code_spans(text: object) -> list[tuple[str, bool]]:
+    """``text`` cut into ``(piece, is_code)``: the ```…``` spans ad-diff writes around op names in its own
+    sentences, and the text between them (the pieces are raw: each report escapes them its own way)."""
+    s = str(text)
+    out: list[tuple[str, bool]] = []
+    last = 0
+    for m in _SPAN.finditer(s):
+        if m.start() > last:
+            out.append((s[last : m.start()], False))
+        out.append((m.group(1), True))
+        last = m.end()
+    if last < len(s):
+        out.append((s[last:], False))
+    return out
+
+
 def md_text(text: object) -> str:
     """:func:`md_escape`, with backticks as entities: safe right next to a code span (an escaped backtick
     before a code span's opening fence would read as one longer fence to simpler markdown readers)."""

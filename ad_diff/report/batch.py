@@ -50,6 +50,22 @@ def _title(batch: BatchResult) -> str:
     return f"{batch.verdict.upper()}: " + ", ".join(parts)
 
 
+def summary_rows(batch: BatchResult) -> list[dict[str, Any]]:
+    """One row per model (name, status, gated, errors, warnings, summary): the table every batch report
+    shows."""
+    rows = []
+    for m in batch.models:
+        g, e, w = _counts(m)
+        rows.append({"name": m.name, "status": m.status, "icon": _ICON.get(m.status, ""), "gated": g,
+                     "errors": e, "warnings": w, "summary": _summary(m), "compared": m.result is not None})
+    return rows
+
+
+def title(batch: BatchResult) -> str:
+    """``FAIL: 1 of 3 models regressed, ...``: the batch's verdict in one sentence."""
+    return _title(batch)
+
+
 def _unpaired_lines(batch: BatchResult) -> list[str]:
     lines = []
     if batch.baseline_only:
@@ -70,6 +86,9 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
         g, e, w = _counts(m)
         head.append(f"| {html_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} / {w} | "
                     f"{md_escape(_summary(m))} |")
+    detail = md.html_line(batch.render_options, batch=True)
+    if detail:
+        head += ["", detail]
     unpaired = _unpaired_lines(batch)
     if unpaired:
         head += ["", "**Unpaired run folders**", "", *unpaired]
@@ -103,10 +122,15 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
     return text
 
 
-def render_terminal(batch: BatchResult, color: bool = False, width: int = 120) -> str:
+DEFAULT_WIDTH = 120
+"""Width of the terminal report when none is given (the CLI passes the terminal's)."""
+
+
+def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """Summary table plus the gated findings of each failing model."""
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
+                  emoji=False)
     con.print(Text(f"ad-diff batch: {_title(batch)}", style="bold red" if batch.exit_code else "bold green"))
     t = Table(title_justify="left")
     for col in ("model", "verdict", "gated", "errors", "warnings", "summary"):

@@ -14,7 +14,7 @@ from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.core.model import Finding
 from ad_diff.kinds.config.model import ConfigAnalysis, ConfigChange, EffectiveConfig, show_value
 
-_CHECK_TEXT = {
+CHECK_TEXT: dict[str, str] = {
     "enabled_but_disabled": "enabled in config, logged disabled",
     "enabled_but_absent": "enabled in config, absent from a complete log",
     "disabled_but_ran": "disabled in config, but ran",
@@ -23,13 +23,15 @@ _CHECK_TEXT = {
 }
 
 
-def _value(c: ConfigChange, side: str) -> str:
+def change_value(c: ConfigChange, side: str) -> str:
+    """The value of ``c`` on ``side`` (``before``/``after``) as shown, ``(absent)`` where it has none."""
     if (side == "before" and c.kind == "added") or (side == "after" and c.kind == "removed"):
         return "(absent)"
     return show_value(c.before if side == "before" else c.after)
 
 
-def _change_label(c: ConfigChange) -> str:
+def change_label(c: ConfigChange) -> str:
+    """What changed, in a few words: ``key added``, ``enabled``, or the key path below the transform."""
     if c.kind in ("added", "removed"):
         return f"key {c.kind}"
     if c.kind in ("enabled", "stage"):
@@ -69,8 +71,8 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
             for c in t.changes:
                 origin = c.origin()
                 out.append(
-                    f"| {html_code(t.transform)} | {md_escape(_change_label(c))} | "
-                    f"{html_code(_value(c, 'before'))} | {html_code(_value(c, 'after'))} | "
+                    f"| {html_code(t.transform)} | {md_escape(change_label(c))} | "
+                    f"{html_code(change_value(c, 'before'))} | {html_code(change_value(c, 'after'))} | "
                     f"{html_code(origin) if origin else ''} |"
                 )
         out.append("")
@@ -78,7 +80,7 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
         out += ["#### Setting changes", "", "| Setting | Baseline | Candidate | Set in |", "|---|---|---|---|"]
         for s in diff.settings:
             origin = s.origin()
-            before, after = html_code(_value(s, "before")), html_code(_value(s, "after"))
+            before, after = html_code(change_value(s, "before")), html_code(change_value(s, "after"))
             out.append(f"| {html_code(s.key)} | {before} | {after} | {html_code(origin) if origin else ''} |")
         out.append("")
     if analysis.checks:
@@ -87,7 +89,7 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
             origin = f" ({md_code(ch.origin)})" if ch.origin else ""
             line = f", line {ch.log_line}" if ch.log_line is not None else ""
             out.append(
-                f"- {ch.run}: {md_code(ch.transform)} {md_escape(_CHECK_TEXT.get(ch.kind, ch.kind))}: config "
+                f"- {ch.run}: {md_code(ch.transform)} {md_escape(CHECK_TEXT.get(ch.kind, ch.kind))}: config "
                 f"{md_code(ch.config_value)}{origin}, log {md_code(ch.log_value)}{line}"
             )
         out.append("")
@@ -112,40 +114,60 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_terminal(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) -> Any:
-    """A rich renderable (``Group`` of tables) for the terminal report; rich is imported lazily."""
-    from rich.console import Group
+def _terminal_tables(analysis: ConfigAnalysis, narrow: bool) -> list[Any]:
+    """The config tables of the terminal report; ``narrow`` leaves out the columns a narrow terminal cannot
+    hold (each transform's stage; the config source of a check goes below its problem)."""
     from rich.table import Table
     from rich.text import Text
 
-    parts: list[Any] = [Text("Configuration", style="bold")]
-    src = Table("Run", "Config", "Files (merge order)", "Order", title=None)
-    for run, cfg in (("baseline", analysis.baseline), ("candidate", analysis.candidate)):
-        if cfg is None:
-            src.add_row(run, "none", "", "")
-        else:
-            src.add_row(run, cfg.source.kind, Text(" -> ".join(cfg.source.files)), Text(cfg.source.order_rule))
-    parts.append(src)
+    def table(cols: tuple[str, ...], title: str | None, rows: Sequence[tuple[str, ...]]) -> Table:
+        t = Table(title=title)
+        for col in cols:
+            t.add_column(col, overflow="fold")
+        for row in rows:
+            t.add_row(*(Text(x) for x in row))
+        return t
+
+    out: list[Any] = []
+    src = [(run, "none", "", "") if cfg is None else
+           (run, cfg.source.kind, " -> ".join(cfg.source.files), cfg.source.order_rule)
+           for run, cfg in (("baseline", analysis.baseline), ("candidate", analysis.candidate))]
+    out.append(table(("Run", "Config", "Files (merge order)", "Order"), None, src))
     diff = analysis.diff
     if diff is not None and diff.transforms:
-        t = Table("Transform", "Stage", "Change", "Baseline", "Candidate", "Set in",
-                  title="Transform config changes (pipeline order)")
-        for tc in diff.transforms:
-            for c in tc.changes:
-                t.add_row(*(Text(x) for x in (tc.transform, tc.stage or "", _change_label(c), _value(c, "before"),
-                                                _value(c, "after"), c.origin() or "")))
-        parts.append(t)
+        rows = [(tc.transform, *(() if narrow else (tc.stage or "",)), change_label(c), change_value(c, "before"),
+                 change_value(c, "after"), c.origin() or "") for tc in diff.transforms for c in tc.changes]
+        cols = ("Transform", *(() if narrow else ("Stage",)), "Change", "Baseline", "Candidate", "Set in")
+        out.append(table(cols, "Transform config changes (pipeline order)", rows))
     if diff is not None and diff.settings:
-        t = Table("Setting", "Baseline", "Candidate", "Set in", title="Setting changes")
-        for s in diff.settings:
-            t.add_row(*(Text(x) for x in (s.key, _value(s, "before"), _value(s, "after"), s.origin() or "")))
-        parts.append(t)
+        rows = [(s.key, change_value(s, "before"), change_value(s, "after"), s.origin() or "") for s in diff.settings]
+        out.append(table(("Setting", "Baseline", "Candidate", "Set in"), "Setting changes", rows))
     if analysis.checks:
-        t = Table("Run", "Transform", "Problem", "Config", "Log", "Config source", title="Config applied?")
-        for ch in analysis.checks:
-            t.add_row(*(Text(x) for x in (ch.run, ch.transform, _CHECK_TEXT.get(ch.kind, ch.kind),
-                                            ch.config_value, ch.log_value, ch.origin or "")))
-        parts.append(t)
+        text = [(ch, CHECK_TEXT.get(ch.kind, ch.kind)) for ch in analysis.checks]
+        if narrow:
+            rows = [(ch.run, ch.transform, p + (f" ({ch.origin})" if ch.origin else ""),
+                     f"{ch.config_value} / {ch.log_value}") for ch, p in text]
+            out.append(table(("Run", "Transform", "Problem (config source)", "Config / log"),
+                             "Config applied?", rows))
+        else:
+            rows = [(ch.run, ch.transform, p, ch.config_value, ch.log_value, ch.origin or "")
+                    for ch, p in text]
+            out.append(table(("Run", "Transform", "Problem", "Config", "Log", "Config source"),
+                             "Config applied?", rows))
+    return out
+
+
+def render_terminal(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) -> Any:
+    """A rich renderable (``Group`` of tables) for the terminal report; rich is imported lazily. Every
+    name and value is literal text."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ad_diff.core.terminal import Responsive
+
+    parts: list[Any] = [Text("Configuration", style="bold")]
+    parts.append(Responsive(lambda: Group(*_terminal_tables(analysis, False)),
+                            lambda: Group(*_terminal_tables(analysis, True))))
     explained, unexplained = explanation_lists(findings or analysis.explained)
     for f in unexplained:
         parts.append(Text(f"unexplained: {f.message}", style="bold yellow"))

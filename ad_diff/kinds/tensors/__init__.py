@@ -102,7 +102,7 @@ class TensorsKind:
         return section, findings
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
-        """The ``Recorded tensors`` section (plot links when ``--plots`` wrote them)."""
+        """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
         from ad_diff.kinds.tensors.section import render_markdown
 
         return render_markdown(section, **result.render_options.get(self.key.name, {}))

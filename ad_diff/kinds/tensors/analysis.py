@@ -67,10 +67,10 @@ def analyze_tensors(
             "alignment (their FX names shifted)"
         )
     device = _device(getattr(settings, "tensor_device", "cpu"), notes)
-    plots = bool(getattr(settings, "tensor_plots", False))
-    if plots and importlib.util.find_spec("matplotlib") is None:
+    plots = bool(getattr(settings, "tensor_plots", False))  # the plots' data (the HTML report draws them)
+    wants_png = getattr(settings, "plots_dir", None) is not None
+    if plots and wants_png and importlib.util.find_spec("matplotlib") is None:
         notes.append("plots were requested but matplotlib is not installed (pip install 'ad-diff[plots]')")
-        plots = False
     pairs: list[tuple[str, TensorRecord, TensorRecord]] = []
     unmatched: list[Unmatched] = []
     for name in sorted(set(base.outputs) | set(cand_outputs)):

@@ -14,7 +14,8 @@ exact; each row, or each block of at most ``DOT_BLOCK`` of a longer one, is summ
 Wider inputs are computed in float64. ``1 - cos`` comes from ``|b-c|^2`` and ``(|b|-|c|)^2`` rather than
 from ``1 - dot/(|b||c|)``, so it keeps its digits when the cosine is 0.99999. A chunk holding NaN/Inf (or
 overflowing float32) is recomputed in float64 with masks. Row figures are summarised in
-:class:`~ad_diff.kinds.tensors.model.RowStats` by :mod:`~ad_diff.kinds.tensors.rows`.
+:class:`~ad_diff.kinds.tensors.model.RowStats` by :mod:`~ad_diff.kinds.tensors.rows`. The same pass on a
+CUDA device (``--tensor-device cuda``) is :mod:`~ad_diff.kinds.tensors.gpu`.
 """
 
 from __future__ import annotations
@@ -76,6 +77,10 @@ def measure(
     if lanes(candidate.dtype) != ln or (reference is not None and lanes(reference.dtype) != ln):
         raise ValueError("measure() needs both runs complex or both real")
     layout = row_layout(baseline.shape, ln)
+    if opts.device != "cpu":
+        from ad_diff.kinds.tensors.gpu import measure_torch
+
+        return measure_torch(baseline, candidate, opts, layout, reference)
     acc = _Acc(
         opts, layout, numel * ln, compute_dtype(baseline.dtype, candidate.dtype), reference is not None
     )

@@ -191,6 +191,8 @@ class Finding:
     """A config change that explains the finding, when one was found."""
     gating: bool = True
     """Whether this finding may fail the gate at all (acknowledged/explained ones may not)."""
+    group: int | None = None
+    """Id of the causal group (``DiffResult.groups``) the explain pass put this finding in."""
 
     def sort_key(self) -> tuple[Any, ...]:
         """Deterministic order: severity, then category, code, stage/transform, node, tensor."""

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import TYPE_CHECKING
 
-from ad_diff.core.escape import fence_block, md_code, md_escape
+from ad_diff.core.escape import fence_block, html_code, html_text, md_code, md_escape, md_inline
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS
 from ad_diff.kinds.graph.diff import Absence, Coverage, GraphAnalysis, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.model import Region
@@ -102,15 +103,25 @@ def moved_text(d: TransformGraphDiff, code: bool = True) -> str:
             f"{q(d.moved[1])} in the candidate")
 
 
-def _md_row(d: TransformGraphDiff) -> str:
+def _md_row(d: TransformGraphDiff, ignored: Collection[str] = ()) -> str:
+    # Four narrow columns, so a 45-character transform name still fits a 780 px comment; the stage and the
+    # pairs by match kind are in the JSON report.
     nb = sum(1 for u in d.unmatched if u.run == BASELINE)
-    cov = d.coverage
-    return (f"| {md_code(d.key)} | {_status(d)} | {md_escape(_pairs(d))} | {nb} / {len(d.unmatched) - nb} | "
-            f"{len(d.regions)} ({len(d.new_regions)}) | {_cov(cov.baseline)} | {_cov(cov.candidate)} |")
+    name = d.transform + (f"#{d.occurrence}" if d.occurrence else "")
+    status = "ignored" if d.transform in ignored else _status(d)
+    return (f"| {html_code(name)} | {status} | {nb} / {len(d.unmatched) - nb} · {len(d.regions)} "
+            f"({len(d.new_regions)}) | {_cov_change(d)} |")
 
 
-def render_markdown(a: GraphAnalysis) -> str:
-    """The ``Graph dumps`` section of the PR comment."""
+def _cov_change(d: TransformGraphDiff) -> str:
+    """``100.0% → 97.9%``, or the one value when both runs have the same coverage (a narrower cell)."""
+    b, c = _cov(d.coverage.baseline), _cov(d.coverage.candidate)
+    return b if b == c else f"{b} \u2192 {c}"
+
+
+def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
+    """The ``Graph dumps`` section of the PR comment; transforms in ``ignored`` (``--ignore-transform``) are
+    marked so in the table and get no details."""
     out = ["### Graph dumps", ""]
     fmts = ", ".join(a.formats) or "none"
     if a.first_divergence is not None:
@@ -133,21 +144,22 @@ def render_markdown(a: GraphAnalysis) -> str:
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
         # run: show the transforms where something new appears, fold the full table.
-        head = [
-            "| Transform | Dumps | Pairs by match kind | Unmatched (B/C) | Regions (new) | Metadata B | "
-            "Metadata C |",
-            "|---|---|---|---|---|---|---|",
-        ]
+        head = ["| Transform | Dumps | Unmatched B / C<br>· regions (new) | Metadata<br>B → C |",
+                "|---|---|---:|---:|"]
         new_rows = [d for d in rows if is_new(d)]
+        later = [d for d in rows if not is_new(d)]
         if new_rows:
-            out += ["", *head, *(_md_row(d) for d in new_rows)]
-        out += ["", f"<details><summary>All {len(rows)} transforms whose dumps differ or carry hints"
-                    "</summary>",
-                "", *head, *(_md_row(d) for d in rows), "", "</details>"]
+            out += ["", *head, *(_md_row(d, ignored) for d in new_rows)]
+        if later:  # the rows above are not repeated in the fold
+            summary = f"{len(later)} later transform(s) whose dumps carry the same differences"
+            out += ["", f"<details><summary>{summary}</summary>", "", *head,
+                    *(_md_row(d, ignored) for d in later), "", "</details>"]
     for d in regression_transforms(a):
+        if d.transform in ignored:
+            continue
         out += ["", f"#### {md_code(d.key)}", ""]
         for h in d.hints:
-            out.append(f"- root-cause hint ({md_escape(h.kind.value)}): {md_escape(h.message)}")
+            out.append(f"- root-cause hint ({md_escape(h.kind.value)}): {md_inline(h.message)}")
         lost = [m for m in d.new_meta_changes if m.kind is MetaChangeKind.LOST]
         if lost:
             names = ", ".join(md_code(m.candidate) for m in lost[:5])
@@ -160,7 +172,7 @@ def render_markdown(a: GraphAnalysis) -> str:
         for r in new[:MAX_REGIONS_SHOWN]:
             summary = (f"Region {r.id} ({r.kind.value}): {len(r.baseline)} baseline node(s) vs "
                        f"{len(r.candidate)} candidate node(s)")
-            out += ["", "<details>", f"<summary>{md_escape(summary)}</summary>", "",
+            out += ["", "<details>", f"<summary>{html_text(summary)}</summary>", "",
                     fence_block(snippet(r), "diff"), "", "</details>"]
         if len(new) > MAX_REGIONS_SHOWN:
             out.append(f"\n{len(new) - MAX_REGIONS_SHOWN} more new region(s) in the JSON report.")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, times
 from ad_diff.kinds.tensors.plots import plot_files
 
@@ -20,50 +20,65 @@ def _icon(c: TensorComparison) -> str:
     return "\u2705" if c.passed else "\u274c"
 
 
-_HEAD = (
-    "| Tensor | dtype · shape | Verdict | Judged by | Rows judged · worst row | Share beyond elementwise tol "
-    "| NRMSE | Cosine | vs reference | Top-1 / top-k · next token | NaN/Inf b→c |"
-)
-_COLS = 11
+_HEAD = "| Tensor | Verdict | Judged by | Outlier rows | Cosine |"
+"""Five narrow columns (a 780 px PR comment); the other statistics go in a folded list below the table."""
+_RULE = "|---|---|---|---:|---:|"
+_COLS = 5
 
 
 def _num(x: float | None, fmt: str = ".3g") -> str:
     return "" if x is None else format(x, fmt)
 
 
-def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
-    v = c.verdict.value
+def _shape(c: TensorComparison) -> str:
     shape = f"{c.baseline.dtype}{list(c.baseline.shape)}"
     if c.mismatch:
         shape += f" → {c.candidate.dtype}{list(c.candidate.shape)}"
+    return shape
+
+
+def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
+    v = c.verdict.value
     s, j = c.stats, c.judgement
     if s is None or j is None:
-        cells = [md_code(c.name), md_escape(shape), f"{_icon(c)} {v}"] + [""] * (_COLS - 3)
-        return "| " + " | ".join(cells) + " |"
-    ref = ""
-    if s.reference is not None:
-        ref = f"{s.reference.ratio:.2f}× baseline's RMSE"
-    top = "" if s.top1 is None else f"{s.top1:.1%} / {s.topk:.1%} (k={s.k})"
-    if s.rows is not None and s.rows.next_token is not None:
-        top += f" · next token {s.rows.next_token:.1%} of {s.rows.sequences}"
+        return f"| {html_code(c.name)} | {_icon(c)} {v} |" + " |" * (_COLS - 2)
     verdict = f"{_icon(c)} {v}"
     if plots_dir_rel is not None and not c.passed and s.histogram is not None:
         hist, scatter = plot_files(c.name)
         verdict += f" ([hist]({plots_dir_rel}/{hist}), [scatter]({plots_dir_rel}/{scatter}))"
-    cells = [
-        md_code(c.name),
-        md_escape(shape),
-        verdict,
-        md_escape(f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"),
-        md_escape(_rows_cell(c)),
-        f"{s.outside_share:.1%}",
-        _num(s.nrmse),
-        _num(s.cosine, ".6f"),
-        ref,
-        top,
-        f"{s.nan_baseline}/{s.inf_baseline} → {s.nan_candidate}/{s.inf_candidate}",
-    ]
+    rows = "—"
+    if s.rows is not None:
+        rows = f"{s.rows.outliers} / {s.rows.rows}"
+        if s.rows.outliers:
+            rows += f" · {list(s.rows.worst[0].index)}"
+    cells = [html_code(c.name), verdict, md_escape(f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"),
+             md_escape(rows), _num(s.cosine, ".6f")]
     return "| " + " | ".join(cells) + " |"
+
+
+def _stats_item(c: TensorComparison) -> str:
+    """The statistics that do not fit the table, one list item per tensor."""
+    s = c.stats
+    parts = [md_escape(_shape(c))]
+    if s is not None:
+        parts.append(f"NRMSE {_num(s.nrmse)}")
+        parts.append(f"{s.outside_share:.1%} beyond the elementwise tolerance")
+        if s.rows is not None:
+            parts.append(md_escape(f"rows judged: {_rows_cell(c)}"))
+        if s.reference is not None:
+            parts.append(f"{s.reference.ratio:.2f}× the baseline's RMSE against the reference")
+        if s.top1 is not None:
+            top = f"top-1 {s.top1:.1%} / top-{s.k} {s.topk:.1%}"
+            if s.rows is not None and s.rows.next_token is not None:
+                top += f", next token {s.rows.next_token:.1%} of {s.rows.sequences}"
+            parts.append(top)
+        parts.append(f"NaN/Inf {s.nan_baseline}/{s.inf_baseline} → {s.nan_candidate}/{s.inf_candidate}")
+    return f"- {md_code(c.name)}: " + "; ".join(parts)
+
+
+def _stats(comparisons: list[TensorComparison], title: str) -> list[str]:
+    items = [_stats_item(c) for c in comparisons]
+    return [f"<details><summary>{title}</summary>", "", *items, "", "</details>", ""]
 
 
 def _rows_cell(c: TensorComparison) -> str:
@@ -87,9 +102,10 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
     outputs = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT]
     nodes = [c for c in analysis.comparisons if c.kind is TensorKind.NODE]
     if outputs:
-        out += [_HEAD, "|" + "---|" * _COLS]
+        out += [_HEAD, _RULE]
         out += [_row(c, plots_dir_rel) for c in outputs]
         out.append("")
+        out += _stats(outputs, "dtype, shape, NRMSE, rows judged, reference, top-k, NaN/Inf per tensor")
         out.append(
             "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's "
             "same "
@@ -113,11 +129,11 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
         out += [line + ".", ""]
         if fd is not None:
             shown = beyond[:MAX_NODE_ROWS]  # analysis keeps node captures in graph order
-            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, "|" + "---|" * _COLS]
+            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, _RULE]
             out += [_row(c, None) for c in shown]
             if len(beyond) > len(shown):
                 out.append(f"| … {len(beyond) - len(shown)} more |" + " |" * (_COLS - 1))
-            out += ["", "</details>", ""]
+            out += ["", *(_stats_item(c) for c in shown), "", "</details>", ""]
     if analysis.unmatched:
         out.append("Recorded in one run only:")
         for u in analysis.unmatched:

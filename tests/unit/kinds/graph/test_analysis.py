@@ -78,8 +78,14 @@ def test_metadata_loss_then_match_loss_linked_by_hint(tmp_path: Path) -> None:
     assert [(h.kind, h.cause_transform) for h in hints] == [(HintKind.METADATA_LOST_UPSTREAM, "fuse_rmsnorm")]
     assert len(hints[0].nodes) == 7
     assert hints_for_match_loss(a, "post_load_fusion", "fuse_rmsnorm") == []
-    ml = Finding("ADL001", Category.MATCH_LOSS, Severity.ERROR, "lost", transform="fuse_rmsnorm_quant",
-                 stage="post_load_fusion")
+    ml = Finding(
+        "ADL001",
+        Category.MATCH_LOSS,
+        Severity.ERROR,
+        "lost",
+        transform="fuse_rmsnorm_quant",
+        stage="post_load_fusion",
+    )
     (linked,) = attach((ml,), a)
     assert dict(linked.evidence)["root_cause"][0]["cause_transform"] == "fuse_rmsnorm"
 
@@ -116,8 +122,11 @@ def test_matches_logged_but_graph_unchanged_is_a_conflict_in_a_graph_stage(tmp_p
     lb = replace(lb, transforms=tuple(recs))
     a = analyze_graphs(b / "graphs", c / "graphs", lb, lc)
     (conflict,) = [f for f in findings(a, lb, lc) if f.code in ("ADG008", "ADG012")]
-    assert (conflict.code, conflict.transform, conflict.severity) == ("ADG012", "canonicalize_split",
-                                                                       Severity.ERROR)
+    assert (conflict.code, conflict.transform, conflict.severity) == (
+        "ADG012",
+        "canonicalize_split",
+        Severity.ERROR,
+    )
     assert "baseline" in conflict.message
 
 
@@ -182,17 +191,24 @@ def test_markdown_escapes_names(tmp_path: Path) -> None:
         dump.write_text(text.replace("# Transform: fuse_rmsnorm", f"# Transform: {HOSTILE}"), "utf-8")
     md = render_markdown(analyze_graphs(b / "graphs", c / "graphs"))
     assert HOSTILE not in md  # never verbatim
-    # Tables, headings and prose name it in a code span whose fence is longer than its backtick runs, with
-    # the pipe escaped (GFM splits table cells before it reads code spans).
-    assert md.count("``post_load_fusion/fuse\\|rms`norm`<b>*x*[y](z)``") == 4
-    rows = [ln for ln in md.splitlines() if ln.startswith("| `")]
-    assert len(rows) == 2
-    assert all(_unescaped(r, "|") == 8 for r in rows), rows  # 7 cells: the name splits none
+    # Headings and prose name it in a code span whose fence is longer than its backtick runs, with the pipe
+    # escaped (GFM splits table cells before it reads code spans).
+    assert md.count("``post_load_fusion/fuse\\|rms`norm`<b>*x*[y](z)``") == 2
+    # Table cells name it in <code> with every markdown and HTML character an entity, so it can neither split
+    # the cell nor open a tag.
+    rows = [ln for ln in md.splitlines() if ln.startswith("| <code>")]
+    assert len(rows) == 1
+    assert rows[0].startswith(
+        "| <code>fuse&#124;rms&#96;norm&#96;&#60;b&#62;&#42;x&#42;&#91;y&#93;(z)</code> |"
+    )
+    assert all(_unescaped(r, "|") == 5 for r in rows), rows  # 4 cells: the name splits none
     # Outside code spans (the hint's prose) every markdown character is escaped and '<' is an entity.
     prose = [re.sub(r"(`+)(?!`).*?(?<!`)\1(?!`)", "", ln) for ln in _outside_fences(md)]
     bad = [ln for ln in prose if any(_unescaped(ln, ch) for ch in "*[`") or "<b>" in ln]
     assert bad == []
-    assert "fuse\\|rms\\`norm\\`&lt;b>\\*x\\*\\[y\\](z)" in md
+    # Backtick pairs in a message read as code spans (ad-diff writes op names that way): the piece between
+    # them is a code span, everything around it is escaped.
+    assert "fuse\\|rms`norm`&lt;b>\\*x\\*\\[y\\](z)" in md
 
 
 @pytest.mark.parametrize(

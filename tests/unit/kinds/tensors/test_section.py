@@ -20,7 +20,7 @@ def _analysis(base: Path, cand: Path, **kw: object):
 def test_markdown_shows_verdicts_and_evidence() -> None:
     a = _analysis(FIX / "gpu" / "baseline", FIX / "gpu" / "within")
     md = render_markdown(a)
-    assert "| `logits` |" in md
+    assert "| <code>logits</code> |" in md
     assert "acceptable drift" in md
     assert "baseline's RMSE" in md  # reference-mode evidence
     assert "100.0% /" in md  # top-1 agreement

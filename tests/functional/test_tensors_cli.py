@@ -99,3 +99,16 @@ def test_reports_are_byte_identical_across_thread_counts(tmp_path: Path) -> None
         assert res.code == 1
         outs.append((js.read_text(), md.read_text()))
     assert outs[0] == outs[1]
+
+
+def test_cuda_that_cannot_be_had_is_exit_2_and_auto_falls_back_with_a_note() -> None:
+    hidden = {"CUDA_VISIBLE_DEVICES": ""}  # no device, whether or not this machine has one
+    res = run_cli(GPU / "baseline", GPU / "within", "--tensor-device", "cuda", env=hidden)
+    assert res.code == 2, res.err
+    assert "tensor device cuda (--tensor-device or tensor_device in the config) cannot be used" in res.err
+    assert "Traceback" not in res.err
+    res = run_cli(GPU / "baseline", GPU / "within", "--tensor-device", "auto", "-f", "json", env=hidden)
+    assert res.code == 0, res.err
+    tensors = json.loads(res.out)["sections"]["tensors"]
+    assert tensors["device"] == "cpu"
+    assert any("tensor device auto:" in n and "computed on the CPU" in n for n in tensors["notes"])

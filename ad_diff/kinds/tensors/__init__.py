@@ -42,7 +42,7 @@ class TensorsKind:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
         # only now: the measurement brings numpy, which a comparison without tensors never needs
-        from ad_diff.errors import AdDiffError
+        from ad_diff.errors import AdDiffError, UsageError
         from ad_diff.kinds.tensors.analysis import analyze_tensors
 
         node_order: list[str] | None = None
@@ -73,6 +73,8 @@ class TensorsKind:
                 order_source=order_source,
                 gathered=_gathered(ctx),
             )
+        except UsageError:  # an option that cannot be honoured (--tensor-device cuda without CUDA): exit 2
+            raise
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
             return Skipped("unreadable", str(e))
 

@@ -109,13 +109,12 @@ def analyze_tensors(
 
 
 def _device(asked: str, notes: list[str]) -> str:
-    """Statistics are computed with numpy on the CPU: one deterministic pass near the read floor."""
-    if asked not in ("cpu", "auto"):
-        notes.append(
-            f"tensor device {asked!r} asked for; statistics are computed on the CPU (numpy, one "
-            "deterministic pass), which reads as fast as the disk for recorded outputs"
-        )
-    return "cpu"
+    """``cpu`` (numpy) or ``cuda`` (torch); ``cuda`` that cannot be had raises a UsageError (exit 2)."""
+    from ad_diff.kinds.tensors.gpu import device_note, resolve_device
+
+    device, note = resolve_device(asked)
+    notes += [n for n in (note, device_note(device)) if n]
+    return device
 
 
 def _paired_names(

@@ -7,13 +7,12 @@ stands in for the baseline's log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.model import TransformComparison
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.log import rules
-from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.model import IssueKind, RunLog
+from ad_diff.kinds.log.section import LogComparison
 
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
@@ -21,19 +20,10 @@ if TYPE_CHECKING:
     from ad_diff.result import DiffResult
 
 
-@dataclass(frozen=True)
-class LogComparison:
-    """Both runs' parsed logs and their transforms paired into rows, in pipeline order."""
-
-    baseline: RunLog
-    candidate: RunLog
-    rows: tuple[TransformComparison, ...]
-
-
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
     from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.log import parse
+    from ad_diff.kinds.log.attribute import attribute
 
     if not log.anonymous:
         return log
@@ -44,9 +34,10 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
         except AdDiffError as e:  # unreadable dumps: the results stay positional (#n), and we say why
-            notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them ({e})")
+            notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them "
+                         f"({e})")
             return log
-    log, note = parse.attribute(log, names)
+    log, note = attribute(log, names)
     notes.append(f"{art.run_id}: {note}")
     return log
 
@@ -75,7 +66,7 @@ class LogKind:
         ctx.progress("reading logs", 2, 2)
         for run_id, log in ((ctx.baseline.run_id, blog), (ctx.candidate.run_id, clog)):
             ctx.notes += [f"{run_id} log {log.path}: {i.text} (shown as U+FFFD)" for i in log.issues
-                          if i.kind == "encoding"]
+                          if i.kind is IssueKind.ENCODING]
         blog = _attribute(blog, ctx.baseline, ctx.notes)
         clog = _attribute(clog, ctx.candidate, ctx.notes)
         return LogComparison(blog, clog, pair_transforms(blog, clog, settings.ignore_transforms))
@@ -84,7 +75,7 @@ class LogKind:
         """Match losses, state changes and each log's health (ADL rules)."""
         if isinstance(section, Skipped):
             return []
-        return rules.classify_log(section.rows, section.baseline, section.candidate, ctx.settings.collapse_fraction)
+        return rules.classify(section, ctx.settings.collapse_fraction)
 
     def explain(self, section: LogComparison, findings: list[Finding], ctx: Context) -> tuple[LogComparison,
                                                                                                list[Finding]]:
@@ -99,6 +90,8 @@ class LogKind:
         """The transforms table is part of the report's frame (``ad_diff.report.terminal``)."""
         return None
 
+
+__all__ = ["LOG", "LogComparison", "LogKind"]
 
 LOG = LogKind()
 """The log kind's one instance (registered in :data:`ad_diff.kinds.KINDS`)."""

@@ -45,17 +45,18 @@ def pair_transforms(
     ck = [k for k, _ in c]
     rows: list[TransformComparison] = []
     sm = difflib.SequenceMatcher(a=bk, b=ck, autojunk=False)
-    c_keys = set(ck)
+    c_by_key: dict[Key, TransformRecord] = {}
+    for k, r in c:
+        c_by_key.setdefault(k, r)
     b_keys = set(bk)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
-            for (k, br), (_, cr) in zip(b[i1:i2], c[j1:j2]):
+            for (k, br), (_, cr) in zip(b[i1:i2], c[j1:j2], strict=True):
                 rows.append(TransformComparison(br.stage, k[0], k[1], _side(br), _side(cr)))
             continue
         # Keys present on both sides but out of order (a stage moved) are paired on the baseline position.
         for k, br in b[i1:i2]:
-            cr = next((r for kk, r in c if kk == k), None) if k in c_keys else None
-            rows.append(TransformComparison(br.stage, k[0], k[1], _side(br), _side(cr)))
+            rows.append(TransformComparison(br.stage, k[0], k[1], _side(br), _side(c_by_key.get(k))))
         for k, cr in c[j1:j2]:
             if k in b_keys:
                 continue

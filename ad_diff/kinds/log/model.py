@@ -22,14 +22,25 @@ class LogEnd(str, Enum):
     """The log holds no AutoDeploy transform line at all."""
 
 
+class IssueKind(str, Enum):
+    """What sort of thing a :class:`LogIssue` records."""
+
+    UNRECOGNISED = "unrecognised"
+    """A line that looks like an AutoDeploy transform result but matches no known format."""
+    NO_RESULT = "no_result"
+    """A transform started (cleanup/apply lines) and the next one began without its result line."""
+    RETRY = "retry"
+    """A transform key came again: the pipeline started over here (the last pipeline is used)."""
+    ENCODING = "encoding"
+    """Lines held bytes that are not UTF-8 (shown as U+FFFD)."""
+
+
 @dataclass(frozen=True, slots=True)
 class LogIssue:
     """Something the log parser noticed but could not (or should not) turn into a record."""
 
     line: int
-    kind: str
-    """``unrecognised`` (looked like an AD transform line but matched no known format), ``traceback``,
-    ``fatal``, ``retry`` (a second pipeline started), ``rank_disagreement`` ..."""
+    kind: IssueKind
     text: str
 
 

@@ -9,41 +9,15 @@ are skipped; lines that look like AutoDeploy transform results but match no know
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ad_diff.core.model import State, Timing, TransformRecord
 from ad_diff.core.text import iter_lines
 from ad_diff.errors import InputError
-from ad_diff.kinds.log.model import LogEnd, LogIssue, RunLog
-
-WHAT = "an AutoDeploy log (lines like '[stage=..., transform=...] [SUMMARY] matches=N')"
-
-# L1: TRT-LLM Logger subclass. Optional timestamp; optional rank before the level tag, or (newer base
-# logger) a padded caller-package tag and the rank after it.
-_L1 = re.compile(
-    r"^(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM AUTO-DEPLOY\](?: \[RANK (\d+)\])? \[([FEWIVD])\]"
-    r"(?: \[[A-Za-z_][\w .]*\])?(?: \[RANK (\d+)\])?(?: (.*))?$"
-)
-# L2/L3: standalone python logger on stderr; L2's *_once methods nest a second '[AUTO-DEPLOY] [RANK n]'.
-_L23 = re.compile(r"^\[AUTO-DEPLOY\] \[(CRITICAL|ERROR|WARNING|INFO|DEBUG)\](?: \[RANK (\d+)\])?(?: (.*))?$")
-_NESTED = re.compile(r"^\[AUTO-DEPLOY\](?: \[RANK (\d+)\])? ?(.*)$")
-
-_P = re.compile(r"^\[stage=([a-z_][a-z0-9_]*), transform=(\w+)\] ?(.*)$")
-_V0 = re.compile(r"^stage=([a-z_][a-z0-9_]*), transform=(\w+), (.*)$")
-_SUMMARY = re.compile(
-    r"^\[SUMMARY\] (?:(?:matches=(\d+)|(skipped))(?: \| time: ([\d.]+)s \(pre=([\d.]+)s, apply=([\d.]+)s, "
-    r"post=([\d.]+)s\))?|(disabled))$"
-)
-_ELAPSED = re.compile(
-    r"^elapsed time: total=([\d.]+)s, pre_cleanup=([\d.]+)s, apply=([\d.]+)s, post_cleanup=([\d.]+)s$"
-)
-_FAILED = re.compile(r"^(?:\[APPLY\] )?Transform (\w+) failed: ?(.*)$")
-_KV = re.compile(r"^(\w+)=(\S+)$")
-_START_MARKERS = ("[PRE-CLEANUP]", "[APPLY]", "[POST-CLEANUP]", "running ", "applying transform")
-_LEVELS_FATAL = {"F", "E", "CRITICAL", "ERROR"}
-_EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)|Segmentation fault|Killed)\b")
+from ad_diff.kinds.log import lines as g
+from ad_diff.kinds.log.lines import WHAT
+from ad_diff.kinds.log.model import IssueKind, LogEnd, LogIssue, RunLog
 
 
 @dataclass
@@ -68,17 +42,6 @@ class _RankState:
     last_line: int = 0
 
 
-def _kv_pairs(text: str) -> dict[str, str] | None:
-    """Parse ``a=1, b=True, ...``; None if any part is not ``key=value``."""
-    out: dict[str, str] = {}
-    for part in text.split(", "):
-        m = _KV.match(part.strip())
-        if not m:
-            return None
-        out[m.group(1)] = m.group(2)
-    return out
-
-
 class _LogParser:
     """One pass over one log; see module docstring."""
 
@@ -96,24 +59,6 @@ class _LogParser:
         self.cut_mid_line = False
         self.replaced_bytes = 0
         self.anonymous = 0
-
-    # -- line splitting ---------------------------------------------------------------------------
-    def split(self, text: str) -> tuple[str, int | None, str, str] | None:
-        """Return (prefix kind, rank, level, message) for AD lines, None for other lines."""
-        m = _L1.match(text)
-        if m:
-            rank = m.group(1) or m.group(3)
-            return "L1", int(rank) if rank else None, m.group(2), m.group(4) or ""
-        m = _L23.match(text)
-        if m:
-            rank, msg = m.group(2), m.group(3) or ""
-            n = _NESTED.match(msg)
-            if n:  # L2 *_once lines: '[AUTO-DEPLOY] [WARNING] [AUTO-DEPLOY] [RANK 0] msg'
-                rank, msg = rank or n.group(1), n.group(2)
-            return ("L3" if rank is not None else "L2"), int(rank) if rank else None, m.group(1), msg
-        if text.startswith("[stage=") or _V0.match(text):
-            return "bare", None, "", text
-        return None
 
     # -- records ----------------------------------------------------------------------------------
     def state_for(self, rank: int | None) -> _RankState:
@@ -145,9 +90,11 @@ class _LogParser:
         if p is None:
             return
         if p.failure is not None:
-            self.emit(st, TransformRecord(p.stage, p.transform, 0, State.FAILED, None, p.line, failure=p.failure))
+            self.emit(st, TransformRecord(p.stage, p.transform, 0, State.FAILED, None, p.line,
+                                          failure=p.failure))
         else:
-            self.issues.append(LogIssue(p.line, "no_result", f"{p.stage}/{p.transform} started but logged no result"))
+            self.issues.append(LogIssue(p.line, IssueKind.NO_RESULT,
+                                        f"{p.stage}/{p.transform} started but logged no result"))
         st.pending = None
 
     def on_transform_message(self, n: int, rank: int | None, stage: str, transform: str, rest: str) -> None:
@@ -159,9 +106,9 @@ class _LogParser:
         while rest.startswith("[APPLY] ") and not rest.startswith("[APPLY] Transform "):
             rest = rest[len("[APPLY] ") :]
         if rest.startswith("[SUMMARY]"):
-            m = _SUMMARY.match(rest)
+            m = g.SUMMARY.match(rest)
             if not m:
-                self.issues.append(LogIssue(n, "unrecognised", rest[:200]))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V3")
             timing = None
@@ -176,27 +123,27 @@ class _LogParser:
             self.finish(st, n, stage, transform, state, matches, timing, ())
             return
         if rest.startswith("enabled=") or rest.startswith("num_matches=") or rest.startswith("skipped="):
-            kv = _kv_pairs(rest)
+            kv = g.kv_pairs(rest)
             if kv is None or not ("num_matches" in kv or kv.get("skipped") == "True"):
-                self.issues.append(LogIssue(n, "unrecognised", rest[:200]))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V1")
             self.finish_kv(st, n, stage, transform, kv)
             return
         if rest.startswith("elapsed time:"):
-            m = _ELAPSED.match(rest)
+            m = g.ELAPSED.match(rest)
             if not m:
-                self.issues.append(LogIssue(n, "unrecognised", rest[:200]))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V2")
             self.formats.discard("V1")
             self.attach_timing(st, stage, transform, Timing(*(float(m.group(i)) for i in range(1, 5))))
             return
-        m = _FAILED.match(rest)
+        m = g.FAILED.match(rest)
         if m:
             self.on_failure(st, n, stage, transform, m.group(2))
             return
-        if rest.startswith(_START_MARKERS) and st.pending is None:
+        if rest.startswith(g.START_MARKERS) and st.pending is None:
             st.pending = _Pending(stage, transform, n)
 
     def finish_kv(self, st: _RankState, n: int, stage: str, transform: str, kv: dict[str, str]) -> None:
@@ -210,11 +157,14 @@ class _LogParser:
             try:
                 state, matches = State.APPLIED, int(kv["num_matches"])
             except ValueError:
-                self.issues.append(LogIssue(n, "unrecognised", f"num_matches={kv['num_matches']}"))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, f"num_matches={kv['num_matches']}"))
                 return
         self.finish(st, n, stage, transform, state, matches, None, flags)
 
-    def finish(self, st, n, stage, transform, state, matches, timing, flags) -> None:  # type: ignore[no-untyped-def]
+    def finish(
+        self, st: _RankState, n: int, stage: str, transform: str, state: State, matches: int | None,
+        timing: Timing | None, flags: tuple[tuple[str, str], ...],
+    ) -> None:
         failure = None
         if st.pending and (st.pending.stage, st.pending.transform) == (stage, transform):
             failure = st.pending.failure
@@ -244,14 +194,14 @@ class _LogParser:
             self.replaced_bytes += 1
         if not complete and text:
             self.cut_mid_line = True
-        split = self.split(text)
+        split = g.split(text)
         if split is None:
             self.on_other_line(n, text)
             return
         prefix, rank, level, msg = split
         self.prefixes.add(prefix)
         self.in_traceback = False
-        m = _P.match(msg)
+        m = g.TRANSFORM.match(msg)
         if m:
             if prefix == "bare" and not complete:
                 self.cut_mid_line = True
@@ -262,35 +212,35 @@ class _LogParser:
             self.anonymous += 1
             self.on_transform_message(n, rank, "?", f"#{self.anonymous}", msg)
         else:
-            m0 = _V0.match(msg)
+            m0 = g.V0.match(msg)
             if m0:
-                kv = _kv_pairs(m0.group(3))
+                kv = g.kv_pairs(m0.group(3))
                 if kv is not None and ("num_matches" in kv or kv.get("skipped") == "True"):
                     self.formats.add("V0")
                     st = self.state_for(rank)
                     self.last_ad_line = n
                     self.finish_kv(st, n, m0.group(1), m0.group(2), kv)
                 else:
-                    self.issues.append(LogIssue(n, "unrecognised", msg[:200]))
+                    self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, msg[:200]))
                 return
-            m2 = _FAILED.match(msg)  # V1 prints the failure without the [stage=...] prefix
+            m2 = g.FAILED.match(msg)  # V1 prints the failure without the [stage=...] prefix
             if m2:
                 st = self.state_for(rank)
                 pending = st.pending
                 stage = pending.stage if pending and pending.transform == m2.group(1) else "?"
                 self.on_failure(st, n, stage, m2.group(1), m2.group(2))
                 return
-            if level in _LEVELS_FATAL:
+            if level in g.LEVELS_FATAL:
                 self.fatal_after[rank] = (n, msg[:300])
 
     def on_other_line(self, n: int, text: str) -> None:
         if text.startswith("Traceback (most recent call last)"):
             self.in_traceback = True
             self.last_exc = (n, text)
-        elif self.in_traceback and _EXC_LINE.match(text):
+        elif self.in_traceback and g.EXC_LINE.match(text):
             self.last_exc = (n, text[:300])
             self.in_traceback = False
-        elif _EXC_LINE.match(text) and ("Segmentation fault" in text or text.startswith("Killed")):
+        elif g.EXC_LINE.match(text) and ("Segmentation fault" in text or text.startswith("Killed")):
             self.last_exc = (n, text[:300])
 
     def result(self, rank: int | None) -> RunLog:
@@ -319,8 +269,8 @@ class _LogParser:
             self.close_pending(st)
         if not st.records and st.pending is None:
             others = ", ".join(str(r) for r in tagged if r != chosen and self.ranks[r].records)
-            raise InputError(self.path, f"rank {chosen} logged no transform result"
-                             + (f"; ranks with results: {others} (use --rank)" if others else f"; expected {WHAT}"))
+            hint = f"; ranks with results: {others} (use --rank)" if others else f"; expected {WHAT}"
+            raise InputError(self.path, f"rank {chosen} logged no transform result{hint}")
         records = list(st.records)
         end, detail = self.end_state(st, chosen, records)
         if st.pending is not None:
@@ -328,9 +278,11 @@ class _LogParser:
             records.append(TransformRecord(p.stage, p.transform, 0, State.INCOMPLETE, None, p.line))
         issues = list(self.issues)
         for line in st.restarts:
-            issues.append(LogIssue(line, "retry", "pipeline restarted here; the last pipeline is used"))
+            issues.append(LogIssue(line, IssueKind.RETRY,
+                                   "pipeline restarted here; the last pipeline is used"))
         if self.replaced_bytes:
-            issues.append(LogIssue(0, "encoding", f"{self.replaced_bytes} lines held bytes that are not UTF-8"))
+            issues.append(LogIssue(0, IssueKind.ENCODING,
+                                   f"{self.replaced_bytes} lines held bytes that are not UTF-8"))
         disagree = self.disagreements(chosen, records)
         return RunLog(
             path=self.path,
@@ -348,7 +300,9 @@ class _LogParser:
             anonymous=self.anonymous,
         )
 
-    def end_state(self, st: _RankState, rank: int | None, records: list[TransformRecord]) -> tuple[LogEnd, str]:
+    def end_state(
+        self, st: _RankState, rank: int | None, records: list[TransformRecord]
+    ) -> tuple[LogEnd, str]:
         last = records[-1].line if records else 0
         if self.last_exc and self.last_exc[0] > last:
             return LogEnd.CRASHED, f"line {self.last_exc[0]}: {self.last_exc[1]}"
@@ -403,7 +357,7 @@ def as_dict(log: RunLog) -> dict[str, object]:
         "end_detail": log.end_detail,
         "pipelines": log.pipelines,
         "lines": log.lines,
-        "issues": [[i.line, i.kind, i.text] for i in log.issues],
+        "issues": [[i.line, i.kind.value, i.text] for i in log.issues],
         "transforms": [
             {
                 "stage": r.stage,
@@ -411,39 +365,11 @@ def as_dict(log: RunLog) -> dict[str, object]:
                 "state": r.state.value,
                 "matches": r.matches,
                 "line": r.line,
-                "timing": None if r.timing is None else [r.timing.total, r.timing.pre, r.timing.apply, r.timing.post],
+                "timing": None if r.timing is None
+                else [r.timing.total, r.timing.pre, r.timing.apply, r.timing.post],
                 "failure": r.failure,
                 "flags": dict(r.flags),
             }
             for r in log.transforms
         ],
     }
-
-
-def attribute(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
-    """Name a log's anonymous (``#n``) records from ``names`` = the (stage, transform) of each dump file.
-
-    AD writes one dump per transform in pipeline order, except transforms that see no GraphModule (the
-    factory stage's ``build_model``), which write none. So the dumps name the *last* ``len(names)`` results;
-    earlier extra results stay unattributed. Returns the new log and a sentence saying what was done.
-    """
-    anon = [i for i, r in enumerate(log.transforms) if r.stage == "?"]
-    if not anon:
-        return log, ""
-    if not names:
-        return log, f"{len(anon)} result line(s) name no transform (L2 logger) and there are no dumps to name them"
-    if len(names) > len(anon):
-        return log, (f"{len(anon)} result line(s) name no transform (L2 logger) but graphs/ holds {len(names)} "
-                     "dumps; they were left unattributed")
-    recs = list(log.transforms)
-    offset = len(anon) - len(names)
-    for k, (stage, transform) in enumerate(names):
-        i = anon[offset + k]
-        r = recs[i]
-        recs[i] = TransformRecord(stage, transform, r.occurrence, r.state, r.matches, r.line, r.timing,
-                                  r.failure, r.flags)
-    from dataclasses import replace
-
-    return replace(log, transforms=tuple(recs)), (
-        f"{len(anon)} result line(s) name no transform (L2 logger); {len(names)} named from the graphs/ dump "
-        f"order" + (f", the first {offset} left unattributed" if offset else ""))

@@ -6,14 +6,25 @@ only judgement is whether a loss is a *collapse* (to zero, or by at least ``coll
 
 from __future__ import annotations
 
-from ad_diff.core.model import Finding, Severity, State, TransformComparison
+from ad_diff.core.model import (
+    BASELINE,
+    CANDIDATE,
+    Category,
+    Finding,
+    RunId,
+    Severity,
+    Side,
+    State,
+    TransformComparison,
+)
 from ad_diff.core.rules import Rule
-from ad_diff.kinds.log.model import LogEnd, RunLog
+from ad_diff.kinds.log.model import IssueKind, LogEnd, RunLog
+from ad_diff.kinds.log.section import LogComparison
 
-E, W, I = Severity.ERROR, Severity.WARNING, Severity.INFO
+ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
 COLLAPSE = Rule(
-    "ADL001", "match-collapse", "match_loss", E,
+    "ADL001", "match-collapse", Category.MATCH_LOSS, ERR,
     "{transform}: matches collapsed {before} -> {after}",
     "A transform that matched in the baseline matches nothing in the candidate, or lost at least the "
     "collapse fraction (default 50%) of its matches. Usually a pattern that no longer recognises the "
@@ -21,74 +32,74 @@ COLLAPSE = Rule(
     "section for the first divergence and root-cause hints.",
 )
 PARTIAL = Rule(
-    "ADL002", "partial-match-loss", "match_loss", E,
+    "ADL002", "partial-match-loss", Category.MATCH_LOSS, ERR,
     "{transform}: matches dropped {before} -> {after} ({pct}% lost)",
     "The candidate matched fewer times than the baseline, by less than the collapse fraction. Counts "
     "are exact, so any drop is real: typically one layer or one branch no longer fits the pattern.",
 )
 STOPPED = Rule(
-    "ADL003", "transform-stopped", "match_loss", E,
+    "ADL003", "transform-stopped", Category.MATCH_LOSS, ERR,
     "{transform}: matched {before} in baseline but is {state} in candidate{detail}",
     "A transform that made matches in the baseline did not run to completion in the candidate (disabled, "
     "skipped, failed or missing from the log), so every one of its matches is lost. When it was disabled "
     "on purpose, record that in the expected-changes file.",
 )
 FAILED = Rule(
-    "ADL004", "transform-failed", "state_change", E,
+    "ADL004", "transform-failed", Category.STATE_CHANGE, ERR,
     "{transform}: failed in candidate: {failure}",
     "The candidate logged `Transform <t> failed: ...` (swallowed by skip_on_error) where the baseline did "
     "not fail. Even without lost matches this hides a bug.",
 )
 STATE = Rule(
-    "ADL005", "state-change", "state_change", W,
+    "ADL005", "state-change", Category.STATE_CHANGE, WARN,
     "{transform}: {bstate} -> {cstate}",
     "The transform's state changed (e.g. applied with 0 matches -> disabled, skipped -> applied) without "
     "losing matches. Worth a look in review; it does not gate.",
 )
 ADDED = Rule(
-    "ADL006", "transform-added", "state_change", I,
+    "ADL006", "transform-added", Category.STATE_CHANGE, INFO,
     "{transform}: new in candidate ({cstate}, {after} matches)",
     "A transform ran in the candidate only and made matches. Informational.",
 )
 REMOVED = Rule(
-    "ADL007", "transform-removed", "state_change", I,
+    "ADL007", "transform-removed", Category.STATE_CHANGE, INFO,
     "{transform}: ran in baseline only ({bstate})",
     "A transform that made no matches in the baseline does not appear in the candidate's log.",
 )
 GAIN = Rule(
-    "ADL008", "match-gain", "improvement", I,
+    "ADL008", "match-gain", Category.IMPROVEMENT, INFO,
     "{transform}: matches rose {before} -> {after}",
     "The candidate matched more often than the baseline. Usually the point of the change; listed so a "
     "reviewer can confirm it.",
 )
 INCOMPLETE = Rule(
-    "ADL009", "run-incomplete", "incomplete_run", E,
+    "ADL009", "run-incomplete", Category.INCOMPLETE_RUN, ERR,
     "{run} run is incomplete: {detail}",
     "A log ends in a crash (traceback), stops inside a transform or mid-line, or stops before transforms "
     "the other run reached. Transforms it never reached cannot be compared, so this always gates: an "
     "incomplete run must never read as 'no regressions'.",
 )
 RANKS = Rule(
-    "ADL010", "rank-disagreement", "consistency", W,
+    "ADL010", "rank-disagreement", Category.CONSISTENCY, WARN,
     "{run} log: ranks disagree on {what}",
     "Multi-rank logs: another rank logged a different state or match count than the compared rank for "
     "the same transform. Sharding-dependent patterns can legitimately differ; otherwise it is a bug.",
 )
 UNRECOGNISED = Rule(
-    "ADL011", "unrecognised-lines", "input", W,
+    "ADL011", "unrecognised-lines", Category.INPUT, WARN,
     "{run} log: {count} AutoDeploy line(s) in no known format (first at line {line}: {text})",
     "Lines that carry an AutoDeploy transform prefix and look like results ([SUMMARY], enabled=...) but "
     "match none of the formats in FORMATS.md. Their transforms may be missing from the comparison; a new "
     "AD log format needs a parser update.",
 )
 RETRY = Rule(
-    "ADL012", "pipeline-restarted", "consistency", W,
+    "ADL012", "pipeline-restarted", Category.CONSISTENCY, WARN,
     "{run} log: the pipeline started {count} times (restart at line {line}); the last one is compared",
     "A transform key appeared twice in one log, which means the pipeline ran again in the same process or "
     "log (a retry). Only the last pipeline is compared.",
 )
 STAGE_MOVED = Rule(
-    "ADL013", "stage-moved", "state_change", I,
+    "ADL013", "stage-moved", Category.STATE_CHANGE, INFO,
     "{transform}: moved from stage {bstage} to {cstage}",
     "The same transform ran in a different stage in the candidate (a config moved it).",
 )
@@ -99,7 +110,9 @@ RULES: tuple[Rule, ...] = (
 )
 
 
-def _health(run: str, log: RunLog, not_reached: list[TransformComparison], last: str | None) -> list[Finding]:
+def _health(
+    run: RunId, log: RunLog, not_reached: list[TransformComparison], last: str | None
+) -> list[Finding]:
     """Findings about one log as a whole: completeness, ranks, unrecognised lines, restarts."""
     out: list[Finding] = []
     parts = []
@@ -121,22 +134,26 @@ def _health(run: str, log: RunLog, not_reached: list[TransformComparison], last:
     for what in log.rank_disagreement:  # 'stage/transform (rank n)'
         transform = what.split("/", 1)[-1].split(" ", 1)[0]
         out.append(RANKS.make(run=run, what=what, transform=transform))
-    unrec = [i for i in log.issues if i.kind == "unrecognised"]
+    unrec = [i for i in log.issues if i.kind is IssueKind.UNRECOGNISED]
     if unrec:
         out.append(UNRECOGNISED.make(run=run, count=len(unrec), line=unrec[0].line, text=unrec[0].text[:120],
                                      evidence={"lines": [i.line for i in unrec[:50]]}))
-    retries = [i for i in log.issues if i.kind == "retry"]
+    retries = [i for i in log.issues if i.kind is IssueKind.RETRY]
     if retries:
         out.append(RETRY.make(run=run, count=log.pipelines, line=retries[-1].line))
     return out
 
 
-def _tail_not_reached(rows: tuple[TransformComparison, ...], run: str) -> tuple[list[TransformComparison], str | None]:
+def _side(r: TransformComparison, run: RunId) -> Side:
+    return r.baseline if run == BASELINE else r.candidate
+
+
+def _tail_not_reached(
+    rows: tuple[TransformComparison, ...], run: RunId
+) -> tuple[list[TransformComparison], str | None]:
     """Rows after this run's last logged transform that only the other run has: never reached."""
-    def side(r: TransformComparison):  # noqa: ANN202
-        return r.baseline if run == "baseline" else r.candidate
-    last = max((i for i, r in enumerate(rows) if side(r).state is not State.ABSENT), default=-1)
-    tail = [r for r in rows[last + 1 :] if side(r).state is State.ABSENT]
+    last = max((i for i, r in enumerate(rows) if _side(r, run).state is not State.ABSENT), default=-1)
+    tail = [r for r in rows[last + 1 :] if _side(r, run).state is State.ABSENT]
     return tail, (rows[last].transform if last >= 0 else None)
 
 
@@ -155,12 +172,18 @@ def classify_log(
     candidate: RunLog,
     collapse_fraction: float = 0.5,
 ) -> list[Finding]:
+    """:func:`classify` of the section made of ``rows`` and the two logs (callers that paired them)."""
+    return classify(LogComparison(baseline, candidate, rows), collapse_fraction)
+
+
+def classify(section: LogComparison, collapse_fraction: float = 0.5) -> list[Finding]:
     """Turn the per-transform rows and the two logs' health into findings (unsorted)."""
-    b_tail, b_last = _tail_not_reached(rows, "baseline")
-    c_tail, c_last = _tail_not_reached(rows, "candidate")
+    rows, baseline, candidate = section.rows, section.baseline, section.candidate
+    b_tail, b_last = _tail_not_reached(rows, BASELINE)
+    c_tail, c_last = _tail_not_reached(rows, CANDIDATE)
     b_tail = b_tail if _stopped_early(baseline, b_tail) else []
     c_tail = c_tail if _stopped_early(candidate, c_tail) else []
-    findings = _health("baseline", baseline, b_tail, b_last) + _health("candidate", candidate, c_tail, c_last)
+    findings = _health(BASELINE, baseline, b_tail, b_last) + _health(CANDIDATE, candidate, c_tail, c_last)
     skip = {id(r) for r in b_tail} | {id(r) for r in c_tail}
     for r in rows:
         if id(r) not in skip:
@@ -185,7 +208,8 @@ def _classify_row(r: TransformComparison, frac: float) -> list[Finding]:
             lost = bm - cm
             ev = {"before": bm, "after": cm, "lost": lost, "collapse_fraction": frac}
             if cm == 0 or lost >= frac * bm:
-                out.append(COLLAPSE.make(transform=t, stage=s, before=bm, after=cm, collapse=True, evidence=ev))
+                out.append(COLLAPSE.make(transform=t, stage=s, before=bm, after=cm, collapse=True,
+                                         evidence=ev))
             else:
                 out.append(PARTIAL.make(transform=t, stage=s, before=bm, after=cm,
                                         pct=round(100 * lost / bm), evidence=ev))

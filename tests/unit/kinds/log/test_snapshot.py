@@ -12,6 +12,7 @@ from ad_diff.errors import InputError
 from ad_diff.kinds.log import snapshot
 from ad_diff.settings import Settings
 from tests.ci_runs import pair
+from tests.conftest import FIXTURES
 
 
 def test_round_trip_through_the_cli(tmp_path: Path, cli) -> None:
@@ -57,7 +58,7 @@ def test_snapshot_with_a_broken_dump_is_an_input_error(tmp_path: Path) -> None:
         snapshot.take(base)
 
 
-SCEN = Path(__file__).resolve().parents[2] / "fixtures/scenarios/metadata_loss"
+SCEN = FIXTURES / "scenarios/metadata_loss"
 
 
 def test_snapshot_coverage_counts_and_metadata_loss_against_it(tmp_path: Path) -> None:

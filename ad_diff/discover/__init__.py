@@ -3,11 +3,14 @@
 Run folder contract (docs/run-folder.md)::
 
     RUN/
-      *.log          the AutoDeploy log (stdout+stderr); exactly one, or name it with --baseline-log/--candidate-log
+      ad.log         the AutoDeploy log (stdout+stderr), however captured: any *.log, compressed or not, a
+                     Slurm *.out, a CI job log, one file per rank (torchrun/mpirun layouts); see logs.py
       graphs/        what AD wrote into AD_DUMP_GRAPHS_DIR (NNN_<stage>_<transform>.txt)
       tensors/       optional recorded tensors (*.safetensors, *.pt)
       config/        optional AD config (default.yaml + overlays, or a merged config); or *.yaml at top level
       run.json       optional, written by `ad-diff record`
+
+How a log file is *read* as captured (decompression, CI and launcher line prefixes) is :mod:`.capture`.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ad_diff.core.model import RunId
+from ad_diff.discover.logs import LogFile, find_logs
 from ad_diff.errors import InputError
 
 
@@ -28,11 +32,14 @@ class RunArtifacts:
     run_id: RunId
     root: Path
     log: Path | None
+    """The log file (the first one when the run has one file per rank; all are in :attr:`logs`)."""
     graphs: Path | None
     tensors: Path | None
     configs: tuple[Path, ...] = ()
     notes: tuple[str, ...] = ()
     """Human sentences about what was found or missing."""
+    logs: tuple[LogFile, ...] = ()
+    """Every file of the log, with the rank each belongs to when its layout says so."""
 
 
 DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
@@ -55,35 +62,6 @@ def dump_entries(graphs: Path) -> list[str]:
     return sorted(names, key=lambda n: (dump_counter(n) or 0, n))
 
 
-_PREFERRED_LOGS = ("ad.log", "run.log")
-
-
-def _find_log(root: Path, override: Path | None) -> tuple[Path, str]:
-    if override is not None:
-        if not override.is_file():
-            raise InputError(override, "log given on the command line does not exist or is not a file")
-        return override, f"log {override} (given on the command line)"
-    logs = sorted(p for p in root.glob("*.log") if p.is_file())
-    if not logs:
-        raise InputError(
-            root,
-            "no *.log file at the top of the run folder; expected the AutoDeploy log "
-            "(e.g. `... 2>&1 | tee RUN/ad.log`), or pass --baseline-log/--candidate-log",
-        )
-    if len(logs) == 1:
-        return logs[0], f"log {logs[0].name}"
-    for name in _PREFERRED_LOGS:
-        for p in logs:
-            if p.name == name:
-                others = ", ".join(x.name for x in logs if x != p)
-                return p, f"log {p.name} (also present, not used: {others})"
-    raise InputError(
-        root,
-        f"several *.log files ({', '.join(p.name for p in logs)}) and none is named ad.log; "
-        "pass --baseline-log/--candidate-log to pick one",
-    )
-
-
 def _optional_dir(root: Path, name: str, notes: list[str], what: str) -> Path | None:
     p = root / name
     if p.is_symlink() and not p.exists():
@@ -96,16 +74,20 @@ def _optional_dir(root: Path, name: str, notes: list[str], what: str) -> Path | 
     return p
 
 
-def discover(root: Path, run_id: RunId, log_override: Path | None = None) -> RunArtifacts:
-    """Locate the artifacts of one run folder; raise :class:`InputError` when the folder is unusable."""
+def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | None = None) -> RunArtifacts:
+    """Locate the artifacts of one run folder; raise :class:`InputError` when the folder is unusable.
+
+    ``log_override``: the log file(s) given on the command line (one per rank when several).
+    """
     if not root.exists():
         raise InputError(root, f"{run_id} run folder does not exist")
     if not root.is_dir():
-        if root.suffix == ".log" and root.is_file():
+        if ".log" in root.suffixes and root.is_file():
             raise InputError(root, f"is a log file; expected the {run_id} run *folder* holding it")
         raise InputError(root, f"is not a folder; expected the {run_id} run folder")
     notes: list[str] = []
-    log, log_note = _find_log(root, log_override)
+    given = (log_override,) if isinstance(log_override, Path) else tuple(log_override or ())
+    logs, log_note = find_logs(root, run_id, given)
     notes.append(log_note)
     graphs = _optional_dir(root, "graphs", notes, "graph dumps")
     if graphs is not None:
@@ -117,4 +99,7 @@ def discover(root: Path, run_id: RunId, log_override: Path | None = None) -> Run
     if cfg_dir.is_dir():
         configs.append(cfg_dir)
     configs.extend(sorted(p for p in root.glob("*.y*ml") if p.is_file()))
-    return RunArtifacts(run_id, root, log, graphs, tensors, tuple(configs), tuple(notes))
+    return RunArtifacts(run_id, root, logs[0].path, graphs, tensors, tuple(configs), tuple(notes), logs)
+
+
+__all__ = ["DUMP_NAME", "LogFile", "RunArtifacts", "discover", "dump_counter", "dump_entries"]

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.log import rules
-from ad_diff.kinds.log.model import IssueKind, RunLog
+from ad_diff.kinds.log.model import RunLog
 from ad_diff.kinds.log.section import LogComparison
 
 if TYPE_CHECKING:
@@ -42,6 +42,22 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     return log
 
 
+def _shared_primary(blog: RunLog, clog: RunLog) -> tuple[RunLog, RunLog]:
+    """Both logs led by the same rank: rank 0 when both have it, else the lowest rank both have."""
+    from ad_diff.errors import InputError
+    from ad_diff.kinds.log.ranks import with_primary
+
+    if blog.rank == clog.rank or blog.rank is None or clog.rank is None:
+        return blog, clog
+    shared = sorted(set(blog.ranks_seen) & set(clog.ranks_seen))
+    if not shared:
+        raise InputError(clog.path, f"has ranks {', '.join(map(str, clog.ranks_seen))} and the baseline "
+                                    f"{', '.join(map(str, blog.ranks_seen))}: no rank in common; pick one "
+                                    "with --rank")
+    lead = 0 if 0 in shared else shared[0]
+    return with_primary(blog, lead), with_primary(clog, lead)
+
+
 class LogKind:
     """See the module docstring."""
 
@@ -49,27 +65,27 @@ class LogKind:
     rules = rules.RULES
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
-        """Parse both logs (rank ``settings.rank``) and pair their transforms."""
+        """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
         from ad_diff.kinds.log import parse, snapshot
-        from ad_diff.kinds.log.align import pair_transforms
+        from ad_diff.kinds.log.compare import compare_logs
+        from ad_diff.kinds.log.notes import log_notes
 
         settings = ctx.settings
         ctx.progress("reading logs", 0, 2)
         if ctx.from_snapshot:
             _, blog = snapshot.load_as_run(settings.baseline)
         else:
-            assert ctx.baseline.log is not None  # discover raises otherwise
-            blog = parse.parse(ctx.baseline.log, rank=settings.rank)
+            blog = parse.parse(ctx.baseline.logs, rank=settings.rank)
         ctx.progress("reading logs", 1, 2)
-        assert ctx.candidate.log is not None
-        clog = parse.parse(ctx.candidate.log, rank=settings.rank)
+        clog = parse.parse(ctx.candidate.logs, rank=settings.rank)
         ctx.progress("reading logs", 2, 2)
-        for run_id, log in ((ctx.baseline.run_id, blog), (ctx.candidate.run_id, clog)):
-            ctx.notes += [f"{run_id} log {log.path}: {i.text} (shown as U+FFFD)" for i in log.issues
-                          if i.kind is IssueKind.ENCODING]
+        if settings.rank is None:
+            blog, clog = _shared_primary(blog, clog)
         blog = _attribute(blog, ctx.baseline, ctx.notes)
         clog = _attribute(clog, ctx.candidate, ctx.notes)
-        return LogComparison(blog, clog, pair_transforms(blog, clog, settings.ignore_transforms))
+        section = compare_logs(blog, clog, settings.ignore_transforms, narrowed=settings.rank is not None)
+        ctx.notes += log_notes(section)
+        return section
 
     def classify(self, section: LogComparison | Skipped, ctx: Context) -> list[Finding]:
         """Match losses, state changes and each log's health (ADL rules)."""

@@ -30,6 +30,8 @@ def attribute(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
         r = recs[i]
         recs[i] = TransformRecord(stage, transform, r.occurrence, r.state, r.matches, r.line, r.timing,
                                   r.failure, r.flags)
-    return replace(log, transforms=tuple(recs)), (
+    named = tuple(recs)
+    ranks = tuple(replace(rl, transforms=named) if rl.rank == log.rank else rl for rl in log.ranks)
+    return replace(log, transforms=named, ranks=ranks), (
         f"{what}; {len(names)} named from the graphs/ dump order"
         + (f", the first {offset} left unattributed" if offset else ""))

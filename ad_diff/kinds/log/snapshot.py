@@ -85,7 +85,7 @@ def take(run: Path, rank: int = 0, log: Path | None = None) -> dict[str, Any]:
     """Read run folder ``run`` and return the snapshot as plain data (see :func:`dump`)."""
     art = discover(run, BASELINE, log)
     assert art.log is not None  # discover raises otherwise
-    parsed = log_parser.parse(art.log, rank=rank)
+    parsed = log_parser.parse(art.logs, rank=rank)
     transforms = []
     for t in parsed.transforms:
         row: dict[str, Any] = {"stage": t.stage, "transform": t.transform, "state": t.state.value,

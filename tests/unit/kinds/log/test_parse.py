@@ -11,7 +11,7 @@ from ad_diff.core.model import State
 from ad_diff.errors import InputError
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.kinds.log.model import IssueKind, LogEnd
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, v3
 
 CASES = sorted((FIXTURES / "parsers/log").glob("*.log"))
 
@@ -119,3 +119,108 @@ def test_unreadable_log(tmp_path: Path) -> None:
     p.mkdir()
     with pytest.raises(InputError, match="is a folder"):
         log_parser.parse(p)
+
+
+# -- issue 18 / 13: ranks from launchers, per-rank files, restores, how a pipeline ended --------------------
+
+
+def test_launcher_rank_tags_tell_ranks_apart_without_rank_tags() -> None:
+    log = _parse("captured_github_mpirun.log")
+    assert log.ranks_seen == (0, 1)
+    assert log.capture == ("iso-timestamp", "mpirun", "github-group")
+    assert {r.transform: r.matches for r in log.rank_log(1).transforms}["match_rope_pattern"] == 2
+    assert log.transforms[1].line == 7  # line numbers of the file as captured
+
+
+def test_rank_tag_of_the_line_wins_over_the_launcher_tag() -> None:
+    log = _parse("captured_torchrun.log")
+    assert log.ranks_seen == (0, 1)
+    assert log.capture == ("torchrun",)
+
+
+def test_restore_line_is_read() -> None:
+    log = _parse("restored.log")
+    assert log.restored is not None
+    assert log.restored.boundary == "sharding_transform_executor"
+    assert log.restored.source.endswith("/sharding_transform_executor")
+    assert [r.transform for r in log.transforms] == ["load_weights", "fuse_rmsnorm", "compile_model"]
+
+
+@pytest.mark.parametrize(("name", "ignored"),
+                         [("shutdown_ignored.log", True), ("error_after_pipeline.log", False)])
+def test_error_after_the_final_transform_is_not_a_crash(name: str, ignored: bool) -> None:
+    log = _parse(name)
+    assert log.end is LogEnd.COMPLETE
+    assert log.primary.finished
+    ae = log.primary.after_end
+    assert ae is not None
+    assert ae.ignored is ignored
+    assert "Error" in ae.text
+
+
+def test_ignored_exception_before_the_end_is_no_crash_but_a_real_one_is(tmp_path: Path) -> None:
+    head = v3("export", "export_to_gm", "matches=1")
+    tb = "Traceback (most recent call last):\n  File \"x.py\", line 1, in f\nAttributeError: boom\n"
+    (tmp_path / "a.log").write_text(head + "Exception ignored in: <function A.__del__>\n" + tb)
+    assert log_parser.parse(tmp_path / "a.log").end is LogEnd.COMPLETE
+    (tmp_path / "b.log").write_text(head + tb)
+    b = log_parser.parse(tmp_path / "b.log")
+    assert b.end is LogEnd.CRASHED
+    assert "AttributeError: boom" in b.end_detail
+
+
+def test_a_rank_that_dies_is_crashed_while_rank_0_completes() -> None:
+    log = _parse("rank_died.log")
+    assert log.end is LogEnd.COMPLETE
+    one = log.rank_log(1)
+    assert one is not None
+    assert one.end is LogEnd.CRASHED
+    assert "OutOfMemoryError" in one.end_detail
+    assert one.transforms[-1].state is State.INCOMPLETE
+
+
+def test_rank_none_picks_rank_0_else_the_lowest(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_text(v3("export", "export_to_gm", "matches=1", rank=2)
+                                    + v3("export", "export_to_gm", "matches=1", rank=3))
+    assert log_parser.parse(tmp_path / "a.log", rank=None).rank == 2
+    assert _parse("multi_rank.log", rank=None).rank == 0
+
+
+def test_per_rank_files_are_one_run(tmp_path: Path) -> None:
+    from ad_diff.discover.logs import LogFile
+
+    r0, r1, err1 = tmp_path / "0.log", tmp_path / "1.log", tmp_path / "1.err"
+    r0.write_text(v3("export", "export_to_gm", "matches=1", rank=None)
+                  + v3("compile", "compile_model", "matches=1", rank=None))
+    r1.write_text(v3("export", "export_to_gm", "matches=1", rank=None))
+    err1.write_text("Traceback (most recent call last):\nRuntimeError: NCCL timeout\n")
+    log = log_parser.parse([LogFile(r0, 0, "stdout"), LogFile(r1, 1, "stdout"), LogFile(err1, 1, "stderr")],
+                           rank=None)
+    assert log.ranks_seen == (0, 1)
+    assert log.sources == (r0, r1, err1)
+    one = log.rank_log(1)
+    assert one is not None
+    assert one.end is LogEnd.CRASHED  # the traceback in its stderr file comes after its last result
+    assert "1.err:2" in one.end_detail
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("prefixed_noise.log", "holds no AutoDeploy transform lines (4 lines read)"),
+        ("unknown_prefix.log", "line 1 looks like an AutoDeploy line but starts with "
+                               "'INFO 2026-04-24 10:00:03,123 worker-0 | ', which is no capture prefix "
+                               "ad-diff knows"),
+    ],
+)
+def test_prefixed_non_ad_and_unknown_prefixes_are_refused(name: str, message: str) -> None:
+    with pytest.raises(InputError) as exc:
+        log_parser.parse(FIXTURES / "parsers/log/invalid" / name)
+    assert message in str(exc.value)
+
+
+def test_timestamp_then_srun_label_with_ansi_colours() -> None:
+    plain = log_parser.parse(FIXTURES / "parsers/log/captured_kubectl_srun.log")
+    assert plain.capture == ("iso-timestamp", "srun")
+    got = [(r.transform, r.matches) for r in plain.transforms]
+    assert got == [("export_to_gm", 1), ("match_rope_pattern", 4)]

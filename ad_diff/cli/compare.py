@@ -8,7 +8,13 @@ from typing import Annotated, Optional
 import typer
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.options import build_settings, resolve_options, shared_options, tensor_options
+from ad_diff.cli.options import (
+    build_settings,
+    json_on_stdout,
+    resolve_options,
+    shared_options,
+    tensor_options,
+)
 from ad_diff.cli.output import write_plots, write_reports
 
 
@@ -19,10 +25,11 @@ def compare(
     baseline: Annotated[Path, typer.Argument(help="Baseline run folder (AD log, graphs/, tensors/), or a snapshot "
                                               "file written by `ad-diff snapshot` (*.yaml).")],
     candidate: Annotated[Path, typer.Argument(help="Candidate run folder.")],
-    baseline_log: Annotated[Optional[Path], typer.Option(
-        help="Baseline log file (default: the *.log in the folder).")] = None,
-    candidate_log: Annotated[Optional[Path], typer.Option(
-        help="Candidate log file (default: the *.log in the folder).")] = None,
+    baseline_log: Annotated[list[Path] | None, typer.Option(
+        help="Baseline log file (default: found in the folder, docs/run-folder.md); repeat it for one file "
+        "per rank.")] = None,
+    candidate_log: Annotated[list[Path] | None, typer.Option(
+        help="Candidate log file (default: found in the folder); repeat it for one file per rank.")] = None,
     baseline_config: Annotated[Optional[Path], typer.Option(
         help="Baseline AD config (file or folder; default: config/ or *.yaml in the run).")] = None,
     candidate_config: Annotated[Optional[Path], typer.Option(help="Candidate AD config (file or folder).")] = None,
@@ -37,12 +44,16 @@ def compare(
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
+    wants_json = json_on_stdout(ctx)
+
     def go() -> int:
         from ad_diff import gate, pipeline
         from ad_diff.progress import progress_bar
 
         opts = resolve_options(ctx)
-        settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log, candidate_log=candidate_log,
+        wants_json.append(opts["format"] == "json")
+        settings = build_settings(opts, baseline, candidate, baseline_log=tuple(baseline_log or ()),
+                                  candidate_log=tuple(candidate_log or ()),
                                   baseline_config=baseline_config, candidate_config=candidate_config)
         settings = tensor_options(settings, tol, tensor_device, plots)
         with progress_bar(settings.progress) as bar:
@@ -52,4 +63,4 @@ def compare(
         write_reports(opts, result, verdict)
         return verdict.exit_code
 
-    raise typer.Exit(guarded(go))
+    raise typer.Exit(guarded(go, lambda: wants_json[-1]))

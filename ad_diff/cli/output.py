@@ -61,7 +61,7 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     """Print the stdout report and write every report file asked for (single comparison or batch)."""
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
-    sys.stdout.write(ReportFormat(opts["format"]).format.render(result, verdict, color=use_color,
+    sys.stdout.write(ReportFormat(opts["format"]).renderer.render(result, verdict, color=use_color,
                                                                  comment_limit=limit))
     for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
         path = opts.get(fmt.value)

@@ -39,3 +39,43 @@ def fence_block(text: str, lang: str = "") -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{text}\n{fence}"
+
+
+# Characters that HTML or markdown would interpret, as numeric entities: safe both inside an HTML block
+# (where markdown is not parsed and the browser decodes the entity) and in a table cell (where markdown is
+# parsed first: an entity is never a delimiter, a pipe entity never splits the cell). '_' only at a word
+# boundary, as in md_escape (intraword underscores never emphasise), so names stay readable in the raw text.
+_HTML_SPECIAL = re.compile(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def html_text(text: object) -> str:
+    """Return ``text`` as HTML text safe in table cells, ``<summary>`` and other raw HTML (one line)."""
+    s = str(text).replace("\r", " ").replace("\n", " ")
+    return _HTML_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", s)
+
+
+def html_code(text: object) -> str:
+    """Return ``text`` as a ``<code>`` element: renders as code inside table cells and HTML blocks, where a
+    backtick code span would not (GitHub shows ``\\``` `` literally there) and cannot be closed early."""
+    return f"<code>{html_text(text)}</code>"
+
+
+_SPAN = re.compile(r"`([^`\r\n]+)`")
+
+
+def md_text(text: object) -> str:
+    """:func:`md_escape`, with backticks as entities: safe right next to a code span (an escaped backtick
+    before a code span's opening fence would read as one longer fence to simpler markdown readers)."""
+    return md_escape(text).replace("\\`", "&#96;")
+
+
+def md_inline(text: object) -> str:
+    """Return ``text`` escaped like :func:`md_escape`, except that ```…``` spans in it (op names in messages
+    written by ad-diff) render as code spans. Every piece is escaped, so hostile text stays inert."""
+    s = str(text)
+    out, last = [], 0
+    for m in _SPAN.finditer(s):
+        out += [md_text(s[last:m.start()]), md_code(m.group(1))]
+        last = m.end()
+    out.append(md_text(s[last:]))
+    return "".join(out)

@@ -6,6 +6,8 @@ Reports never hand-write JSON for a model. A dataclass says how it serialises th
 * ``field(metadata=json_as("name"))``: written under another key;
 * ``field(metadata=json_pairs())``: a tuple of ``(key, value)`` pairs written as an object;
 * ``field(metadata=json_capped(500))``: a long list written as ``{count, items (first N), truncated}``;
+* ``field(metadata=json_first(500))``: a long list written as its first N items only (the count is
+  elsewhere in the data);
 
 and through a class attribute ``__json_extra__ = ("prop", ...)``: properties written beside the fields.
 Enums become their value, paths strings, tuples lists, non-finite floats the strings ``"nan"``/``"inf"``
@@ -25,6 +27,7 @@ _OMIT = "json_omit"
 _NAME = "json_name"
 _PAIRS = "json_pairs"
 _CAP = "json_cap"
+_FIRST = "json_first"
 
 
 def json_omit() -> dict[str, Any]:
@@ -45,6 +48,11 @@ def json_pairs() -> dict[str, Any]:
 def json_capped(limit: int) -> dict[str, Any]:
     """Field metadata: a list written as ``{"count", "items" (at most ``limit``), "truncated"}``."""
     return {_CAP: limit}
+
+
+def json_first(limit: int) -> dict[str, Any]:
+    """Field metadata: a list written as its first ``limit`` items (no wrapper)."""
+    return {_FIRST: limit}
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -76,11 +84,13 @@ def _dataclass(obj: Any) -> dict[str, Any]:
             continue
         value = getattr(obj, f.name)
         if meta.get(_PAIRS):
-            value = {str(k): v for k, v in value}
+            value = {str(to_jsonable(k)): v for k, v in value}
         elif _CAP in meta:
             items = list(value)
             limit = meta[_CAP]
             value = {"count": len(items), "items": items[:limit], "truncated": max(0, len(items) - limit)}
+        elif _FIRST in meta:
+            value = list(value)[: meta[_FIRST]]
         out[meta.get(_NAME, f.name)] = to_jsonable(value)
     for name in getattr(obj, "__json_extra__", ()):
         out[name] = to_jsonable(getattr(obj, name))

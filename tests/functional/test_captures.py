@@ -143,7 +143,7 @@ def test_input_error_under_json_format_prints_json_on_stdout(tmp_path: Path) -> 
     res = run_cli(b, c, "-f", "json")
     assert res.code == 2
     data = json.loads(res.out)
-    assert data == {"schema_version": 1, "verdict": "error", "exit_code": 2,
+    assert data == {"schema_version": 2, "verdict": "error", "exit_code": 2,
                     "error": {"message": f"{c / 'ad.log'}: is empty; expected an AutoDeploy log (lines like "
                                          "'[stage=..., transform=...] [SUMMARY] matches=N')",
                               "path": str(c / "ad.log"), "line": None}}

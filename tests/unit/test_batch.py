@@ -84,5 +84,5 @@ def test_cli_writes_one_combined_report(tmp_path: Path, cli) -> None:
     assert data["kind"] == "batch" and [m["status"] for m in data["models"]] == ["error", "fail", "pass"]
     assert data["unpaired"] == {"baseline_only": ["phi"], "candidate_only": ["qwen"]}
     md = (out / "r.md").read_text()
-    assert "| `llama` | \u274c fail |" in md and "<details><summary>" in md and "`phi`" in md and "`qwen`" in md
+    assert "| <code>llama</code> | \u274c fail |" in md and "<details><summary>" in md and "`phi`" in md and "`qwen`" in md
     assert "llama" in res.out and "phi" in res.out

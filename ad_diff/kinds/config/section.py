@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.core.model import Finding
 from ad_diff.kinds.config.model import ConfigAnalysis, ConfigChange, EffectiveConfig, show_value
 
@@ -44,50 +44,51 @@ def explanation_lists(findings: Sequence[Finding]) -> tuple[list[Finding], list[
     return explained, unexplained
 
 
-def _source_row(run: str, cfg: EffectiveConfig | None) -> str:
+def _source_item(run: str, cfg: EffectiveConfig | None) -> str:
     if cfg is None:
-        return f"| {run} | none | | |"
+        return f"- {run}: no config"
     files = " → ".join(md_code(f) for f in cfg.source.files)
-    return f"| {run} | {cfg.source.kind} | {files} | {md_escape(cfg.source.order_rule)} |"
+    rule = md_escape(cfg.source.order_rule)
+    return f"- {run}: {md_escape(cfg.source.kind)}, {files} (merge order, later wins; {rule})"
 
 
 def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) -> str:
     """The configuration section of the PR-comment report (starts with a level-3 heading). The explained /
     unexplained lists come from ``findings`` when given, else from ``analysis.explained``."""
     out = ["### Configuration", ""]
-    out += ["| Run | Config | Files (merge order, later wins) | Order |", "|---|---|---|---|"]
-    out += [_source_row("baseline", analysis.baseline), _source_row("candidate", analysis.candidate), ""]
+    # a list, not a table: file chains are long and must wrap in a 780 px comment
+    out += [_source_item("baseline", analysis.baseline), _source_item("candidate", analysis.candidate), ""]
     diff = analysis.diff
     if diff is not None and not diff:
         out += ["The two effective configs are identical.", ""]
     if diff is not None and diff.transforms:
         out += ["#### Transform config changes (pipeline order)", ""]
-        out += ["| Transform | Stage | Change | Baseline | Candidate | Set in |", "|---|---|---|---|---|---|"]
+        # five narrow columns for a 780 px comment; each transform's stage is in the JSON report
+        out += ["| Transform | Change | Baseline | Candidate | Set in |", "|---|---|---|---|---|"]
         for t in diff.transforms:
             for c in t.changes:
                 origin = c.origin()
                 out.append(
-                    f"| {md_escape(t.transform)} | {md_escape(t.stage or '')} | {md_escape(_change_label(c))} | "
-                    f"{md_code(_value(c, 'before'))} | {md_code(_value(c, 'after'))} | "
-                    f"{md_code(origin) if origin else ''} |"
+                    f"| {html_code(t.transform)} | {md_escape(_change_label(c))} | "
+                    f"{html_code(_value(c, 'before'))} | {html_code(_value(c, 'after'))} | "
+                    f"{html_code(origin) if origin else ''} |"
                 )
         out.append("")
     if diff is not None and diff.settings:
         out += ["#### Setting changes", "", "| Setting | Baseline | Candidate | Set in |", "|---|---|---|---|"]
         for s in diff.settings:
             origin = s.origin()
-            out.append(f"| {md_escape(s.key)} | {md_code(_value(s, 'before'))} | {md_code(_value(s, 'after'))} | "
-                       f"{md_code(origin) if origin else ''} |")
+            before, after = html_code(_value(s, "before")), html_code(_value(s, "after"))
+            out.append(f"| {html_code(s.key)} | {before} | {after} | {html_code(origin) if origin else ''} |")
         out.append("")
     if analysis.checks:
         out += ["#### Config applied? (each run's config against its own log)", ""]
-        out += ["| Run | Transform | Problem | Config | Log | Config source | Log line |",
-                "|---|---|---|---|---|---|---|"]
-        for ch in analysis.checks:
+        for ch in analysis.checks:  # a list, not a seven-column table: it must fit a 780 px comment
+            origin = f" ({md_code(ch.origin)})" if ch.origin else ""
+            line = f", line {ch.log_line}" if ch.log_line is not None else ""
             out.append(
-                f"| {ch.run} | {md_escape(ch.transform)} | {md_escape(_CHECK_TEXT.get(ch.kind, ch.kind))} | "
-                f"{md_escape(ch.config_value)} | {md_escape(ch.log_value)} | "
-                f"{md_code(ch.origin) if ch.origin else ''} | {ch.log_line if ch.log_line is not None else ''} |"
+                f"- {ch.run}: {md_code(ch.transform)} {md_escape(_CHECK_TEXT.get(ch.kind, ch.kind))}: config "
+                f"{md_code(ch.config_value)}{origin}, log {md_code(ch.log_value)}{line}"
             )
         out.append("")
     explained, unexplained = explanation_lists(findings or analysis.explained)

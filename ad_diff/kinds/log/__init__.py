@@ -14,6 +14,10 @@ from ad_diff.kinds.log import rules
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.kinds.log.section import LogComparison
 
+_DUMPS_MOVED = "ADG013"
+"""The graph kind's transform-moved finding (ad_diff.kinds.graph.rules.TRANSFORM_MOVED), named by code so the
+log kind imports nothing of the graph kind."""
+
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
     from ad_diff.discover import RunArtifacts
@@ -95,8 +99,11 @@ class LogKind:
 
     def explain(self, section: LogComparison, findings: list[Finding], ctx: Context) -> tuple[LogComparison,
                                                                                                list[Finding]]:
-        """Nothing to add: the log's findings are the ones the others explain."""
-        return section, findings
+        """A move the graph dumps report too (ADG013) is reported once, there: drop this kind's ADL015."""
+        moved = {f.transform for f in findings if f.code == _DUMPS_MOVED}
+        if not moved:
+            return section, findings
+        return section, [f for f in findings if not (f.code == rules.REORDERED.code and f.transform in moved)]
 
     def render_markdown(self, section: LogComparison, result: DiffResult) -> str:
         """The transforms table is part of the report's frame (``ad_diff.report.markdown``)."""

@@ -49,14 +49,15 @@ def _stop(run: RunId, rank: int | None, rl: RankLog, tail: list[TransformCompari
     parts = []
     if rl.end in _ABNORMAL:
         parts.append(f"{rl.end.value} ({rl.end_detail})")
+    stopped = next((r for r in reversed(rl.transforms) if r.state is State.INCOMPLETE), None)
     if tail:
         first = tail[0]
-        part = (f"its log stops after {last or 'no transform'}; {len(tail)} transform(s) {other} ran were "
+        how = "inside" if stopped is not None and stopped.transform == last else "after"
+        part = (f"its log stops {how} {last or 'no transform'}; {len(tail)} transform(s) {other} ran were "
                 f"never reached (first: {first.stage}/{first.transform})")
         if rl.end is LogEnd.COMPLETE:
             part += "; no error was logged (a killed job logs none)"
         parts.append(part)
-    stopped = next((r for r in reversed(rl.transforms) if r.state is State.INCOMPLETE), None)
     where = stopped or (rl.transforms[-1] if rl.transforms else None)
     return Stop(run, rank, "; ".join(parts), where.transform if where else None,
                 where.stage if where else None, rl.end, tuple(r.transform for r in tail),
@@ -71,6 +72,8 @@ def stops(section: LogComparison) -> list[Stop]:
         for run in RUNS:
             log = log_of(section, run)
             rl = log.rank_log(rc.rank) or log.primary
+            if not rl.transforms:
+                continue  # rows judged without a log behind them (history): nothing says where it stopped
             tail, last = tail_not_reached(rc.rows, run)
             tail = tail if stopped_early(rl, tail) else []
             if rl.end in _ABNORMAL or tail:
@@ -86,7 +89,6 @@ def stops(section: LogComparison) -> list[Stop]:
             if rl.end in _ABNORMAL or tail:
                 out.append(_stop(run, rl.rank, rl, tail, last, f"rank {primary.rank}"))
     return out
-
 
 
 def _tagged(log: RunLog) -> set[int]:

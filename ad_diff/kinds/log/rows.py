@@ -65,6 +65,11 @@ def classify_row(r: TransformComparison, frac: float) -> list[Finding]:
     if c.state is State.ABSENT:
         out.append(REMOVED.make(transform=t, stage=s, bstate=b.state.value))
         return out
+    if c.state is State.APPLIED and c.matches and b.state in (State.DISABLED, State.SKIPPED):
+        # switched on and matching: a gain, not a state change to review
+        out.append(GAIN.make(transform=t, stage=s, before=f"0 ({b.state.value})", after=c.matches,
+                             evidence={"before_state": b.state.value, "after": c.matches}))
+        return out
     if b.state is not c.state and c.state is not State.FAILED:
         out.append(STATE.make(transform=t, stage=s, bstate=b.state.value, cstate=c.state.value))
     return out

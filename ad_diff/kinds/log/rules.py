@@ -69,8 +69,9 @@ REMOVED = Rule(
 GAIN = Rule(
     "ADL008", "match-gain", Category.IMPROVEMENT, INFO,
     "{transform}: matches rose {before} -> {after}",
-    "The candidate matched more often than the baseline. Usually the point of the change; listed so a "
-    "reviewer can confirm it.",
+    "The candidate matched more often than the baseline, including a transform that was disabled or "
+    "skipped in the baseline and now runs and matches (a fusion switched on). Usually the point of the "
+    "change; listed so a reviewer can confirm it.",
 )
 INCOMPLETE = Rule(
     "ADL009", "run-incomplete", Category.INCOMPLETE_RUN, ERR,
@@ -101,8 +102,8 @@ UNRECOGNISED = Rule(
     "ADL011", "unrecognised-lines", Category.INPUT, WARN,
     "{run} log: {count} AutoDeploy line(s) in no known format (first at line {line}: {text})",
     "Lines that carry an AutoDeploy transform prefix and look like results ([SUMMARY], enabled=...) but "
-    "match none of the formats in FORMATS.md. Their transforms may be missing from the comparison; a new "
-    "AD log format needs a parser update.",
+    "match none of the formats in docs/formats.md. Their transforms may be missing from the comparison; "
+    "a new AD log format needs a parser update.",
 )
 RETRY = Rule(
     "ADL012", "pipeline-restarted", Category.CONSISTENCY, WARN,
@@ -131,7 +132,7 @@ REORDERED = Rule(
     "Both runs ran the same transform, but in a different order (a config changed the stage order or the "
     "overlay key order): the pipeline is not the same even when every count is. It does not gate by itself; "
     "when the new order loses matches, those losses gate. A transform whose stage changed is reported as "
-    "ADL013 instead.",
+    "ADL013 instead, and one whose graph dumps show the same move as ADG013 only (reported once).",
 )
 
 RULES: tuple[Rule, ...] = (

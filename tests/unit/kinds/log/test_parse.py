@@ -42,23 +42,28 @@ def _parse(name: str, rank: int = 0):
 def test_v3_summary_states_and_timing() -> None:
     log = _parse("v3_l1.log")
     by = {r.transform: r for r in log.transforms}
-    assert by["match_rmsnorm_pattern"].state is State.APPLIED and by["match_rmsnorm_pattern"].matches == 33
-    assert by["match_rmsnorm_pattern"].timing is not None and by["match_rmsnorm_pattern"].timing.total == 0.842
+    assert by["match_rmsnorm_pattern"].state is State.APPLIED
+    assert by["match_rmsnorm_pattern"].matches == 33
+    assert by["match_rmsnorm_pattern"].timing is not None
+    assert by["match_rmsnorm_pattern"].timing.total == 0.842
     assert by["quantize_fp8_moe"].state is State.SKIPPED
-    assert by["fuse_gemms"].state is State.DISABLED and by["fuse_gemms"].matches is None
+    assert by["fuse_gemms"].state is State.DISABLED
+    assert by["fuse_gemms"].matches is None
     assert log.end is LogEnd.COMPLETE
 
 
 def test_v2_timing_line_attaches_to_its_result() -> None:
     log = _parse("v2_l1.log")
-    assert log.transforms[0].timing is not None and log.transforms[0].timing.apply == 0.128
+    assert log.transforms[0].timing is not None
+    assert log.transforms[0].timing.apply == 0.128
     assert log.formats == ("V2",)
 
 
 @pytest.mark.parametrize("name", ["v1_failed_noprefix.log", "v2_l2.log", "v3_failed.log"])
 def test_failures_become_failed_state_in_every_version(name: str) -> None:
     failed = [r for r in _parse(name).transforms if r.state is State.FAILED]
-    assert len(failed) == 1 and failed[0].failure
+    assert len(failed) == 1
+    assert failed[0].failure
 
 
 def test_ansi_crlf_noise_and_unrecognised_summary() -> None:
@@ -66,7 +71,8 @@ def test_ansi_crlf_noise_and_unrecognised_summary() -> None:
     assert [r.transform for r in log.transforms] == ["export_to_gm", "match_rope_pattern", "compile_model"]
     assert log.transforms[1].state is State.SKIPPED
     unrec = [i for i in log.issues if i.kind is IssueKind.UNRECOGNISED]
-    assert len(unrec) == 1 and "matchez" in unrec[0].text
+    assert len(unrec) == 1
+    assert "matchez" in unrec[0].text
 
 
 def test_multi_rank_uses_rank0_and_reports_disagreement() -> None:
@@ -74,7 +80,8 @@ def test_multi_rank_uses_rank0_and_reports_disagreement() -> None:
     assert log.ranks_seen == (0, 1)
     assert {r.transform: r.matches for r in log.transforms}["match_rope_pattern"] == 4
     assert log.rank_disagreement == ("pattern_matcher/match_rope_pattern (rank 1)",)
-    assert {r.transform: r.matches for r in _parse("multi_rank.log", rank=1).transforms}["match_rope_pattern"] == 2
+    counts = {r.transform: r.matches for r in _parse("multi_rank.log", rank=1).transforms}
+    assert counts["match_rope_pattern"] == 2
 
 
 def test_missing_rank_is_an_input_error() -> None:
@@ -84,8 +91,10 @@ def test_missing_rank_is_an_input_error() -> None:
 
 def test_crash_marks_incomplete_transform_and_crashed_end() -> None:
     log = _parse("crashed.log")
-    assert log.end is LogEnd.CRASHED and "OutOfMemoryError" in log.end_detail
-    assert log.transforms[-1].state is State.INCOMPLETE and log.transforms[-1].transform == "match_rope_pattern"
+    assert log.end is LogEnd.CRASHED
+    assert "OutOfMemoryError" in log.end_detail
+    assert log.transforms[-1].state is State.INCOMPLETE
+    assert log.transforms[-1].transform == "match_rope_pattern"
 
 
 def test_cut_mid_line_is_truncated() -> None:

@@ -19,21 +19,27 @@ def test_round_trip_through_the_cli(tmp_path: Path, cli) -> None:
     base, cand = pair(tmp_path)
     counts = tmp_path / "golden" / "counts.yaml"
     res = cli("snapshot", base, "-o", counts)
-    assert res.code == 0 and counts.is_file()
+    assert res.code == 0
+    assert counts.is_file()
     data = yaml.safe_load(counts.read_text())
     assert data["transforms"][0] == {"stage": "pattern_matcher", "transform": "match_rope_pattern",
                                      "state": "applied", "matches": 16}
     same = cli(counts, base, "-f", "json")
     assert same.code == 0, same.err
-    assert '"verdict": "pass"' in same.out and "baseline is a snapshot" in same.out
+    assert '"verdict": "pass"' in same.out
+    assert "baseline is a snapshot" in same.out
     regressed = cli(counts, cand)
-    assert regressed.code == 1 and "ADL001" in regressed.out and "ADL003" in regressed.out
+    assert regressed.code == 1
+    assert "ADL001" in regressed.out
+    assert "ADL003" in regressed.out
 
 
 def test_snapshot_on_stdout_is_deterministic(tmp_path: Path, cli) -> None:
     base, _ = pair(tmp_path)
     a, b = cli("snapshot", base), cli("snapshot", base)
-    assert a.code == 0 and a.out == b.out and a.out.startswith("# ad-diff snapshot")
+    assert a.code == 0
+    assert a.out == b.out
+    assert a.out.startswith("# ad-diff snapshot")
 
 
 def test_synthetic_baseline_matches_the_real_one(tmp_path: Path) -> None:
@@ -65,7 +71,8 @@ def test_snapshot_coverage_counts_and_metadata_loss_against_it(tmp_path: Path) -
     golden = tmp_path / "golden.yaml"
     data = snapshot.take(SCEN / "baseline")
     cov = data["metadata_coverage"]
-    assert cov["pattern_matcher/match_rope_pattern"]["nodes"] == cov["pattern_matcher/match_rope_pattern"]["with_meta"]
+    rope = cov["pattern_matcher/match_rope_pattern"]
+    assert rope["nodes"] == rope["with_meta"]
     golden.write_text(snapshot.dump(data))
     assert yaml.safe_load(golden.read_text())["metadata_coverage"] == cov  # round trip, no anchors needed
     same = pipeline.run(Settings(golden, SCEN / "baseline"))
@@ -83,7 +90,8 @@ def test_snapshot_coverage_counts_and_metadata_loss_against_it(tmp_path: Path) -
         ("fail_on: error\n", "not an ad-diff snapshot"),
         ("ad_diff_snapshot: 2\ntransforms: []\n", "version 2 is not supported"),
         ("ad_diff_snapshot: 1\ntransforms: []\n", "non-empty list"),
-        ("ad_diff_snapshot: 1\ntransforms:\n  - {stage: s, transform: t, state: great}\n", "transforms[0]: `state`"),
+        ("ad_diff_snapshot: 1\ntransforms:\n  - {stage: s, transform: t, state: great}\n",
+         "transforms[0]: `state`"),
         ("ad_diff_snapshot: 1\ntransforms:\n  - {stage: s, transform: t, state: applied, matches: -1}\n",
          "`matches` must be a count"),
         ("ad_diff_snapshot: 1\ntransforms: [\n", "not valid YAML"),

@@ -9,13 +9,10 @@ paths in a file are relative to the file's folder.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 from ad_diff.errors import ConfigError
 
@@ -141,6 +138,8 @@ def _raw(path: Path) -> dict[str, Any] | None:
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: [tool.ad-diff] must be a table")
         return data
+    import yaml  # only a YAML config file needs it (~15 ms of start-up otherwise)
+
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
     except (yaml.YAMLError, UnicodeDecodeError) as e:
@@ -189,6 +188,8 @@ def validate(path: Path, raw: Mapping[str, Any]) -> dict[str, Any]:
     for k in sorted(raw):
         key = str(k).replace("-", "_")
         if key not in SCHEMA:
+            import difflib
+
             close = difflib.get_close_matches(key, SCHEMA, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(

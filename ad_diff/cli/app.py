@@ -18,7 +18,9 @@ import typer
 
 from ad_diff import __version__
 from ad_diff.errors import AdDiffError
-from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
+
+# ad_diff.gate (and through it core.model) is imported where an exit code is needed, not here: `--help`
+# would otherwise build every finding class before printing a line.
 
 app = typer.Typer(
     name="ad-diff",
@@ -42,6 +44,7 @@ def error_json(e: AdDiffError) -> str:
     import json
 
     from ad_diff.errors import InputError
+    from ad_diff.gate import EXIT_INPUT_ERROR
     from ad_diff.report.json import SCHEMA_VERSION
 
     where: dict[str, object] = {"path": None, "line": None}
@@ -61,6 +64,8 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
     try:
         return fn()
     except AdDiffError as e:
+        from ad_diff.gate import EXIT_INPUT_ERROR
+
         _err(str(e))
         if json_errors is not None and json_errors():
             typer.echo(error_json(e))
@@ -68,6 +73,8 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: report a bug, not a traceback
+        from ad_diff.gate import EXIT_INTERNAL_ERROR
+
         if os.environ.get("AD_DIFF_DEBUG"):
             traceback.print_exc()
         typer.echo(
@@ -130,6 +137,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args and args[0] not in _ROOT_OPTIONS:
         guess = None if Path(args[0]).exists() else suggest_command(args[0], commands)
         if guess is not None:
+            from ad_diff.gate import EXIT_INPUT_ERROR
+
             _err(f"'{args[0]}' is neither a command nor an existing run folder; did you mean '{guess}'? "
                  f"(commands: {', '.join(sorted(commands))})")
             raise SystemExit(EXIT_INPUT_ERROR)
@@ -137,6 +146,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=args, prog_name="ad-diff")
     except SystemExit as e:
-        if hint is not None and e.code == EXIT_INPUT_ERROR:
-            typer.echo(f"ad-diff: note: {hint}", err=True)
+        if hint is not None:
+            from ad_diff.gate import EXIT_INPUT_ERROR
+
+            if e.code == EXIT_INPUT_ERROR:
+                typer.echo(f"ad-diff: note: {hint}", err=True)
         raise

@@ -18,8 +18,7 @@ from typing import Annotated, Any, Optional, TypeVar
 import typer
 
 from ad_diff.errors import AdDiffError
-from ad_diff.report import ReportFormat
-from ad_diff.report.markdown import COMMENT_LIMIT
+from ad_diff.report import COMMENT_LIMIT, ReportFormat
 from ad_diff.settings import FAIL_ON_CHOICES, Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -61,9 +60,11 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     if not 0 < opts["collapse_fraction"] <= 1:
         raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
     # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
-    from ad_diff.kinds.tensors.tolerance import validate_entry
+    tolerances = opts.get("tolerances") or {}
+    if tolerances:  # the tolerance module brings the tensor model: only for a config that sets some
+        from ad_diff.kinds.tensors.tolerance import validate_entry
 
-    for pattern, entry in (opts.get("tolerances") or {}).items():
+    for pattern, entry in tolerances.items():
         try:
             validate_entry(str(pattern), entry)
         except AdDiffError as e:
@@ -96,9 +97,10 @@ def tensor_options(settings: Settings, tol: list[str] | None, device: str | None
     """Merge ``--tol`` specs over the config file's tolerances; set device and plots."""
     import dataclasses
 
-    from ad_diff.kinds.tensors.tolerance import parse_cli
-
     tolerances = {k: dict(v) for k, v in settings.tolerances.items()}
+    if tol:  # the tolerance module brings the tensor model: only when --tol is given
+        from ad_diff.kinds.tensors.tolerance import parse_cli
+
     for spec in tol or ():
         try:
             pattern, entry = parse_cli(spec)

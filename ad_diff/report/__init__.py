@@ -7,17 +7,24 @@ Every format module is imported lazily, so ``--help`` and a terminal report neve
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from typing_extensions import assert_never
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # typing_extensions costs ~10 ms of start-up where typing has it
+    from typing_extensions import assert_never
 
 if TYPE_CHECKING:
     from ad_diff.gate import Verdict
 
-__all__ = ["STEP_SUMMARY_LIMIT", "Format", "ReportFormat", "fit_bytes"]
+__all__ = ["COMMENT_LIMIT", "STEP_SUMMARY_LIMIT", "Format", "ReportFormat", "fit_bytes"]
 
+COMMENT_LIMIT = 65_536
+"""GitHub's maximum comment body length (characters). Here, not in ``markdown``, so that the CLI's option
+defaults do not import the markdown reporter (and with it every kind) for ``--help``."""
 STEP_SUMMARY_LIMIT = 1024 * 1024
 """GitHub's limit for ``$GITHUB_STEP_SUMMARY`` (bytes)."""
 

@@ -22,6 +22,7 @@ from ad_diff.core.model import TransformComparison
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict
 from ad_diff.kinds import SECTION_KINDS
+from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
 from ad_diff.report.common import (
     counts,
@@ -38,8 +39,6 @@ from ad_diff.report.common import (
 from ad_diff.report.json import SCHEMA_VERSION
 from ad_diff.result import DiffResult
 
-COMMENT_LIMIT = 65_536
-"""GitHub's maximum comment body length (characters)."""
 HEAD_ITEMS = 10
 """Root causes listed on the first screen (the rest are counted there and listed below)."""
 

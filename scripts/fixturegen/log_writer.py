@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from . import noise as nz
-from .pipeline import Event
+from .events import Event
 
 _L1_TAG = {"info": "I", "warning": "W", "error": "E", "debug": "V"}
 _L2_TAG = {"info": "INFO", "warning": "WARNING", "error": "ERROR", "debug": "DEBUG"}

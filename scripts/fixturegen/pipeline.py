@@ -15,6 +15,7 @@ import torch
 from torch import fx, nn
 
 from . import dump_writer
+from .events import Event
 from .model import ModelSpec, build_model, export_model
 from .transforms import REWRITES, Knobs
 
@@ -77,20 +78,6 @@ class RunSpec:
     crash_in: str | None = None
     """Key whose apply raises an uncaught error: the run stops there."""
     crash_error: str = "RuntimeError: CUDA error: an illegal memory access was encountered"
-
-
-@dataclass(frozen=True)
-class Event:
-    """What one configured transform did."""
-
-    stage: str
-    key: str
-    state: str
-    """``applied`` | ``skipped`` | ``disabled`` | ``failed`` | ``crashed``."""
-    matches: int = 0
-    error: str = ""
-    shape_prop: bool = False
-    mem_gb: float = 0.0
 
 
 @dataclass(frozen=True)

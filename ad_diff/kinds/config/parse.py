@@ -26,12 +26,16 @@ import json
 import re
 import shlex
 from pathlib import Path
-from typing import Any
-
-import yaml
+from typing import TYPE_CHECKING, Any
 
 from ad_diff.errors import InputError
 from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, KeyPath
+
+if TYPE_CHECKING:
+    import yaml
+
+# yaml is imported by the functions that read YAML: looking for a config in a run that has none (every
+# log-only comparison) must not pay its ~15 ms of start-up.
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 ORDER_FILES = ("layers.txt", "ORDER")
@@ -160,6 +164,8 @@ def load_file(path: Path) -> tuple[dict[str, Any], dict[KeyPath, int]]:
             raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from e
         lines: dict[KeyPath, int] = {}
     else:
+        import yaml
+
         try:
             data = yaml.safe_load(text)
             node = yaml.compose(text, Loader=yaml.SafeLoader)
@@ -183,6 +189,8 @@ def load_file(path: Path) -> tuple[dict[str, Any], dict[KeyPath, int]]:
 def parse_cli_args(path: Path) -> dict[KeyPath, tuple[Any, int]]:
     """Read ``--args.<dotted.key>=<value>`` (or ``--args.<key> <value>``) overrides, in order; values are
     typed like YAML scalars (``false``, ``2``). Other options are ignored (they are not AD config)."""
+    import yaml
+
     out: dict[KeyPath, tuple[Any, int]] = {}
     for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
         line = raw.strip().rstrip("\\").strip()
@@ -223,6 +231,8 @@ def _display(path: Path, root: Path) -> str:
 
 
 def _key_lines(node: yaml.Node, prefix: KeyPath, out: dict[KeyPath, int]) -> None:
+    import yaml
+
     if isinstance(node, yaml.MappingNode):
         for key_node, value_node in node.value:
             if isinstance(key_node, yaml.ScalarNode):

@@ -16,11 +16,10 @@ from ad_diff.kinds.graph.evidence import regions_evidence
 from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.pair import log_index
+from ad_diff.kinds.graph.rules import STANDS
 from ad_diff.kinds.log.model import RunLog
 
 MAX_EVIDENCE_NODES = 50
-STANDS = "the per-transform match counts from the logs still stand"
-"""What still holds when an analysis beside the logs cannot run."""
 GRAPH_STAGES = frozenset({"post_export", "pattern_matcher", "post_load_fusion"})
 """Stages whose transforms act on the graph itself: a match there must show in the dump (ADG012). Others act
 (also) outside it: sharding detection, weight loading, caches, compilation."""

@@ -14,11 +14,11 @@ from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import GRAPH, STANDS
 from ad_diff.kinds.tensors import rules
-from ad_diff.kinds.tensors.model import TensorAnalysis
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
     from ad_diff.kinds.graph.model import GraphDump
+    from ad_diff.kinds.tensors.model import TensorAnalysis
     from ad_diff.result import DiffResult
 
 

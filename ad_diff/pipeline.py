@@ -60,7 +60,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         candidate_log=ctx.candidate_log,
         transforms=ctx.rows,
         findings=explained.findings,
-        sections={k: v for k, v in ctx.sections.items() if k != LOG.key.name},
+        sections=dict(ctx.sections),
         skipped=skipped,
         notes=tuple(ctx.notes),
         groups=explained.groups,

@@ -28,9 +28,11 @@ class Settings:
 
     baseline: Path
     candidate: Path
-    baseline_log: Path | None = None
-    candidate_log: Path | None = None
-    rank: int = 0
+    baseline_log: tuple[Path, ...] = ()
+    """The baseline's log file(s) given on the command line (one per rank when several); default: found."""
+    candidate_log: tuple[Path, ...] = ()
+    rank: int | None = None
+    """Compare only this rank; ``None`` compares every rank both runs have (rank 0 leads the reports)."""
     fail_on: str = "error"
     collapse_fraction: float = 0.5
     """A loss of at least this share of the baseline matches is a collapse (a drop to 0 always is)."""
@@ -81,7 +83,7 @@ SCHEMA: dict[str, Key] = {
     "fail_on": Key("str", "Gate level.", FAIL_ON_CHOICES),
     "collapse_fraction": Key("float", "Loss share (0-1] that counts as a collapse."),
     # what is compared
-    "rank": Key("int", "Rank whose log lines are compared."),
+    "rank": Key("int", "Compare only this rank (default: every rank both runs have)."),
     "ignore_transforms": Key("globs", "Transform keys (globs) left out of the comparison."),
     "ignore_codes": Key("globs", "Finding codes (globs) dropped from the result."),
     "graphs": Key("bool", "Analyse graph dumps when both runs have them."),

@@ -39,14 +39,36 @@ def _err(msg: str) -> None:
     typer.echo(f"ad-diff: error: {msg}", err=True)
 
 
-def guarded(fn: Callable[[], T]) -> T:
-    """Run ``fn``; turn user errors into exit 2 and bugs into exit 3, never a traceback for bad input."""
+def error_json(e: AdDiffError) -> str:
+    """The JSON object an input error prints on stdout under ``--format json`` (docs/report-schema.md)."""
+    import json
+
+    from ad_diff.errors import InputError
+    from ad_diff.gate import EXIT_INPUT_ERROR
+    from ad_diff.report.json import SCHEMA_VERSION
+
+    where: dict[str, object] = {"path": None, "line": None}
+    if isinstance(e, InputError):
+        where = {"path": str(e.path), "line": e.line}
+    body = {"schema_version": SCHEMA_VERSION, "verdict": "error", "exit_code": EXIT_INPUT_ERROR,
+            "error": {"message": str(e), **where}}
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) -> T:
+    """Run ``fn``; turn user errors into exit 2 and bugs into exit 3, never a traceback for bad input.
+
+    ``json_errors()`` says whether the user asked for JSON on stdout: a user error then also prints
+    :func:`error_json` there, so a CI step parsing stdout reads the error instead of failing on nothing.
+    """
     try:
         return fn()
     except AdDiffError as e:
         from ad_diff.gate import EXIT_INPUT_ERROR
 
         _err(str(e))
+        if json_errors is not None and json_errors():
+            typer.echo(error_json(e))
         raise typer.Exit(EXIT_INPUT_ERROR) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise

@@ -73,6 +73,13 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     return opts
 
 
+def json_on_stdout(ctx: typer.Context) -> list[bool]:
+    """``[True]`` when ``--format json`` was typed; a command appends the resolved answer (the config file may
+    say ``format: json``) once it has read the options. For :func:`ad_diff.cli.app.guarded`'s
+    ``json_errors``."""
+    return [ctx.params.get("fmt") is ReportFormat.json]
+
+
 def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extra: Any) -> Settings:
     """Settings of one comparison from resolved options (``extra``: per-run paths, model name)."""
     from ad_diff.progress import progress_enabled
@@ -118,7 +125,8 @@ ConfigOpt = Annotated[Optional[Path], typer.Option(
 
 #: Options of every comparison command: parameter name -> (annotation, default).
 SHARED: dict[str, tuple[Any, Any]] = {
-    "rank": (Annotated[int, typer.Option(help="Rank whose log lines are compared.")], 0),
+    "rank": (Annotated[int | None, typer.Option(
+        help="Compare only this rank (default: every rank both runs have; rank 0 leads the report).")], None),
     "fail_on": (Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")], "error"),
     "collapse_fraction": (Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")], 0.5),
     "fmt": (Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")],

@@ -71,6 +71,8 @@ class RunSpec:
     """Keys enabled on top of the defaults."""
     extra: tuple[tuple[str, str, str], ...] = ()
     """New transforms ``(stage, key, insert_after_key)``."""
+    moves: tuple[tuple[str, str], ...] = ()
+    """``(key, after_key)``: the transform runs right after ``after_key`` instead of at its place."""
     fail: tuple[tuple[str, str], ...] = ()
     """key -> exception text raised inside the transform (caught: ``skip_on_error``)."""
     crash_in: str | None = None
@@ -101,6 +103,9 @@ def pipeline_for(spec: RunSpec) -> list[tuple[str, str, bool]]:
     for stage, key, after in spec.extra:
         idx = next(i for i, (_, k, _) in enumerate(steps) if k == after)
         steps.insert(idx + 1, (stage, key, True))
+    for key, after in spec.moves:
+        step = steps.pop(next(i for i, (_, k, _) in enumerate(steps) if k == key))
+        steps.insert(next(i for i, (_, k, _) in enumerate(steps) if k == after) + 1, step)
     return steps
 
 

@@ -88,7 +88,7 @@ def take(run: Path, rank: int = 0, log: Path | None = None) -> dict[str, Any]:
     """Read run folder ``run`` and return the snapshot as plain data (see :func:`dump`)."""
     art = discover(run, BASELINE, log)
     assert art.log is not None  # discover raises otherwise
-    parsed = log_parser.parse(art.log, rank=rank)
+    parsed = log_parser.parse(art.logs, rank=rank)
     transforms = []
     for t in parsed.transforms:
         row: dict[str, Any] = {"stage": t.stage, "transform": t.transform, "state": t.state.value,
@@ -140,7 +140,7 @@ def is_snapshot(path: Path) -> bool:
 
 def _record(path: Path, i: int, t: Any) -> TransformRecord:
     where = f"transforms[{i}]"
-    if not isinstance(t, dict) or not isinstance(t.get("transform"), str) or not isinstance(t.get("stage"), str):
+    if not isinstance(t, dict) or not all(isinstance(t.get(k), str) for k in ("transform", "stage")):
         raise InputError(path, f"{where}: expected a mapping with `stage` and `transform` strings, got {t!r}")
     try:
         state = State(t.get("state"))
@@ -165,12 +165,14 @@ def load_as_run(path: Path) -> tuple[RunArtifacts, RunLog]:
     except OSError as e:
         raise InputError(path, f"cannot read the snapshot ({e.strerror or e})") from e
     except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise InputError(path, f"not valid YAML; expected a snapshot written by `ad-diff snapshot` ({e})") from e
+        raise InputError(path, f"not valid YAML; expected a snapshot written by `ad-diff snapshot` ({e})"
+                         ) from e
     if not isinstance(data, dict) or _MARKER not in data:
         raise InputError(path, f"not an ad-diff snapshot (no `{_MARKER}` key); write one with "
                                "`ad-diff snapshot RUN/ -o FILE.yaml`, or pass a run folder")
     if data[_MARKER] != SNAPSHOT_VERSION:
-        raise InputError(path, f"snapshot version {data[_MARKER]!r} is not supported (expected {SNAPSHOT_VERSION})")
+        raise InputError(path, f"snapshot version {data[_MARKER]!r} is not supported "
+                               f"(expected {SNAPSHOT_VERSION})")
     rows = data.get("transforms")
     if not isinstance(rows, list) or not rows:
         raise InputError(path, "`transforms` must be a non-empty list")
@@ -183,7 +185,8 @@ def load_as_run(path: Path) -> tuple[RunArtifacts, RunLog]:
     log = RunLog(
         path=path, transforms=records, rank=rank if isinstance(rank, int) else None,
         ranks_seen=(rank,) if isinstance(rank, int) else (), rank_disagreement=(),
-        formats=tuple(map(str, data.get("log_formats") or ())), prefixes=tuple(map(str, data.get("log_prefixes") or ())),
+        formats=tuple(map(str, data.get("log_formats") or ())),
+        prefixes=tuple(map(str, data.get("log_prefixes") or ())),
         end=end, end_detail=str(data.get("end_detail", "")), lines=len(records),
     )
     note = f"snapshot of {data.get('source', '?')} ({len(records)} transforms; {data.get('tool', 'ad-diff')})"

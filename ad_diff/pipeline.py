@@ -50,7 +50,11 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         else:
             ctx.sections[kind.key.name] = section
             if kind is LOG:
-                ctx.baseline_log, ctx.candidate_log, ctx.rows = section.baseline, section.candidate, section.rows
+                ctx.baseline_log, ctx.candidate_log, ctx.rows = (
+                    section.baseline,
+                    section.candidate,
+                    section.rows,
+                )
         findings += kind.classify(section, ctx)
     explained = explain(ctx, findings, KINDS)
     return DiffResult(

@@ -6,6 +6,7 @@ Reports never hand-write JSON for a model. A dataclass says how it serialises th
 * ``field(metadata=json_as("name"))``: written under another key;
 * ``field(metadata=json_pairs())``: a tuple of ``(key, value)`` pairs written as an object;
 * ``field(metadata=json_capped(500))``: a long list written as ``{count, items (first N), truncated}``;
+* ``field(metadata=json_with(fn))``: written as ``fn(value)`` (a summary or another spelling of the value);
 
 and through a class attribute ``__json_extra__ = ("prop", ...)``: properties written beside the fields.
 Enums become their value, paths strings, tuples lists, non-finite floats the strings ``"nan"``/``"inf"``
@@ -16,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import PurePath
 from typing import Any
@@ -25,6 +26,7 @@ _OMIT = "json_omit"
 _NAME = "json_name"
 _PAIRS = "json_pairs"
 _CAP = "json_cap"
+_WITH = "json_with"
 
 
 def json_omit() -> dict[str, Any]:
@@ -45,6 +47,11 @@ def json_pairs() -> dict[str, Any]:
 def json_capped(limit: int) -> dict[str, Any]:
     """Field metadata: a list written as ``{"count", "items" (at most ``limit``), "truncated"}``."""
     return {_CAP: limit}
+
+
+def json_with(fn: Callable[[Any], Any]) -> dict[str, Any]:
+    """Field metadata: write ``fn(value)`` (then serialised like any value) instead of the value itself."""
+    return {_WITH: fn}
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -75,7 +82,9 @@ def _dataclass(obj: Any) -> dict[str, Any]:
         if meta.get(_OMIT):
             continue
         value = getattr(obj, f.name)
-        if meta.get(_PAIRS):
+        if _WITH in meta:
+            value = meta[_WITH](value)
+        elif meta.get(_PAIRS):
             value = {str(k): v for k, v in value}
         elif _CAP in meta:
             items = list(value)

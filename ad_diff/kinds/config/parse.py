@@ -28,10 +28,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-import yaml
+import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the environment
 
 from ad_diff.errors import InputError
-from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, KeyPath
+from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, KeyPath, SourceKind
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 ORDER_FILES = ("layers.txt", "ORDER")
@@ -69,8 +69,10 @@ def parse(root: Path, explicit: Path | None = None) -> EffectiveConfig | None:
         data, lines = load_file(explicit)
         _check_shape(explicit, data, lines)
         name = _display(explicit, root)
-        source = ConfigSource("effective", (name,), f"explicit file {name}, used as the effective config", True)
-        return EffectiveConfig(source, data, {p: f"{name}:{n}" for p, n in lines.items() if _is_leaf(data, p)})
+        rule = f"explicit file {name}, used as the effective config"
+        source = ConfigSource(SourceKind.EFFECTIVE, (name,), rule, True)
+        return EffectiveConfig(source, data, {p: f"{name}:{n}" for p, n in lines.items()
+                                              if _is_leaf(data, p)})
     files = discover_config_files(root, explicit)
     top_level = explicit is None and not (root / "config").is_dir()
     base = explicit if explicit is not None else (root / "config" if not top_level else root)
@@ -108,24 +110,23 @@ def load_config_files(
 
     effective = [f for f in loaded if _EFFECTIVE_NAME.search(f.stem)]
     if len(effective) > 1:
-        names = ", ".join(_display(f, root) for f in effective)
-        raise InputError(base, f"several effective configs found ({names}); pass the one to use explicitly")
+        found = ", ".join(_display(f, root) for f in effective)
+        raise InputError(base, f"several effective configs found ({found}); pass the one to use explicitly")
     if effective:
         eff = effective[0]
         name = _display(eff, root)
         others = [f for f in loaded if f != eff]
         # Layers next to an effective dump are only used to say which file set a value.
-        merged_layers, origins, _ = _merge_layers(_order(others, base, registry, root, []), loaded, root)
+        _, origins, _ = _merge_layers(_order(others, base, registry, root, []), loaded, root)
         origins = {p: o for p, o in origins.items() if _is_leaf(loaded[eff][0], p)}
         for p, n in loaded[eff][1].items():
             if _is_leaf(loaded[eff][0], p):
                 origins.setdefault(p, f"{name}:{n}")
         if others:
-            notes.append(
-                f"{len(others)} layer file(s) beside {name} were not merged; they only name the file behind a value"
-            )
-        src = ConfigSource("effective", (name,), f"effective config file {name} (name marks it as merged)", True,
-                           tuple(notes))
+            notes.append(f"{len(others)} layer file(s) beside {name} were not merged; they only name the "
+                         "file behind a value")
+        rule = f"effective config file {name} (name marks it as merged)"
+        src = ConfigSource(SourceKind.EFFECTIVE, (name,), rule, True, tuple(notes))
         return EffectiveConfig(src, loaded[eff][0], origins)
 
     ordered = _order(list(loaded), base, registry, root, notes)
@@ -143,7 +144,7 @@ def load_config_files(
     complete = any(f.name == "default.yaml" for f in ordered)
     if not complete:
         notes.append("no default.yaml among the layers: transforms it would define are unknown")
-    src = ConfigSource("layered", tuple(names), rule, complete, tuple(notes))
+    src = ConfigSource(SourceKind.LAYERED, tuple(names), rule, complete, tuple(notes))
     return EffectiveConfig(src, merged, origins)
 
 
@@ -175,8 +176,8 @@ def load_file(path: Path) -> tuple[dict[str, Any], dict[KeyPath, int]]:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise InputError(path, f"expected a mapping of AutoDeploy settings at the top level, got {type(data).__name__}",
-                         line=1)
+        raise InputError(path, "expected a mapping of AutoDeploy settings at the top level, got "
+                               f"{type(data).__name__}", line=1)
     return data, lines
 
 
@@ -252,9 +253,11 @@ def _check_shape(path: Path, data: dict[str, Any], lines: dict[KeyPath, int]) ->
         if entry is None:
             continue
         if not isinstance(entry, dict):
-            raise InputError(path, f"expected transforms.{key} to be a mapping (stage, enabled, ...)", line=where)
+            raise InputError(path, f"expected transforms.{key} to be a mapping (stage, enabled, ...)",
+                             line=where)
         if "enabled" in entry and not isinstance(entry["enabled"], bool):
-            raise InputError(path, f"expected transforms.{key}.enabled to be true or false, got {entry['enabled']!r}",
+            raise InputError(path, f"expected transforms.{key}.enabled to be true or false, "
+                                   f"got {entry['enabled']!r}",
                              line=lines.get(("transforms", str(key), "enabled"), where))
         if "stage" in entry and not isinstance(entry["stage"], str):
             raise InputError(path, f"expected transforms.{key}.stage to be a stage name",
@@ -274,7 +277,8 @@ def _order(files: list[Path], base: Path, registry: Path | None, root: Path, not
                     continue
                 match = by_rel.get(name) or next((f for f in files if f.name == name), None)
                 if match is None:
-                    raise InputError(order_file, f"lists {name!r}, which is not a config file in {base}", line=n)
+                    raise InputError(order_file, f"lists {name!r}, which is not a config file in {base}",
+                                     line=n)
                 listed.append(match)
             rest = _default_order([f for f in files if f not in listed])
             notes.insert(0, f"order file {_display(order_file, root)}")
@@ -288,10 +292,11 @@ def _order(files: list[Path], base: Path, registry: Path | None, root: Path, not
             listed = [f for name in chain for f in files if f.name == name]
             default = [f for f in files if f.name == "default.yaml" and f not in listed]
             rest = _default_order([f for f in files if f not in listed and f not in default])
-            notes.insert(0, f"registry {_display(registry, root)}: default.yaml, then ad_defaults, yaml_extra, "
-                            "user_configs in listed order")
+            notes.insert(0, f"registry {_display(registry, root)}: default.yaml, then ad_defaults, "
+                            "yaml_extra, user_configs in listed order")
             if rest:
-                notes.append("not named by the registry, merged after it: " + ", ".join(_display(f, root) for f in rest))
+                notes.append("not named by the registry, merged after it: "
+                             + ", ".join(_display(f, root) for f in rest))
             return default + listed + rest
         notes.append(f"registry {_display(registry, root)} names several models; its order was not used")
     notes.insert(0, "default rule: default.yaml first, then by name, cli*.yaml last")

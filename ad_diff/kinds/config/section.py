@@ -1,47 +1,33 @@
 """Render the configuration section (``DiffResult.sections["config"]``) as markdown or a rich renderable.
 
-Pure functions of a :class:`~ad_diff.config_model.ConfigAnalysis` (plus, optionally, the explained findings
-so the section can list what config explains and what it does not). Every name and value from the inputs
-is escaped: it comes from files the reviewer did not write.
+Pure functions of a :class:`~ad_diff.kinds.config.model.ConfigAnalysis` after the explain stage (which
+attached the findings config explains and the unexplained ones). Every name and value from the inputs is
+escaped: it comes from files the reviewer did not write.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from ad_diff.core.escape import md_code, md_escape
-from ad_diff.core.model import Finding
-from ad_diff.kinds.config.model import ConfigAnalysis, ConfigChange, EffectiveConfig, show_value
+from ad_diff.core.model import RUNS
+from ad_diff.kinds.config.model import ChangeKind, CheckKind, ConfigAnalysis, ConfigChange, EffectiveConfig
 
 _CHECK_TEXT = {
-    "enabled_but_disabled": "enabled in config, logged disabled",
-    "enabled_but_absent": "enabled in config, absent from a complete log",
-    "disabled_but_ran": "disabled in config, but ran",
-    "stage_mismatch": "stage differs from the log",
-    "not_in_config": "logged, but no config mentions it",
+    CheckKind.ENABLED_BUT_DISABLED: "enabled in config, logged disabled",
+    CheckKind.ENABLED_BUT_ABSENT: "enabled in config, absent from a complete log",
+    CheckKind.DISABLED_BUT_RAN: "disabled in config, but ran",
+    CheckKind.STAGE_MISMATCH: "stage differs from the log",
+    CheckKind.NOT_IN_CONFIG: "logged, but no config mentions it",
 }
 
 
-def _value(c: ConfigChange, side: str) -> str:
-    if (side == "before" and c.kind == "added") or (side == "after" and c.kind == "removed"):
-        return "(absent)"
-    return show_value(c.before if side == "before" else c.after)
-
-
 def _change_label(c: ConfigChange) -> str:
-    if c.kind in ("added", "removed"):
+    if c.kind in (ChangeKind.ADDED, ChangeKind.REMOVED):
         return f"key {c.kind}"
-    if c.kind in ("enabled", "stage"):
-        return c.kind
+    if c.kind in (ChangeKind.ENABLED, ChangeKind.STAGE):
+        return c.kind.value
     return ".".join(c.path[2:]) if c.path[0] == "transforms" else c.key
-
-
-def explanation_lists(findings: Sequence[Finding]) -> tuple[list[Finding], list[Finding]]:
-    """(findings explained by config, unexplained state changes), each sorted deterministically."""
-    explained = sorted((f for f in findings if f.explained_by), key=Finding.sort_key)
-    unexplained = sorted((f for f in findings if f.code == "ADC008"), key=Finding.sort_key)
-    return explained, unexplained
 
 
 def _source_row(run: str, cfg: EffectiveConfig | None) -> str:
@@ -51,14 +37,14 @@ def _source_row(run: str, cfg: EffectiveConfig | None) -> str:
     return f"| {run} | {cfg.source.kind} | {files} | {md_escape(cfg.source.order_rule)} |"
 
 
-def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) -> str:
-    """The configuration section of the PR-comment report (starts with a level-3 heading). The explained /
-    unexplained lists come from ``findings`` when given, else from ``analysis.explained``."""
+def render_markdown(analysis: ConfigAnalysis) -> str:
+    """The configuration section of the PR-comment report (starts with a level-3 heading)."""
     out = ["### Configuration", ""]
     out += ["| Run | Config | Files (merge order, later wins) | Order |", "|---|---|---|---|"]
-    out += [_source_row("baseline", analysis.baseline), _source_row("candidate", analysis.candidate), ""]
+    sides = (analysis.baseline, analysis.candidate)
+    out += [_source_row(run, cfg) for run, cfg in zip(RUNS, sides, strict=True)] + [""]
     diff = analysis.diff
-    if diff is not None and not diff:
+    if diff is not None and diff.identical:
         out += ["The two effective configs are identical.", ""]
     if diff is not None and diff.transforms:
         out += ["#### Transform config changes (pipeline order)", ""]
@@ -67,16 +53,18 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
             for c in t.changes:
                 origin = c.origin()
                 out.append(
-                    f"| {md_escape(t.transform)} | {md_escape(t.stage or '')} | {md_escape(_change_label(c))} | "
-                    f"{md_code(_value(c, 'before'))} | {md_code(_value(c, 'after'))} | "
+                    f"| {md_escape(t.transform)} | {md_escape(t.stage or '')} | "
+                    f"{md_escape(_change_label(c))} | "
+                    f"{md_code(c.before_text)} | {md_code(c.after_text)} | "
                     f"{md_code(origin) if origin else ''} |"
                 )
         out.append("")
     if diff is not None and diff.settings:
-        out += ["#### Setting changes", "", "| Setting | Baseline | Candidate | Set in |", "|---|---|---|---|"]
+        out += ["#### Setting changes", "", "| Setting | Baseline | Candidate | Set in |",
+                "|---|---|---|---|"]
         for s in diff.settings:
             origin = s.origin()
-            out.append(f"| {md_escape(s.key)} | {md_code(_value(s, 'before'))} | {md_code(_value(s, 'after'))} | "
+            out.append(f"| {md_escape(s.key)} | {md_code(s.before_text)} | {md_code(s.after_text)} | "
                        f"{md_code(origin) if origin else ''} |")
         out.append("")
     if analysis.checks:
@@ -85,25 +73,25 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
                 "|---|---|---|---|---|---|---|"]
         for ch in analysis.checks:
             out.append(
-                f"| {ch.run} | {md_escape(ch.transform)} | {md_escape(_CHECK_TEXT.get(ch.kind, ch.kind))} | "
+                f"| {ch.run} | {md_escape(ch.transform)} | {md_escape(_CHECK_TEXT[ch.kind])} | "
                 f"{md_escape(ch.config_value)} | {md_escape(ch.log_value)} | "
-                f"{md_code(ch.origin) if ch.origin else ''} | {ch.log_line if ch.log_line is not None else ''} |"
+                f"{md_code(ch.origin) if ch.origin else ''} | "
+                f"{ch.log_line if ch.log_line is not None else ''} |"
             )
         out.append("")
-    explained, unexplained = explanation_lists(findings or analysis.explained)
-    if unexplained:
+    if analysis.unexplained:
         out += ["#### Unexplained state changes", ""]
-        out += [f"- **unexplained**: {md_escape(f.message)}" for f in unexplained]
+        out += [f"- **unexplained**: {md_escape(f.message)}" for f in analysis.unexplained]
         out.append("")
-    if explained:
+    if analysis.explained:
         out += ["#### Changes explained by config", ""]
-        for f in explained:
+        for f in analysis.explained:
             gate = "gates" if f.gating else "does not gate"
             out.append(f"- *explained by config* ({md_escape(f.code)}, {gate}): {md_escape(f.message)} — "
                        f"{md_escape(f.explained_by)}")
         out.append("")
     notes = [*analysis.notes]
-    for run, cfg in (("baseline", analysis.baseline), ("candidate", analysis.candidate)):
+    for run, cfg in zip(RUNS, (analysis.baseline, analysis.candidate), strict=True):
         if cfg is not None:
             notes += [f"{run}: {n}" for n in cfg.source.notes]
     if notes:
@@ -111,7 +99,7 @@ def render_markdown(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_terminal(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) -> Any:
+def render_terminal(analysis: ConfigAnalysis) -> Any:
     """A rich renderable (``Group`` of tables) for the terminal report; rich is imported lazily."""
     from rich.console import Group
     from rich.table import Table
@@ -119,11 +107,12 @@ def render_terminal(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
 
     parts: list[Any] = [Text("Configuration", style="bold")]
     src = Table("Run", "Config", "Files (merge order)", "Order", title=None)
-    for run, cfg in (("baseline", analysis.baseline), ("candidate", analysis.candidate)):
+    for run, cfg in zip(RUNS, (analysis.baseline, analysis.candidate), strict=True):
         if cfg is None:
             src.add_row(run, "none", "", "")
         else:
-            src.add_row(run, cfg.source.kind, Text(" -> ".join(cfg.source.files)), Text(cfg.source.order_rule))
+            src.add_row(run, cfg.source.kind.value, Text(" -> ".join(cfg.source.files)),
+                        Text(cfg.source.order_rule))
     parts.append(src)
     diff = analysis.diff
     if diff is not None and diff.transforms:
@@ -131,24 +120,23 @@ def render_terminal(analysis: ConfigAnalysis, findings: Sequence[Finding] = ()) 
                   title="Transform config changes (pipeline order)")
         for tc in diff.transforms:
             for c in tc.changes:
-                t.add_row(*(Text(x) for x in (tc.transform, tc.stage or "", _change_label(c), _value(c, "before"),
-                                                _value(c, "after"), c.origin() or "")))
+                t.add_row(*(Text(x) for x in (tc.transform, tc.stage or "", _change_label(c), c.before_text,
+                                                c.after_text, c.origin() or "")))
         parts.append(t)
     if diff is not None and diff.settings:
         t = Table("Setting", "Baseline", "Candidate", "Set in", title="Setting changes")
         for s in diff.settings:
-            t.add_row(*(Text(x) for x in (s.key, _value(s, "before"), _value(s, "after"), s.origin() or "")))
+            t.add_row(*(Text(x) for x in (s.key, s.before_text, s.after_text, s.origin() or "")))
         parts.append(t)
     if analysis.checks:
         t = Table("Run", "Transform", "Problem", "Config", "Log", "Config source", title="Config applied?")
         for ch in analysis.checks:
-            t.add_row(*(Text(x) for x in (ch.run, ch.transform, _CHECK_TEXT.get(ch.kind, ch.kind),
+            t.add_row(*(Text(x) for x in (ch.run, ch.transform, _CHECK_TEXT[ch.kind],
                                             ch.config_value, ch.log_value, ch.origin or "")))
         parts.append(t)
-    explained, unexplained = explanation_lists(findings or analysis.explained)
-    for f in unexplained:
+    for f in analysis.unexplained:
         parts.append(Text(f"unexplained: {f.message}", style="bold yellow"))
-    for f in explained:
+    for f in analysis.explained:
         parts.append(Text(f"explained by config: {f.message} — {f.explained_by}", style="dim"))
     for n in analysis.notes:
         parts.append(Text(f"note: {n}", style="dim"))

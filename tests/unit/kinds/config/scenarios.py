@@ -1,5 +1,5 @@
-"""Build the three config scenarios (configs from fixtures/config_scenarios, logs and log findings made
-here because the log parser and log rules live on main) and run the config analysis on them."""
+"""The three config scenarios (configs and logs in fixtures/config_scenarios, the logs written by
+``write_logs``): run the config kind's stages on them the way the pipeline does."""
 
 from __future__ import annotations
 
@@ -10,12 +10,14 @@ from ad_diff.kinds.config.compare import analyze_config
 from ad_diff.kinds.config.explain import explain_findings
 from ad_diff.kinds.config.model import ConfigAnalysis
 from ad_diff.kinds.config.parse import parse
+from ad_diff.kinds.config.rules import classify
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.kinds.log.align import pair_transforms
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.kinds.log.rules import classify_log
+from tests.conftest import FIXTURES
 
-SCENARIOS = Path(__file__).resolve().parents[2] / "fixtures" / "config_scenarios"
+SCENARIOS = FIXTURES / "config_scenarios"
 
 #: (stage, transform, state, matches) of a healthy baseline run, in pipeline order.
 BASE_PIPELINE = (
@@ -62,7 +64,8 @@ def write_logs() -> None:
             for i, (stage, t, state, m) in enumerate(BASE_PIPELINE):
                 if t in changes:
                     state, m = changes[t][side]
-                head = f"[02/10/2026-11:02:{10 + i:02d}] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage={stage}, transform={t}] [SUMMARY] "
+                head = (f"[02/10/2026-11:02:{10 + i:02d}] [TRT-LLM AUTO-DEPLOY] [RANK 0] [I] "
+                        f"[stage={stage}, transform={t}] [SUMMARY] ")
                 if state is State.APPLIED:
                     head += f"matches={m} | time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)"
                 elif state is State.SKIPPED:
@@ -81,5 +84,5 @@ def run_scenario(name: str, root: Path = SCENARIOS, gates: bool = False
     cand_cfg = parse(root / name / "candidate")
     analysis = analyze_config(base_cfg, cand_cfg, base_log, cand_log)
     rows = make_rows(base_log, cand_log)
-    findings = tuple(classify_log(rows, base_log, cand_log))
+    findings = (*classify_log(rows, base_log, cand_log), *classify(analysis))
     return analysis, explain_findings(findings, rows, analysis, config_explained_gates=gates)

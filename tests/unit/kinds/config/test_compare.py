@@ -1,24 +1,27 @@
-"""Tests of the config diff, pipeline ordering and the config-vs-log check (ad_diff.config_diff)."""
+"""Tests of the config diff, pipeline ordering and the config-vs-log checks (ad_diff.kinds.config.compare,
+ad_diff.kinds.config.check), and of the findings the ADC rules draw from them (ad_diff.kinds.config.rules)."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import State
 from ad_diff.kinds.config.compare import analyze_config, diff_configs, pipeline_order
-from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig
+from ad_diff.kinds.config.model import CheckKind, ConfigSource, EffectiveConfig, SourceKind
+from ad_diff.kinds.config.rules import classify
 from ad_diff.kinds.log.model import LogEnd
-from tests.unit.config_scenarios import make_log, run_scenario
+from tests.unit.kinds.config.scenarios import make_log, run_scenario
 
 
 def cfg(data: dict, complete: bool = True) -> EffectiveConfig:
-    return EffectiveConfig(ConfigSource("effective", ("c.yaml",), "test", complete), data, {})
+    return EffectiveConfig(ConfigSource(SourceKind.EFFECTIVE, ("c.yaml",), "test", complete), data, {})
 
 
 def test_default_enabled_spelled_out_is_no_change() -> None:
     a = cfg({"transforms": {"t": {"stage": "compile"}}})
     b = cfg({"transforms": {"t": {"stage": "compile", "enabled": True}}})
-    assert not diff_configs(a, b, [])
+    assert diff_configs(a, b, []).identical
 
 
 def test_kinds_and_grouping_in_pipeline_order() -> None:
@@ -45,10 +48,13 @@ def test_kinds_and_grouping_in_pipeline_order() -> None:
     kinds = {t.transform: [c.kind for c in t.changes] for t in d.transforms}
     assert kinds == {"early": ["enabled"], "new": ["added"], "gone": ["removed"], "moved": ["stage"],
                      "late": ["option"]}
-    assert d.for_transform("moved").summary() == "moved from stage post_load_fusion to cache_init in candidate config"
+    moved = d.for_transform("moved")
+    assert moved is not None
+    assert moved.summary == "moved from stage post_load_fusion to cache_init in candidate config"
     # key settings first in their fixed order, list compared as a whole value
     assert [s.key for s in d.settings] == ["runtime", "world_size", "cuda_graph_config.batch_sizes"]
-    assert d.settings[2].before == [1, 2] and d.settings[2].after == [1, 2, 4]
+    assert d.settings[2].before == [1, 2]
+    assert d.settings[2].after == [1, 2, 4]
     assert d.for_transform("early").changes[0].describe() == "transforms.early.enabled: true -> false"
 
 
@@ -63,8 +69,10 @@ def test_pipeline_order_prefers_logs() -> None:
 def test_one_side_missing_gives_adc009() -> None:
     a = analyze_config(cfg({}), None, None, None)
     assert a.diff is None
-    assert [f.code for f in a.findings] == ["ADC009"]
-    assert "candidate" in a.findings[0].message
+    [f] = classify(a)
+    assert f.code == "ADC009"
+    assert "candidate run has no config" in f.message
+    assert classify(analyze_config(None, None, None, None)) == []
 
 
 def test_checks_disabled_but_ran_stage_mismatch_and_not_in_config() -> None:
@@ -76,15 +84,26 @@ def test_checks_disabled_but_ran_stage_mismatch_and_not_in_config() -> None:
         "ghost": {"stage": "compile"},                                   # never logged, log complete
     }})
     a = analyze_config(c, None, log, None)
-    kinds = [(ch.transform, ch.kind) for ch in a.checks]
+    kinds = [(ch.transform, ch.kind.value) for ch in a.checks]
     assert ("fuse_gemms", "disabled_but_ran") in kinds
     assert ("fuse_rmsnorm", "stage_mismatch") in kinds
     assert ("ghost", "enabled_but_absent") in kinds
     assert ("build_model", "not_in_config") in kinds
-    codes = {f.code for f in a.findings}
-    assert {"ADC004", "ADC005", "ADC006", "ADC007", "ADC009"} <= codes
-    msg = next(f.message for f in a.findings if f.code == "ADC005")
-    assert "applied (12 matches)" in msg and "line 7" in msg
+    findings = classify(a)
+    assert [f.code for f in findings] == ["ADC009", *(_CODE[ch.kind] for ch in a.checks)]
+    msg = next(f.message for f in findings if f.code == "ADC005")
+    assert "applied (12 matches)" in msg
+    assert "line 7" in msg
+    stage = next(f for f in findings if f.code == "ADC006")
+    assert stage.message.startswith("fuse_rmsnorm: config puts it in stage cache_init (config) but the "
+                                    "baseline log ran it in post_load_fusion")
+    assert dict(stage.evidence)["log_line"] == next(ch.log_line for ch in a.checks
+                                                    if ch.kind is CheckKind.STAGE_MISMATCH)
+
+
+_CODE = {CheckKind.ENABLED_BUT_DISABLED: "ADC003", CheckKind.ENABLED_BUT_ABSENT: "ADC004",
+         CheckKind.DISABLED_BUT_RAN: "ADC005", CheckKind.STAGE_MISMATCH: "ADC006",
+         CheckKind.NOT_IN_CONFIG: "ADC007"}
 
 
 def test_absent_not_flagged_when_log_crashed() -> None:
@@ -107,19 +126,22 @@ def test_scenario_explained_diff() -> None:
     assert t.changes[0].candidate_origin == "config/model_x.yaml:4"
     assert t.changes[0].baseline_origin == "config/dashboard_default.yaml:4"
     assert analysis.checks == ()
-    js = analysis.to_json()
+    js = to_jsonable(analysis)
     assert js["diff"]["transforms"][0]["changes"][0] == {
         "path": "transforms.fuse_gemms.enabled", "kind": "enabled", "before": True, "after": False,
         "baseline_origin": "config/dashboard_default.yaml:4", "candidate_origin": "config/model_x.yaml:4",
     }
-    assert js["candidate"]["files"] == ["config/default.yaml", "config/dashboard_default.yaml", "config/model_x.yaml"]
+    assert js["candidate"]["files"] == ["config/default.yaml", "config/dashboard_default.yaml",
+                                        "config/model_x.yaml"]
 
 
 def test_scenario_not_applied_check() -> None:
     analysis, _ = run_scenario("not_applied")
     [check] = analysis.checks
     assert (check.run, check.transform, check.kind) == ("candidate", "fuse_gemms", "enabled_but_disabled")
-    assert analysis.to_json()["checks"][0]["log_line"] == 7
+    assert to_jsonable(analysis)["checks"][0]["log_line"] == 7
+    [f] = [f for f in classify(analysis) if f.code == "ADC003"]
+    assert dict(f.evidence) == {"config_source": "config/dashboard_default.yaml:4", "log_line": 7}
 
 
 def test_scenario_logs_match_their_generator() -> None:

@@ -1,4 +1,4 @@
-"""Tests of config discovery, layer ordering, merging and error reporting (ad_diff.parsers.run_config)."""
+"""Tests of config discovery, layer ordering, merging and error reporting (ad_diff.kinds.config.parse)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.errors import InputError
 from ad_diff.kinds.config.parse import discover_config_files, load_file, parse, parse_cli_args
+from tests.conftest import FIXTURES as ALL_FIXTURES
 
-FIXTURES = Path(__file__).resolve().parents[3] / "fixtures" / "parsers" / "config"
+FIXTURES = ALL_FIXTURES / "parsers" / "config"
 CASES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir() and p.name != "invalid")
 
 
@@ -20,7 +22,7 @@ def golden_form(root: Path) -> dict:
     cfg = parse(root)
     assert cfg is not None
     return {
-        "source": cfg.source.to_json(),
+        "source": to_jsonable(cfg.source),
         "data": cfg.data,
         "origins": {".".join(k): v for k, v in sorted(cfg.origins.items())},
     }
@@ -94,16 +96,19 @@ def test_cli_args_applied_last_with_types() -> None:
     assert cfg.data["world_size"] == 2
     assert cfg.enabled("fuse_gemms") is True
     assert cfg.source.files[-1] == "config/cli_args.txt"
-    assert parse_cli_args(FIXTURES / "cli_args" / "config" / "cli_args.txt")[("compile_backend",)] == ("torch-opt", 3)
+    args = parse_cli_args(FIXTURES / "cli_args" / "config" / "cli_args.txt")
+    assert args[("compile_backend",)] == ("torch-opt", 3)
 
 
 def test_explicit_file_and_folder(tmp_path: Path) -> None:
     explicit = FIXTURES / "layered_order_file" / "config" / "b_disable.yaml"
     cfg = parse(tmp_path, explicit)
-    assert cfg is not None and cfg.source.kind == "effective"
+    assert cfg is not None
+    assert cfg.source.kind == "effective"
     assert cfg.enabled("fuse_gemms") is False
     cfg2 = parse(tmp_path, FIXTURES / "registry" / "config")
-    assert cfg2 is not None and cfg2.source.files[0].endswith("default.yaml")
+    assert cfg2 is not None
+    assert cfg2.source.files[0].endswith("default.yaml")
 
 
 def test_no_config_is_none(tmp_path: Path) -> None:
@@ -133,7 +138,8 @@ def test_order_file_naming_missing_layer(tmp_path: Path) -> None:
     (cfg / "ORDER").write_text("default.yaml\n\nmissing.yaml\n", encoding="utf-8")
     with pytest.raises(InputError) as e:
         parse(tmp_path)
-    assert e.value.line == 3 and "missing.yaml" in str(e.value)
+    assert e.value.line == 3
+    assert "missing.yaml" in str(e.value)
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
-"""Tests of the configuration report section (markdown, terminal, JSON) on the three scenarios."""
+"""Tests of the configuration report section (ad_diff.kinds.config.section) in markdown and the terminal, and
+its JSON form, on the three scenarios."""
 
 from __future__ import annotations
 
@@ -7,17 +8,20 @@ import json
 
 from rich.console import Console
 
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.kinds.config.explain import with_explanations
 from ad_diff.kinds.config.model import (
+    ChangeKind,
     ConfigAnalysis,
     ConfigChange,
     ConfigDiff,
     ConfigSource,
     EffectiveConfig,
+    SourceKind,
     TransformConfigChange,
 )
 from ad_diff.kinds.config.section import render_markdown, render_terminal
-from tests.unit.config_scenarios import run_scenario
+from tests.unit.kinds.config.scenarios import run_scenario
 
 
 def section(name: str) -> ConfigAnalysis:
@@ -29,11 +33,13 @@ def test_markdown_explained() -> None:
     md = render_markdown(section("explained"))
     assert md.startswith("### Configuration\n")
     assert ("| candidate | layered | `config/default.yaml` → `config/dashboard_default.yaml` → "
-            "`config/model_x.yaml` | default rule: default.yaml first, then by name, cli\\*.yaml last |") in md
+            "`config/model_x.yaml` | default rule: default.yaml first, then by name, cli\\*.yaml last "
+            "|") in md
     assert "| fuse_gemms | post_load_fusion | enabled | `true` | `false` | `config/model_x.yaml:4` |" in md
     assert ("- *explained by config* (ADL003, does not gate): fuse_gemms: matched 12 in baseline but is "
             "disabled in candidate — fuse_gemms: disabled in candidate config") in md
-    assert "(ADL002, gates): fuse_rmsnorm: matches dropped 33 -> 17 (48% lost) — likely cause: fuse_gemms" in md
+    assert ("(ADL002, gates): fuse_rmsnorm: matches dropped 33 -> 17 (48% lost) — likely cause: "
+            "fuse_gemms") in md
     assert "Unexplained" not in md
 
 
@@ -49,13 +55,13 @@ def test_markdown_unexplained_and_not_applied() -> None:
 
 
 def test_json_section() -> None:
-    js = section("explained").to_json()
+    js = to_jsonable(section("explained"))
     json.dumps(js)  # plain JSON
     assert [f["code"] for f in js["explained"]] == ["ADL002", "ADL003"]
     assert js["explained"][1]["gating"] is False
     assert js["explained"][1]["evidence"]["config_explanation"] == "explained"
     assert js["unexplained"] == []
-    un = section("unexplained").to_json()
+    un = to_jsonable(section("unexplained"))
     assert un["unexplained"][0]["transform"] == "fuse_rmsnorm"
     assert un["checks"][0]["kind"] == "enabled_but_disabled"
 
@@ -64,16 +70,18 @@ def test_terminal_renders() -> None:
     buf = io.StringIO()
     Console(file=buf, width=200, no_color=True).print(render_terminal(section("unexplained")))
     out = buf.getvalue()
-    assert "Config applied?" in out and "unexplained: fuse_rmsnorm: applied -> disabled" in out
+    assert "Config applied?" in out
+    assert "unexplained: fuse_rmsnorm: applied -> disabled" in out
 
 
 def test_names_escaped() -> None:
     evil = "x|y`<b>"
-    src = ConfigSource("effective", ("a|b.yaml",), "explicit", True)
+    src = ConfigSource(SourceKind.EFFECTIVE, ("a|b.yaml",), "explicit", True)
     cfg = EffectiveConfig(src, {}, {})
-    change = ConfigChange(("transforms", evil, "enabled"), "enabled", True, False, None, "a|b.yaml:1")
+    change = ConfigChange(("transforms", evil, "enabled"), ChangeKind.ENABLED, True, False, None,
+                          "a|b.yaml:1")
     diff = ConfigDiff((TransformConfigChange(evil, "compile", (change,)),), ())
-    md = render_markdown(ConfigAnalysis(cfg, cfg, diff, (), ()))
+    md = render_markdown(ConfigAnalysis(cfg, cfg, diff, ()))
     row = next(line for line in md.splitlines() if line.startswith("| x"))
     assert "x\\|y\\`&lt;b>" in row
     assert row.count(" | ") == 5  # the row still has exactly 6 cells

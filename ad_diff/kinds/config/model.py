@@ -115,6 +115,11 @@ class EffectiveConfig:
     """The merged config as loaded by ``yaml.safe_load`` (treat as read-only)."""
     origins: dict[KeyPath, str] = field(default_factory=dict)
     """For every leaf path a layer set: ``file`` or ``file:line`` of the last layer that set it."""
+    _index: tuple[dict[KeyPath, KeyPath], dict[KeyPath, KeyPath]] = field(
+        init=False, repr=False, compare=False, metadata=json_omit())
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_index", _origin_index(self.origins))
 
     @property
     def transforms(self) -> dict[str, dict[str, Any]]:
@@ -141,18 +146,32 @@ class EffectiveConfig:
         marked ``(implicit default)``."""
         if path in self.origins:
             return self.origins[path]
-        below = [p for p in self.origins if p[: len(path)] == path]
-        if below:
+        last_below, first_below = self._index
+        if path in last_below:
             # Several leaves under a key (a whole transform entry): the one set last is the best blame.
-            return self.origins[max(below)]
+            return self.origins[last_below[path]]
         for n in range(len(path) - 1, 0, -1):
             if path[:n] in self.origins:
                 return self.origins[path[:n]]
-            siblings = sorted(p for p in self.origins if p[:n] == path[:n])
-            if siblings and n >= 2:
-                first = min(siblings, key=lambda p: (p[-1] != "stage", p))
-                return f"{self.origins[first]} (implicit default)"
+            if n >= 2 and path[:n] in first_below:
+                return f"{self.origins[first_below[path[:n]]]} (implicit default)"
         return None
+
+
+def _origin_index(origins: dict[KeyPath, str]) -> tuple[dict[KeyPath, KeyPath], dict[KeyPath, KeyPath]]:
+    """Per key path: the greatest origin path below it, and the first (``stage`` first, then by name).
+    Built once, so each :meth:`EffectiveConfig.origin` lookup is bounded by the path's length."""
+    last: dict[KeyPath, KeyPath] = {}
+    first: dict[KeyPath, KeyPath] = {}
+    for p in origins:
+        rank = (p[-1] != "stage", p)
+        for n in range(1, len(p)):
+            prefix = p[:n]
+            if prefix not in last or p > last[prefix]:
+                last[prefix] = p
+            if prefix not in first or rank < (first[prefix][-1] != "stage", first[prefix]):
+                first[prefix] = p
+    return last, first
 
 
 @dataclass(frozen=True, slots=True)

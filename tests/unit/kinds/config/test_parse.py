@@ -10,7 +10,8 @@ import pytest
 
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.errors import InputError
-from ad_diff.kinds.config.parse import discover_config_files, load_file, parse, parse_cli_args
+from ad_diff.kinds.config.load import load_file, parse_cli_args
+from ad_diff.kinds.config.parse import discover_config_files, parse
 from tests.conftest import FIXTURES as ALL_FIXTURES
 
 FIXTURES = ALL_FIXTURES / "parsers" / "config"
@@ -96,7 +97,7 @@ def test_cli_args_applied_last_with_types() -> None:
     assert cfg.data["world_size"] == 2
     assert cfg.enabled("fuse_gemms") is True
     assert cfg.source.files[-1] == "config/cli_args.txt"
-    args = parse_cli_args(FIXTURES / "cli_args" / "config" / "cli_args.txt")
+    args = parse_cli_args(FIXTURES / "cli_args" / "config" / "cli_args.txt", FIXTURES / "cli_args")
     assert args[("compile_backend",)] == ("torch-opt", 3)
 
 
@@ -165,11 +166,12 @@ def test_invalid(name: str, line: int, expected: str) -> None:
 def test_empty_file_is_empty_mapping(tmp_path: Path) -> None:
     p = tmp_path / "empty.yaml"
     p.write_text("# nothing\n", encoding="utf-8")
-    assert load_file(p) == ({}, {})
+    layer = load_file(p, tmp_path)
+    assert (layer.data, layer.lines) == ({}, {})
 
 
 def test_unsafe_yaml_tag_rejected(tmp_path: Path) -> None:
     p = tmp_path / "evil.yaml"
     p.write_text("x: !!python/object/apply:os.system ['true']\n", encoding="utf-8")
-    with pytest.raises(InputError, match="invalid YAML"):
-        load_file(p)
+    with pytest.raises(InputError, match="unsupported YAML tag !!python/object/apply:os.system"):
+        load_file(p, tmp_path)

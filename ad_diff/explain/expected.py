@@ -23,9 +23,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ad_diff.core import safepath
 from ad_diff.core.model import Finding, Side, State, TransformComparison
+from ad_diff.core.yamlsafe import load_yaml_node
 from ad_diff.errors import InputError
 from ad_diff.explain.rules import STALE
 
@@ -95,16 +95,12 @@ def _entry(path: Path, line: int, raw: Any) -> Expectation:
 
 def load(path: Path) -> Expectations:
     """Read an expected-changes YAML file; raise :class:`InputError` (with the line) when it is malformed."""
+    what = "an expected-changes file (UTF-8 YAML)"
+    raw = safepath.read_bytes(path, path.resolve().parent, what, 4 << 20)
     try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except OSError as e:
-        raise InputError(path, f"cannot read the expected-changes file ({e.strerror or e})") from e
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(path, f"not valid YAML ({getattr(e, 'problem', None) or e})",
-                         mark.line + 1 if mark else None) from e
+        data, node = load_yaml_node(safepath.decode_utf8(raw, path, what), path)
+    except InputError as e:  # the bounded loader: also aliases, depth, duplicate and non-string keys
+        raise InputError(path, f"not valid YAML ({e.detail.removeprefix('invalid YAML: ')})", e.line) from None
     if data is None:
         return Expectations(path, ())
     items_node = node

@@ -52,18 +52,16 @@ RULES: tuple[Rule, ...] = (DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_ENTRY_UNR
 
 
 
-def _ranges(nums: list[int]) -> str:
-    """``[2, 3, 4, 7]`` -> ``'002-004, 007'`` (at most 5 ranges, then a count)."""
-    out: list[str] = []
-    start = prev = nums[0]
-    for n in [*nums[1:], None]:
-        if n is not None and n == prev + 1:
-            prev = n
-            continue
-        out.append(f"{start:03d}" if start == prev else f"{start:03d}-{prev:03d}")
-        if n is not None:
-            start = prev = n
-    return ", ".join(out[:5]) + (f" and {len(out) - 5} more range(s)" if len(out) > 5 else "")
+def _gaps(nums: list[int]) -> list[tuple[int, int]]:
+    """The missing ``(first, last)`` ranges between the sorted counters ``nums``: work bounded by the number
+    of files, never by the numbers written in their names (``999999999999_x.txt``)."""
+    return [(a + 1, b - 1) for a, b in zip(nums, nums[1:], strict=False) if b > a + 1]
+
+
+def _ranges(gaps: list[tuple[int, int]]) -> str:
+    """``[(2, 4), (7, 7)]`` -> ``'002-004, 007'`` (at most 5 ranges, then a count)."""
+    out = [f"{a:03d}" if a == b else f"{a:03d}-{b:03d}" for a, b in gaps[:5]]
+    return ", ".join(out) + (f" and {len(gaps) - 5} more range(s)" if len(gaps) > 5 else "")
 
 
 def dump_count(graphs: Path) -> int:
@@ -110,7 +108,7 @@ def check_dump_folder(graphs: Path, run: str) -> list[Finding]:
         by_counter.setdefault(counter, []).append(e.name)
     if by_counter:
         nums = sorted(by_counter)
-        missing = sorted(set(range(nums[0], nums[-1] + 1)) - set(nums))
+        missing = _gaps(nums)
         if missing:
             findings.append(DUMP_GAP.make(run=run, missing=_ranges(missing)))
         for counter in nums:

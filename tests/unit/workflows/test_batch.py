@@ -44,9 +44,12 @@ def test_statuses_and_worst_exit_code(tmp_path: Path, jobs: int) -> None:
     res = run_batch(b, c, _settings, jobs=jobs)
     assert {m.name: m.status for m in res.models} == {"broken": "error", "llama": "fail", "mistral": "pass"}
     broken = res.models[0]
-    assert broken.exit_code == 2 and "no *.log" in (broken.error or "")
-    assert res.baseline_only == ("phi",) and res.candidate_only == ("qwen",)
-    assert res.exit_code == 2 and res.verdict == "error"
+    assert broken.exit_code == 2
+    assert "no *.log" in (broken.error or "")
+    assert res.baseline_only == ("phi",)
+    assert res.candidate_only == ("qwen",)
+    assert res.exit_code == 2
+    assert res.verdict == "error"
 
 
 def test_unpaired_baseline_gates(tmp_path: Path) -> None:
@@ -78,11 +81,54 @@ def test_a_single_run_folder_is_rejected(tmp_path: Path) -> None:
 def test_cli_writes_one_combined_report(tmp_path: Path, cli) -> None:
     b, c = _roots(tmp_path)
     out = tmp_path / "out"
-    res = cli("batch", b, c, "--json", out / "r.json", "--markdown", out / "r.md", "--junit", out / "r.xml", "-j", "2")
+    res = cli("batch", b, c, "--json", out / "r.json", "--markdown", out / "r.md", "--junit", out / "r.xml",
+              "-j", "2")
     assert res.code == 2, res.err
     data = json.loads((out / "r.json").read_text())
-    assert data["kind"] == "batch" and [m["status"] for m in data["models"]] == ["error", "fail", "pass"]
+    assert data["kind"] == "batch"
+    assert [m["status"] for m in data["models"]] == ["error", "fail", "pass"]
     assert data["unpaired"] == {"baseline_only": ["phi"], "candidate_only": ["qwen"]}
     md = (out / "r.md").read_text()
-    assert "| `llama` | \u274c fail |" in md and "<details><summary>" in md and "`phi`" in md and "`qwen`" in md
-    assert "llama" in res.out and "phi" in res.out
+    assert "| `llama` | \u274c fail |" in md
+    assert "<details><summary>" in md
+    assert "`phi`" in md
+    assert "`qwen`" in md
+    assert "llama" in res.out
+    assert "phi" in res.out
+
+
+def _crash_on(monkeypatch: pytest.MonkeyPatch, model: str, how: str) -> None:
+    """Make the comparison of ``model`` fail: raise a bug (``raise``) or kill its process (``die``)."""
+    import os
+
+    from ad_diff import pipeline
+
+    real = pipeline.run
+
+    def run(settings: Settings, *a: object, **k: object) -> object:
+        if settings.model == model:
+            if how == "die":
+                os._exit(9)
+            raise RuntimeError("boom in " + model)
+        return real(settings, *a, **k)
+
+    monkeypatch.setattr(pipeline, "run", run)
+
+
+@pytest.mark.parametrize(("jobs", "how"), [(1, "raise"), (2, "raise"), (2, "die")])
+def test_a_crashing_model_is_its_own_error_row(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int,
+                                               how: str) -> None:
+    b, c = tmp_path / "b", tmp_path / "c"
+    for name in ("a", "bad", "z"):
+        make_run(b / name, BASE_LOG)
+        make_run(c / name, BASE_LOG)
+    _crash_on(monkeypatch, "bad", how)  # worker processes are forked: they see the patch
+    res = run_batch(b, c, _settings, jobs=jobs)
+    rows = {m.name: m for m in res.models}
+    assert (rows["a"].status, rows["z"].status) == ("pass", "pass")
+    assert rows["bad"].status == "error"
+    assert rows["bad"].exit_code == 2
+    expected = "internal error (a bug in ad-diff" if how == "raise" else "the worker process comparing"
+    assert expected in (rows["bad"].error or "")
+    assert res.exit_code == 2  # not a pass, not a crash of the batch (3)
+    assert res.verdict == "error"

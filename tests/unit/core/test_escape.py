@@ -25,13 +25,17 @@ def test_md_escape(text: str, expected: str) -> None:
 def test_no_mention_or_link_survives_outside_code() -> None:
     out = md_escape("@a http://b.c @d/e f@g.hi #9 " * 3)
     outside = "".join(part for i, part in enumerate(out.split("`")) if i % 2 == 0)
-    assert "@" not in outside and "http" not in outside and "#9" not in outside
+    assert "@" not in outside
+    assert "http" not in outside
+    assert "#9" not in outside
 
 
 def test_excerpt_keeps_both_ends_and_says_how_much_is_gone() -> None:
     text = "START" + "x" * 100_000 + "END"
     cut = excerpt(text, 300)
-    assert len(cut) <= 300 and cut.startswith("START") and cut.endswith("END")
+    assert len(cut) <= 300
+    assert cut.startswith("START")
+    assert cut.endswith("END")
     assert "characters omitted" in cut
     assert excerpt("short", 300) == "short"
 

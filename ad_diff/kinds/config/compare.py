@@ -118,14 +118,18 @@ def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: l
     # deepdiff imports pandas (about 1 s) when it is installed: pay it only when two configs are diffed
     from deepdiff import DeepDiff
 
-    tree = DeepDiff(t1, t2, view="tree")
+    try:  # deepdiff >= 8 reports two mappings sharing few keys as one changed value unless told not to
+        tree = DeepDiff(t1, t2, view="tree", threshold_to_diff_deeper=0)
+    except ValueError:  # deepdiff 7 has no such option and always goes deeper
+        tree = DeepDiff(t1, t2, view="tree")
     paths: dict[KeyPath, None] = {}
     for report_type in sorted(tree):
         for level in tree[report_type]:
             raw = level.path(output_format="list")
             # Lists are compared as a whole value: cut the path at the first index.
             cut = next((i for i, p in enumerate(raw) if not isinstance(p, str)), len(raw))
-            paths[tuple(str(p) for p in raw[:cut])] = None
+            for path in _leaves(t1, t2, tuple(str(p) for p in raw[:cut])):
+                paths[path] = None
     changes = []
     for path in paths:
         before, after = _get(t1, path), _get(t2, path)
@@ -187,6 +191,22 @@ def _normalised(data: dict[str, Any]) -> dict[str, Any]:
             k: {"enabled": True, **v} if isinstance(v, dict) else {"enabled": True}
             for k, v in transforms.items()
         }
+    return out
+
+
+def _leaves(t1: Any, t2: Any, path: KeyPath) -> list[KeyPath]:
+    """``path``, or where it holds a mapping on both sides, the paths below it that differ: a change is
+    always reported at the deepest key, whatever granularity the diff library chose (never at the root)."""
+    out: list[KeyPath] = []
+    stack = [path]
+    while stack:
+        p = stack.pop()
+        before, after = _get(t1, p), _get(t2, p)
+        if isinstance(before, dict) and isinstance(after, dict):
+            stack.extend((*p, k) for k in sorted(set(before) | set(after), reverse=True)
+                         if before.get(k, _MISSING) != after.get(k, _MISSING))
+        elif p:
+            out.append(p)
     return out
 
 

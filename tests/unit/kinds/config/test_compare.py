@@ -148,3 +148,13 @@ def test_scenario_logs_match_their_generator() -> None:
     # guard: the committed scenario logs are what write_logs() produces and parse as expected
     r = make_log("unexplained", 1).transforms[7]
     assert (r.transform, r.state, r.line) == ("fuse_rmsnorm", State.DISABLED, 8)
+
+
+def test_configs_sharing_few_keys_are_diffed_key_by_key() -> None:
+    # deepdiff >= 8 would report the whole root as one changed value (threshold_to_diff_deeper)
+    a = cfg({f"k{i}": i for i in range(20)} | {"transforms": {"t": {"stage": "compile"}}})
+    b = cfg({"transforms": {"t": {"stage": "compile", "enabled": False}}, "new": 1})
+    d = diff_configs(a, b, [])
+    assert [c.key for t in d.transforms for c in t.changes] == ["transforms.t.enabled"]
+    assert {c.key for c in d.settings} == {*(f"k{i}" for i in range(20)), "new"}
+    assert all(c.path for c in d.settings)

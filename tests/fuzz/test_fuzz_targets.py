@@ -57,9 +57,9 @@ def test_target_never_crashes(name: str, scratch: Path) -> None:
     prop()
 
 
-@pytest.mark.parametrize("seed_index", [0, 5])
+@pytest.mark.parametrize("seed_index", [5])
 def test_command_line_on_a_mutated_run_folder(seed_index: int, tmp_path: Path) -> None:
-    """Two fixed mutations through the real entry point (a subprocess): exit 0/1/2, no traceback."""
+    """A fixed mutation through the real entry point (a subprocess): exit 0/1/2, no traceback."""
     import random
 
     seeds = _seeds("cli_subprocess")

@@ -50,17 +50,20 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
             if kind is LOG:
                 ctx.baseline_log, ctx.candidate_log, ctx.rows = section.baseline, section.candidate, section.rows
         findings += kind.classify(section, ctx)
-    findings = explain(ctx, findings, KINDS)
+    explained = explain(ctx, findings, KINDS)
     return DiffResult(
         baseline=base,
         candidate=cand,
         baseline_log=ctx.baseline_log,
         candidate_log=ctx.candidate_log,
         transforms=ctx.rows,
-        findings=tuple(findings),
+        findings=explained.findings,
         sections={k: v for k, v in ctx.sections.items() if k != LOG.key.name},
         skipped=skipped,
         notes=tuple(ctx.notes),
+        groups=explained.groups,
+        ignored_transforms=explained.ignored_transforms,
+        ignored_findings=explained.ignored_findings,
     )
 
 

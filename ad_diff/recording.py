@@ -131,7 +131,10 @@ def _cpu(tensors: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _describe(tensors: Mapping[str, Any]) -> dict[str, Any]:
-    return {str(n): {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)} for n, t in tensors.items()}
+    return {
+        str(n): {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape)}
+        for n, t in tensors.items()
+    }
 
 
 def _update_index(folder: Path, entries: dict[str, Any]) -> None:

@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.discover import RunArtifacts
+from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import EXIT_OK, EXIT_REGRESSION, Verdict, batch_exit_code
 from ad_diff.kinds.base import SectionKey, Skipped
 from ad_diff.kinds.log.model import RunLog
@@ -34,6 +35,13 @@ class DiffResult:
     """Sentences about the inputs (what was found, what was skipped) shown in every report."""
     render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Extra keyword arguments per section renderer, set by the CLI (e.g. where plots were written)."""
+    groups: tuple[CauseGroup, ...] = ()
+    """The findings grouped by root cause, in report order (``ad_diff.explain.groups``); every finding is in
+    exactly one, its ``group`` field naming it."""
+    ignored_transforms: tuple[str, ...] = ()
+    """Transforms left out of the comparison with ``--ignore-transform`` (pipeline order)."""
+    ignored_findings: int = 0
+    """Findings dropped by ``--ignore-code`` / ``--ignore-transform``."""
 
     def section(self, key: SectionKey[S]) -> S | None:
         """The section of one kind, typed (``result.section(GRAPH)`` is a ``GraphAnalysis | None``)."""

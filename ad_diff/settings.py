@@ -68,6 +68,8 @@ class Settings:
     """Model name of this pair (``ad-diff batch`` sets it); expected-change entries with ``model`` match
     it."""
 
+    tensor_jobs: int = 1
+    """Tensor comparisons run at once (threads; numpy releases the GIL). Results do not depend on it."""
     tensor_plots: bool = False
     """Collect samples/histograms and let the CLI write PNG plots for drifting tensors (needs matplotlib)."""
     plots_dir: Path | None = None

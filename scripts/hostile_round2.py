@@ -1,5 +1,5 @@
 """Hostile input, round two (issue 14): links out of the run folder, special files, YAML bombs, odd keys,
-broken side files, a config file that takes over, credentials, mentions, huge messages, lone surrogates.
+broken side files, a config file that takes over, credentials, mentions, huge messages.
 
 Imported by make_hostile_fixtures.py, whose ``CASES`` and ``RUNTIME_ONLY`` these extend and whose helpers
 (``write_run``, ``log_text``, ...) these use through :data:`h`; same contract:
@@ -10,9 +10,7 @@ present) is copied into the folder ad-diff runs in (an auto-discovered ``.ad-dif
 
 from __future__ import annotations
 
-import json
 import os
-import struct
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -99,7 +97,8 @@ def config_huge_int(d: Path) -> None:
 def graphs_huge_counter(d: Path) -> None:
     """One extra dump numbered 999999999999: the gap check once built ``set(range(1, 10**12))``."""
     _, c = h._pair(d)
-    (c / "graphs" / "999999999999_compile_compile_model.txt").write_text(h.dump_text("compile", "compile_model"))
+    dump = h.dump_text("compile", "compile_model")
+    (c / "graphs" / "999999999999_compile_compile_model.txt").write_text(dump)
 
 
 def pyproject_dotted_key_bomb(d: Path) -> None:
@@ -164,7 +163,8 @@ def pyproject_non_utf8(d: Path) -> None:
 
 def _regressed_log() -> str:
     """The usual log with match_rope_pattern collapsed 4 -> 0 (a real, gating regression)."""
-    return h.log_text(tuple((s, t, "matches=0" if t == "match_rope_pattern" else r) for s, t, r in h.TRANSFORMS))
+    rows = tuple((s, t, "matches=0" if t == "match_rope_pattern" else r) for s, t, r in h.TRANSFORMS)
+    return h.log_text(rows)
 
 
 def config_takeover_paths(d: Path) -> None:
@@ -218,24 +218,13 @@ def comment_limit_small(d: Path) -> None:
     h._pair(d)
 
 
-def surrogate_tensor_name(d: Path) -> None:
-    """A tensor named ``"\\ud800"`` (a lone surrogate, legal in JSON): every report writer must cope."""
-    b, c = h._pair(d)
-    for run, shift in ((b, 0.0), (c, 1.0)):
-        raw = h.f32([x + shift for x in h.LOGITS])
-        header = json.dumps({"\ud800": {"dtype": "F32", "shape": [4, 4], "data_offsets": [0, len(raw)]}}).encode()
-        header += b" " * (-len(header) % 8)
-        (run / "tensors").mkdir()
-        (run / "tensors" / "outputs.safetensors").write_bytes(struct.pack("<Q", len(header)) + header + raw)
-
-
 CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     config_symlink_outside, cli_args_symlink_outside, layers_symlink_outside, config_fifo, config_alias_bomb,
     config_deep_nesting, config_huge_int, graphs_huge_counter, pyproject_dotted_key_bomb, config_int_key,
     config_null_key, config_binary_key, config_null_transform_entry, config_duplicate_key,
     expected_duplicate_key, cli_args_bad_transform, cli_args_non_utf8, layers_non_utf8, pyproject_non_utf8,
     config_takeover_paths, config_takeover_gate, config_secrets, mention_names, long_failure_line,
-    comment_limit_small, surrogate_tensor_name,
+    comment_limit_small,
 )}
 #: Links and FIFOs: git cannot hold them meaningfully, the test builds them.
 RUNTIME_ONLY = frozenset({"config_symlink_outside", "cli_args_symlink_outside", "layers_symlink_outside",

@@ -268,6 +268,134 @@ def pt_malicious(d: Path) -> None:
     (c / "tensors" / "outputs.pt").write_bytes(pickle.dumps({"logits": Evil()}, protocol=2))
 
 
+def _header_case(d: Path, header: bytes, data: bytes = b"") -> None:
+    """The candidate's outputs.safetensors carries ``header`` (raw JSON bytes) over ``data``."""
+    header += b" " * (-len(header) % 8)
+    _tensor_pair(d, struct.pack("<Q", len(header)) + header + data)
+
+
+def st_dtype_list(d: Path) -> None:
+    _header_case(d, b'{"logits":{"dtype":["F32"],"shape":[4,4],"data_offsets":[0,64]}}', f32(LOGITS))
+
+
+def st_offsets_string(d: Path) -> None:
+    _header_case(d, b'{"logits":{"dtype":"F32","shape":[4,4],"data_offsets":"0,64"}}', f32(LOGITS))
+
+
+def st_offsets_float(d: Path) -> None:
+    _header_case(d, b'{"logits":{"dtype":"F32","shape":[4,4],"data_offsets":[0.0,64.0]}}', f32(LOGITS))
+
+
+def st_shape_1e400(d: Path) -> None:
+    _header_case(d, b'{"logits":{"dtype":"F32","shape":[1e400],"data_offsets":[0,64]}}', f32(LOGITS))
+
+
+def st_deep_nesting(d: Path) -> None:
+    """100,000 nested arrays (a parser that recurses dies here)."""
+    _header_case(d, b'{"logits":' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+
+
+def st_huge_int(d: Path) -> None:
+    _header_case(d, b'{"logits":{"dtype":"F32","shape":[' + b"9" * 5000 + b'],"data_offsets":[0,64]}}', f32(LOGITS))
+
+
+def st_negative_shape(d: Path) -> None:
+    _header_case(d, b'{"logits":{"dtype":"F32","shape":[-4,-4],"data_offsets":[0,64]}}', f32(LOGITS))
+
+
+def st_overlap(d: Path) -> None:
+    """Two tensors whose data_offsets overlap (each alone is consistent)."""
+    _header_case(d, b'{"a":{"dtype":"F32","shape":[16],"data_offsets":[0,64]},'
+                    b'"logits":{"dtype":"F32","shape":[4,4],"data_offsets":[32,96]}}', f32(LOGITS) * 2)
+
+
+def tensor_name_surrogate(d: Path) -> None:
+    """A tensor named "\\ud800" (a lone surrogate, legal as a JSON escape) in both runs, drifting."""
+    b, c = _pair(d)
+    header = b'{"\\ud800":{"dtype":"F32","shape":[4,4],"data_offsets":[0,64]}}'
+    header += b" " * (-len(header) % 8)
+    for run, values in ((b, LOGITS), (c, [x + 5 for x in LOGITS])):
+        (run / "tensors").mkdir(parents=True, exist_ok=True)
+        raw = struct.pack("<Q", len(header)) + header + f32(values)
+        (run / "tensors" / "outputs.safetensors").write_bytes(raw)
+
+
+def pt_long_global(d: Path) -> None:
+    """A pickle naming a 40 KB global (torch took 16 s to refuse it inside its error message)."""
+    b, c = _pair(d)
+    write_tensors(b, {"logits": ("F32", (4, 4), f32(LOGITS))})
+    (c / "tensors").mkdir()
+    (c / "tensors" / "outputs.pt").write_bytes(b"\x80\x02c" + b"a" * 40_000 + b"\nb\n)R.")
+
+
+def _pt_case(d: Path, make: Callable[[], Any], *, replace_pickle: bytes | None = None) -> None:
+    """The candidate's outputs.pt is ``torch.save(make())`` (built at test time: needs torch)."""
+    import io
+    import zipfile
+
+    import torch
+
+    b, c = _pair(d)
+    write_tensors(b, {"logits": ("F32", (4, 4), f32(LOGITS))})
+    (c / "tensors").mkdir()
+    buf = io.BytesIO()
+    torch.save(make(), buf)
+    data = buf.getvalue()
+    if replace_pickle is not None:  # same archive, another data.pkl
+        src, out = zipfile.ZipFile(io.BytesIO(data)), io.BytesIO()
+        with zipfile.ZipFile(out, "w") as z:
+            for info in src.infolist():
+                z.writestr(info, replace_pickle if info.filename.endswith("data.pkl") else src.read(info))
+        data = out.getvalue()
+    (c / "tensors" / "outputs.pt").write_bytes(data)
+
+
+def pt_expanded(d: Path) -> None:
+    """torch.ones(1).expand(2**31): 1.6 KB on disk, 8 GiB if materialised."""
+    import torch
+
+    _pt_case(d, lambda: {"logits": torch.ones(1).expand(2**31)})
+
+
+def pt_meta(d: Path) -> None:
+    import torch
+
+    _pt_case(d, lambda: {"logits": torch.empty(4, 4, device="meta")})
+
+
+def pt_sparse(d: Path) -> None:
+    import torch
+
+    _pt_case(d, lambda: {"logits": torch.eye(4).to_sparse()})
+
+
+def pt_quantized(d: Path) -> None:
+    import warnings
+
+    import torch
+
+    with warnings.catch_warnings():  # torch deprecates creating quantized tensors; reading old files still matters
+        warnings.simplefilter("ignore")
+        _pt_case(d, lambda: {"logits": torch.quantize_per_tensor(torch.ones(4, 4), 0.1, 0, torch.qint8)})
+
+
+def pt_self_reference(d: Path) -> None:
+    import torch
+
+    def make() -> Any:
+        loop: list[Any] = [torch.ones(2)]
+        loop.append(loop)
+        return loop
+
+    _pt_case(d, make)
+
+
+def pt_deep_list(d: Path) -> None:
+    """100,000 nested lists in data.pkl (pickle itself cannot write them: it recurses)."""
+    depth = 100_000
+    _pt_case(d, lambda: [], replace_pickle=b"\x80\x02" + b"]" * depth + b"a" * (depth - 1) + b".")
+
+
 def tensor_mismatch(d: Path) -> None:
     b, c = _pair(d)
     write_tensors(b, {"logits": ("F32", (4, 4), f32(LOGITS)), "hidden": ("F32", (2, 2), f32([1, 2, 3, 4]))})
@@ -320,10 +448,15 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     log_crlf_ansi, dump_cut_mid_line, dump_non_utf8, dump_crlf, dump_huge_line, graphs_gap,
     graphs_duplicate_counter, graphs_empty, graphs_is_file, symlink_loop, unreadable, tensor_garbage,
     safetensors_truncated, safetensors_huge_header, safetensors_huge_tensor, pt_malicious, tensor_mismatch,
-    nan_everywhere, nan_same_places, config_garbage, markup_names,
+    nan_everywhere, nan_same_places, config_garbage, markup_names, st_dtype_list, st_offsets_string,
+    st_offsets_float, st_shape_1e400, st_deep_nesting, st_huge_int, st_negative_shape, st_overlap,
+    tensor_name_surrogate, pt_long_global, pt_expanded, pt_meta, pt_sparse, pt_quantized, pt_self_reference,
+    pt_deep_list,
 )}
-#: Built at test time only: too large for git, or not representable in git (links, modes, empty folders).
-RUNTIME_ONLY = frozenset({"dump_huge_line", "symlink_loop", "unreadable", "graphs_empty"})
+#: Built at test time only: too large for git, or not representable in git (links, modes, empty folders), or
+#: made by torch.save (whose archives are not byte-stable).
+RUNTIME_ONLY = frozenset({"dump_huge_line", "symlink_loop", "unreadable", "graphs_empty", "pt_expanded", "pt_meta",
+                          "pt_sparse", "pt_quantized", "pt_self_reference", "pt_deep_list"})
 
 # Round two (issue 14: containment, bombs, odd YAML, config takeover, output safety) lives in its own module.
 import hostile_round2  # noqa: E402

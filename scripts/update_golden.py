@@ -12,6 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from ad_diff.kinds.graph import parse as dump_parser  # noqa: E402
 from ad_diff.kinds.log import parse as log_parser  # noqa: E402
 
 
@@ -20,6 +21,16 @@ def update_log_goldens() -> int:
     for path in sorted((ROOT / "fixtures/parsers/log").glob("*.log")):
         data = log_parser.as_dict(log_parser.parse(path))
         path.with_suffix(".json").write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+        n += 1
+    return n
+
+
+def update_dump_goldens() -> int:
+    """Write fixtures/parsers/dump/<case>.json from each <case>.txt (the dump parser's goldens)."""
+    n = 0
+    for path in sorted((ROOT / "fixtures/parsers/dump").glob("*.txt")):
+        data = dump_parser.as_dict(dump_parser.parse(path))
+        path.with_suffix(".json").write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
         n += 1
     return n
 
@@ -46,4 +57,5 @@ def update_scenario_snapshots() -> int:
 
 if __name__ == "__main__":
     print(f"log goldens: {update_log_goldens()}")  # noqa: T201
+    print(f"dump goldens: {update_dump_goldens()}")  # noqa: T201
     print(f"scenario snapshots: {update_scenario_snapshots()}")  # noqa: T201

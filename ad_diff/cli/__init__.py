@@ -6,6 +6,7 @@ the app from its own module: ``compare``; ``ci`` (snapshot, record, batch); ``fu
 """
 
 from ad_diff.cli import ci, compare, fusion  # noqa: F401  (each module registers its commands)
+from ad_diff.cli import history  # noqa: F401  (registers `history`)
 from ad_diff.cli.app import app, main
 
 __all__ = ["app", "main"]

@@ -7,9 +7,11 @@ their own modules (``compare``, ``ci``, ``fusion``) and register themselves on :
 from __future__ import annotations
 
 import os
+import re
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import Annotated, TypeVar
 
 import typer
@@ -20,8 +22,8 @@ from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
 
 app = typer.Typer(
     name="ad-diff",
-    help="Compare two TensorRT-LLM AutoDeploy runs: match loss, metadata loss and numeric drift per transform.\n\n"
-    "`ad-diff BASELINE_RUN/ CANDIDATE_RUN/` is shorthand for `ad-diff compare ...`.",
+    help="Compare two TensorRT-LLM AutoDeploy runs: match loss, metadata loss and numeric drift per "
+    "transform.\n\n`ad-diff BASELINE_RUN/ CANDIDATE_RUN/` is shorthand for `ad-diff compare ...`.",
     no_args_is_help=True,
     add_completion=False,
     rich_markup_mode=None,
@@ -73,11 +75,47 @@ def _commands() -> set[str]:
     return {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
 
 
-def main(argv: list[str] | None = None) -> None:
-    """Console entry point; ``ad-diff A B`` runs ``compare`` when the first word is not a command."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    first = next((a for a in args if not a.startswith("-")), None)
-    if first is not None and first not in _commands() and not any(a in ("--help", "--version") for a in args[:1]):
-        args.insert(0, "compare")
-    app(args=args, prog_name="ad-diff")
+#: Words that are ad-diff's own root options, not the start of a ``compare`` shorthand.
+_ROOT_OPTIONS = ("--help", "--version")
+#: A first word spelled like a command (no path separator, no suffix) can be a mistyped command.
+_COMMAND_LIKE = re.compile(r"[A-Za-z][A-Za-z_-]*")
 
+
+def suggest_command(word: str, commands: Iterable[str]) -> str | None:
+    """The command ``word`` most likely mistypes (``comapre`` -> ``compare``), or ``None``."""
+    import difflib
+
+    if not _COMMAND_LIKE.fullmatch(word):
+        return None
+    close = difflib.get_close_matches(word.lower(), sorted(commands), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point; ``ad-diff A B`` runs ``compare`` when the first word is not a command.
+
+    A first word that is neither a command nor an existing path but is close to a command name is a typo
+    (exit 2 with the suggestion), not a run folder: ``ad-diff snaphot RUN`` must not compare a folder
+    ``snaphot``. A command name always wins over a folder of the same name (``./snapshot`` or
+    ``ad-diff compare snapshot ...`` compares that folder); the error of such a call says so.
+    """
+    args = list(sys.argv[1:] if argv is None else argv)
+    commands = _commands()
+    hint = None
+    if args and args[0] in commands:
+        if Path(args[0]).exists():
+            hint = (f"'{args[0]}' was read as the command; to compare the folder of that name, write "
+                    f"./{args[0]} or `ad-diff compare {args[0]} ...`")
+    elif args and args[0] not in _ROOT_OPTIONS:
+        guess = None if Path(args[0]).exists() else suggest_command(args[0], commands)
+        if guess is not None:
+            _err(f"'{args[0]}' is neither a command nor an existing run folder; did you mean '{guess}'? "
+                 f"(commands: {', '.join(sorted(commands))})")
+            raise SystemExit(EXIT_INPUT_ERROR)
+        args.insert(0, "compare")
+    try:
+        app(args=args, prog_name="ad-diff")
+    except SystemExit as e:
+        if hint is not None and e.code == EXIT_INPUT_ERROR:
+            typer.echo(f"ad-diff: note: {hint}", err=True)
+        raise

@@ -1,4 +1,4 @@
-"""CLI commands for CI: ``snapshot`` (golden counts), ``record`` (record a run folder), ``batch`` (many models).
+"""CLI commands for CI: ``snapshot`` (golden counts), ``record`` (record a run), ``batch`` (many models).
 
 Registered on :data:`ad_diff.cli.app.app`; like ``compare``, each only turns options into library calls,
 writes what was asked for and exits.
@@ -6,11 +6,13 @@ writes what was asked for and exits.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any
 
 import typer
+from typer.core import TyperCommand
 
 from ad_diff.cli.app import app, guarded
 from ad_diff.cli.options import build_settings, resolve_options, shared_options
@@ -18,13 +20,27 @@ from ad_diff.cli.output import write_output, write_reports
 from ad_diff.errors import UsageError
 
 
+def snapshot_source(run: Path, output: Path | None) -> str:
+    """How a snapshot names its run: relative to the snapshot file's folder (the current folder on stdout).
+
+    Snapshots are committed as golden files, so they must not carry an absolute path of the machine that
+    wrote them. Falls back to the path as given when no relative path exists (another drive on Windows).
+    """
+    # relpath, not resolve(): a run reached through a symlink keeps the path the user gave.
+    try:
+        return Path(os.path.relpath(run, output.parent if output is not None else os.curdir)).as_posix()
+    except ValueError:
+        return run.as_posix()
+
+
 @app.command()
 def snapshot(
-    run: Annotated[Path, typer.Argument(help="Run folder to snapshot (holds the AD log).")],
-    output: Annotated[Optional[Path], typer.Option("--output", "-o", help="Write the snapshot here "
-                                                   "(default: print it on stdout).")] = None,
-    rank: Annotated[int, typer.Option(help="Rank whose log lines are recorded.")] = 0,
-    log: Annotated[Optional[Path], typer.Option(help="Log file (default: the *.log in the folder).")] = None,
+    run: Annotated[Path, typer.Argument(metavar="RUN", help="Run folder to snapshot (holds the AD log).")],
+    output: Annotated[Path | None, typer.Option(
+        "--output", "-o", metavar="FILE", help="Write the snapshot here (default: on stdout).")] = None,
+    rank: Annotated[int, typer.Option(metavar="N", help="Rank whose log lines are recorded.")] = 0,
+    log: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Log file (default: the *.log in the folder).")] = None,
 ) -> None:
     """Write RUN's per-transform states and match counts (golden counts) as YAML.
 
@@ -34,7 +50,8 @@ def snapshot(
     def go() -> int:
         from ad_diff.kinds.log import snapshot as snap
 
-        text = snap.dump(snap.take(run, rank=rank, log=log))
+        data = {**snap.take(run, rank=rank, log=log), "source": snapshot_source(run, output)}
+        text = snap.dump(data)
         if output is None:
             sys.stdout.write(text)
         else:
@@ -45,24 +62,42 @@ def snapshot(
     raise typer.Exit(guarded(go))
 
 
-@app.command(context_settings={"allow_interspersed_args": False})
+class RecordCommand(TyperCommand):
+    """``record``'s parser: its options may come after RUN when ``--`` separates the AD command.
+
+    With ``--`` after RUN and record's options (``record RUN --force -- CMD --its-flag``), options are read
+    up to ``--`` and the rest is the command, verbatim. Otherwise everything after RUN is the command, its own
+    options and any ``--`` of its own included (``record RUN python x.py -- --flag``).
+    """
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        head = args[: args.index("--")] if "--" in args else None
+        ctx.allow_interspersed_args = head is not None and sum(not a.startswith("-") for a in head) <= 1
+        return super().parse_args(ctx, args)
+
+
+@app.command(cls=RecordCommand)
 def record(
-    run: Annotated[Path, typer.Argument(help="Run folder to create (ad.log, graphs/, run.json go here).")],
-    command: Annotated[list[str], typer.Argument(help="The AD command, after `--`.", show_default=False)],
-    force: Annotated[bool, typer.Option(help="Replace ad.log, run.json and graphs/ of an earlier recording.")] = False,
+    run: Annotated[Path, typer.Argument(
+        metavar="RUN", help="Run folder to create (ad.log, graphs/, run.json go here).")],
+    command: Annotated[list[str], typer.Argument(
+        metavar="COMMAND", show_default=False, help="The AD command and its arguments, after `--`.")],
+    force: Annotated[bool, typer.Option(
+        help="Replace ad.log, run.json and graphs/ of an earlier recording.")] = False,
 ) -> None:
     """Run an AD command with graph dumps into RUN/graphs, tee its output into RUN/ad.log, write RUN/run.json.
 
-    Usage: ad-diff record runs/base -- python examples/auto_deploy/build_and_run_ad.py --model <id>.
+    Usage: ad-diff record runs/base [--force] -- python examples/auto_deploy/build_and_run_ad.py --model <id>.
     The command's exit status becomes ad-diff's exit code.
     """
 
     def go() -> int:
         from ad_diff.workflows.record import record as do_record
 
-        # click keeps the `--` separator when interspersed args are off; it is not part of the command.
-        cmd = command[1:] if command[:1] == ["--"] else command
-        info = do_record(run, cmd, sys.stdout.buffer, sys.stderr.buffer, force=force)
+        if command[0].startswith("-"):
+            raise UsageError(f"record: {command[0]!r} is not a command; put record's options before `--` and "
+                             "the AD command after it: ad-diff record RUN [--force] -- COMMAND ...")
+        info = do_record(run, command, sys.stdout.buffer, sys.stderr.buffer, force=force)
         typer.echo(f"ad-diff: recorded {run} ({info['status']}, {info['dump_files']} dump file(s), "
                    f"{info['duration_s']:.1f}s)", err=True)
         return int(info["exit_code"])
@@ -74,10 +109,13 @@ def record(
 @shared_options
 def batch(
     ctx: typer.Context,
-    baseline_root: Annotated[Path, typer.Argument(help="Folder of baseline run folders (or <model>.yaml snapshots), "
-                                                       "one per model.")],
-    candidate_root: Annotated[Path, typer.Argument(help="Folder of candidate run folders, one per model.")],
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel processes (default: CPU count).")] = None,
+    baseline_root: Annotated[Path, typer.Argument(
+        metavar="BASELINE_ROOT",
+        help="Folder of baseline run folders (or <model>.yaml snapshots), one per model.")],
+    candidate_root: Annotated[Path, typer.Argument(
+        metavar="CANDIDATE_ROOT", help="Folder of candidate run folders, one per model.")],
+    jobs: Annotated[int | None, typer.Option(
+        "--jobs", "-j", metavar="N", help="Parallel processes (default: CPU count).")] = None,
 ) -> None:
     """Compare run folders paired by name (one per model) in parallel; write one combined report.
 

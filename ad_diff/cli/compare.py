@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -12,39 +13,60 @@ from ad_diff.cli.options import build_settings, resolve_options, shared_options,
 from ad_diff.cli.output import write_plots, write_reports
 
 
+class TensorDevice(str, Enum):
+    """Where tensor statistics are computed (``--tensor-device``)."""
+
+    cpu = "cpu"
+    cuda = "cuda"
+    auto = "auto"
+
+
 @app.command()
 @shared_options
 def compare(
     ctx: typer.Context,
-    baseline: Annotated[Path, typer.Argument(help="Baseline run folder (AD log, graphs/, tensors/), or a snapshot "
-                                              "file written by `ad-diff snapshot` (*.yaml).")],
-    candidate: Annotated[Path, typer.Argument(help="Candidate run folder.")],
-    baseline_log: Annotated[Optional[Path], typer.Option(
-        help="Baseline log file (default: the *.log in the folder).")] = None,
-    candidate_log: Annotated[Optional[Path], typer.Option(
-        help="Candidate log file (default: the *.log in the folder).")] = None,
-    baseline_config: Annotated[Optional[Path], typer.Option(
+    baseline: Annotated[Path, typer.Argument(
+        metavar="BASELINE",
+        help="Baseline run folder (AD log, graphs/, tensors/), or a snapshot file written by "
+        "`ad-diff snapshot` (*.yaml).")],
+    candidate: Annotated[Path, typer.Argument(metavar="CANDIDATE", help="Candidate run folder.")],
+    baseline_log: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Baseline log file (default: the *.log in the folder).")] = None,
+    candidate_log: Annotated[Path | None, typer.Option(
+        metavar="FILE", help="Candidate log file (default: the *.log in the folder).")] = None,
+    baseline_config: Annotated[Path | None, typer.Option(
+        metavar="PATH",
         help="Baseline AD config (file or folder; default: config/ or *.yaml in the run).")] = None,
-    candidate_config: Annotated[Optional[Path], typer.Option(help="Candidate AD config (file or folder).")] = None,
+    candidate_config: Annotated[Path | None, typer.Option(
+        metavar="PATH", help="Candidate AD config (file or folder).")] = None,
     config_explained_gates: Annotated[bool, typer.Option(
         help="Let findings explained by a config change still gate.")] = False,
-    tol: Annotated[Optional[list[str]], typer.Option(
-        help="Tensor tolerance `[GLOB:]key=value,...` (atol, rtol, statistic); repeatable.")] = None,
-    tensor_device: Annotated[Optional[str], typer.Option(
-        help="Device for tensor statistics: cpu, cuda or auto.")] = None,
-    plots: Annotated[Optional[Path], typer.Option(
+    tol: Annotated[list[str] | None, typer.Option(
+        metavar="[GLOB:]KEY=VALUE,...",
+        help="Tensor tolerance (keys atol, rtol, statistic) of the tensors GLOB picks; repeatable.")] = None,
+    tensor_device: Annotated[TensorDevice | None, typer.Option(
+        help="Device for tensor statistics (default: cpu, or the config file's).")] = None,
+    plots: Annotated[Path | None, typer.Option(
+        metavar="DIR",
         help="Write error histogram/scatter PNGs of drifting tensors into this folder.")] = None,
+    tensor_jobs: Annotated[int, typer.Option(
+        "--jobs", "-j", min=1, help="Tensors compared at once (threads). Results do not depend on it.")] = 1,
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
     def go() -> int:
+        import dataclasses
+
         from ad_diff import gate, pipeline
         from ad_diff.progress import progress_bar
 
         opts = resolve_options(ctx)
-        settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log, candidate_log=candidate_log,
-                                  baseline_config=baseline_config, candidate_config=candidate_config)
-        settings = tensor_options(settings, tol, tensor_device, plots)
+        settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log,
+                                  candidate_log=candidate_log, baseline_config=baseline_config,
+                                  candidate_config=candidate_config)
+        device = tensor_device.value if tensor_device is not None else None
+        settings = tensor_options(settings, tol, device, plots)
+        settings = dataclasses.replace(settings, tensor_jobs=tensor_jobs)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))

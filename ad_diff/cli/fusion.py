@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from enum import Enum
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
 
@@ -14,30 +16,55 @@ from ad_diff.errors import AdDiffError
 
 
 class WorkflowFormat(str, Enum):
-    """Output formats of ``candidates`` and ``note``."""
+    """Output formats of ``note``."""
 
     markdown = "markdown"
     json = "json"
     text = "text"
 
 
+class CandidatesFormat(str, Enum):
+    """Output formats of ``candidates``: the terminal view is the default on stdout, markdown in a file."""
+
+    terminal = "terminal"
+    markdown = "markdown"
+    json = "json"
+    text = "text"
+
+
+def terminal_width() -> int:
+    """``COLUMNS`` when set, else the terminal's width, else 100 (output piped nowhere in particular)."""
+    import shutil
+
+    return shutil.get_terminal_size(fallback=(100, 24)).columns
+
+
+def _use_color() -> bool:
+    return sys.stdout.isatty() and "NO_COLOR" not in os.environ
+
+
 @app.command()
 def candidates(
     run: Annotated[Path, typer.Argument(help="Run folder whose graphs/ holds the AD graph dumps.")],
     trtllm_src: Annotated[
-        Optional[Path], typer.Option(help="TensorRT-LLM source tree to search for existing ops/transforms.")
+        Path | None, typer.Option(help="TensorRT-LLM source tree to search for existing ops/transforms.")
     ] = None,
     transform: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(help="Scan the dump written after this transform (default: the final dump)."),
     ] = None,
     min_count: Annotated[int, typer.Option(help="Report patterns seen at least this many times.")] = 2,
     fmt: Annotated[
-        WorkflowFormat,
-        typer.Option("--format", "-f", help="markdown, json, or text (the candidate templates only)."),
-    ] = WorkflowFormat.markdown,
+        CandidatesFormat | None,
+        typer.Option(
+            "--format",
+            "-f",
+            help="terminal (default on stdout: fits the terminal or COLUMNS), markdown (default with "
+            "--output), json, or text (the candidate templates only).",
+        ),
+    ] = None,
     output: Annotated[
-        Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
 ) -> None:
     """Find repeated unfused patterns in RUN's graph dump, rank them, and look up existing kernels."""
@@ -49,12 +76,18 @@ def candidates(
         if min_count < 1:
             raise AdDiffError(f"--min-count must be at least 1, not {min_count}")
         report = find_candidates(run, transform=transform, trtllm_src=trtllm_src, min_count=min_count)
-        render = {
-            WorkflowFormat.markdown: cr.render_markdown,
-            WorkflowFormat.json: cr.render_json,
-            WorkflowFormat.text: cr.render_text,
-        }[fmt]
-        emit(render(report), output)
+        chosen = fmt or (CandidatesFormat.terminal if output is None else CandidatesFormat.markdown)
+        if chosen is CandidatesFormat.terminal:
+            from ad_diff.workflows.candidates.terminal import render_terminal
+
+            text = render_terminal(report, terminal_width(), color=output is None and _use_color())
+        else:
+            text = {
+                CandidatesFormat.markdown: cr.render_markdown,
+                CandidatesFormat.json: cr.render_json,
+                CandidatesFormat.text: cr.render_text,
+            }[chosen](report)
+        emit(text, output)
         return 0
 
     raise typer.Exit(guarded(go))
@@ -70,24 +103,24 @@ def note(
         str,
         typer.Option("--candidate", help="Candidate name (as listed by `ad-diff candidates`, e.g. rmsnorm)."),
     ],
-    tests: Annotated[Optional[str], typer.Option(help="Tests run for this change (free text).")] = None,
+    tests: Annotated[str | None, typer.Option(help="Tests run for this change (free text).")] = None,
     tests_file: Annotated[
-        Optional[Path], typer.Option(help="File listing the tests run (e.g. a pytest summary).")
+        Path | None, typer.Option(help="File listing the tests run (e.g. a pytest summary).")
     ] = None,
     path: Annotated[
-        Optional[str],
+        str | None,
         typer.Option(
             help="Implementation path: existing_kernel or triton_fallback (default: inferred from the graph)."
         ),
     ] = None,
     trtllm_src: Annotated[
-        Optional[Path], typer.Option(help="TensorRT-LLM source tree for the kernel lookup.")
+        Path | None, typer.Option(help="TensorRT-LLM source tree for the kernel lookup.")
     ] = None,
     fmt: Annotated[
         WorkflowFormat, typer.Option("--format", "-f", help="markdown or json (text = markdown).")
     ] = WorkflowFormat.markdown,
     output: Annotated[
-        Optional[Path], typer.Option("--output", "-o", help="Write here instead of stdout.")
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
 ) -> None:
     """Write the iteration note for a fusion change: validation, [SUMMARY] before/after, tests, risks."""
@@ -113,4 +146,3 @@ def note(
         return 0
 
     raise typer.Exit(guarded(go))
-

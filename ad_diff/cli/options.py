@@ -82,7 +82,7 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
         raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
     if not 0 < opts["collapse_fraction"] <= 1:
         raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
-    if opts["comment_limit"] < MIN_COMMENT_LIMIT:
+    if opts.get("comment_limit", MIN_COMMENT_LIMIT) < MIN_COMMENT_LIMIT:  # history has no --comment-limit
         raise UsageError(f"--comment-limit must be at least {MIN_COMMENT_LIMIT} characters (room for the "
                          f"verdict), not {opts['comment_limit']}")
     # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
@@ -150,6 +150,9 @@ def tensor_options(settings: Settings, tol: list[str] | None, device: str | None
     return dataclasses.replace(settings, **changes)
 
 
+NoConfigOpt = Annotated[bool, typer.Option(
+    "--no-config",
+    help="Ignore ./.ad-diff.yaml and ./pyproject.toml: defaults and command-line options only.")]
 ConfigOpt = Annotated[Path | None, typer.Option(
     "--config", help="Config file (.ad-diff.yaml or pyproject.toml [tool.ad-diff]); default: "
     "./.ad-diff.yaml, else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the "
@@ -177,9 +180,7 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "color": (Annotated[bool | None, typer.Option(
         help="Colour the terminal report (default: when stdout is a TTY).")], None),
     "config": (ConfigOpt, None),
-    "no_config": (Annotated[bool, typer.Option(
-        "--no-config", help="Ignore ./.ad-diff.yaml and ./pyproject.toml: defaults and command-line options "
-        "only.")], False),
+    "no_config": (NoConfigOpt, False),
     "expected": (Annotated[Path | None, typer.Option(
         help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched "
         "entries are stale.")], None),

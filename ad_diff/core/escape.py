@@ -2,8 +2,10 @@
 
 Text from the inputs must render as the same text, and must not act on GitHub: ``@user`` and
 ``@org/team`` would notify people, ``#123`` and ``owner/repo#123`` would post cross-references, and bare
-URLs and e-mail addresses become links. :func:`md_escape` puts each of those in an inline code span, where
-GitHub neither links nor mentions, so it stays readable as written. Long text is cut by :func:`excerpt`.
+URLs and e-mail addresses become links. :func:`md_escape` (and :func:`md_text`, :func:`md_inline`) put each
+of those in an inline code span, :func:`html_text` in a ``<code>`` element (GitHub links them in raw HTML
+text too), where GitHub neither links nor mentions, so it stays readable as written. Long text is cut by
+:func:`excerpt`.
 """
 
 from __future__ import annotations
@@ -28,23 +30,27 @@ _ACTIVE = re.compile(
 _PIPE = re.compile(r"(\\*)\|")
 
 
-def _escape_plain(s: str) -> str:
+def _escape_plain(s: str, tick: str) -> str:
     s = s.replace("&", "&amp;").replace("<", "&lt;")
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), s)
+    return _MD_SPECIAL.sub(lambda m: tick if m.group(0) == "`" else "\\" + m.group(0), s)
+
+
+def _md(text: object, tick: str) -> str:
+    s = str(text).replace("\r", " ").replace("\n", " ")
+    out: list[str] = []
+    pos = 0
+    for m in _ACTIVE.finditer(s):
+        out.append(_escape_plain(s[pos:m.start()], tick))
+        out.append(md_code(m.group(0)))
+        pos = m.end()
+    out.append(_escape_plain(s[pos:], tick))
+    return "".join(out)
 
 
 def md_escape(text: object) -> str:
     """Return ``text`` safe to embed in markdown prose or a table cell: HTML entities and backslashes for
     markup, and mentions, issue references, URLs and e-mail addresses as inline code (see module doc)."""
-    s = str(text).replace("\r", " ").replace("\n", " ")
-    out: list[str] = []
-    pos = 0
-    for m in _ACTIVE.finditer(s):
-        out.append(_escape_plain(s[pos:m.start()]))
-        out.append(md_code(m.group(0)))
-        pos = m.end()
-    out.append(_escape_plain(s[pos:]))
-    return "".join(out)
+    return _md(text, "\\`")
 
 
 def md_code(text: object) -> str:
@@ -84,3 +90,54 @@ def surrogate_safe(text: str) -> str:
     except UnicodeEncodeError:
         return text.encode("utf-8", "backslashreplace").decode("utf-8")
     return text
+
+
+# Characters that HTML or markdown would interpret, as numeric entities: safe both inside an HTML block
+# (where markdown is not parsed and the browser decodes the entity) and in a table cell (where markdown is
+# parsed first: an entity is never a delimiter, a pipe entity never splits the cell). '_' only at a word
+# boundary, as in md_escape (intraword underscores never emphasise), so names stay readable in the raw text.
+_HTML_SPECIAL = re.compile(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+
+
+def _html_plain(s: str) -> str:
+    return _HTML_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", s.replace("\r", " ").replace("\n", " "))
+
+
+def html_text(text: object) -> str:
+    """Return ``text`` as HTML text safe in table cells, ``<summary>`` and other raw HTML (one line).
+    GitHub links mentions, references and URLs in raw HTML text too, so those go in ``<code>``."""
+    s = str(text)
+    out: list[str] = []
+    pos = 0
+    for m in _ACTIVE.finditer(s):
+        out += [_html_plain(s[pos:m.start()]), f"<code>{_html_plain(m.group(0))}</code>"]
+        pos = m.end()
+    out.append(_html_plain(s[pos:]))
+    return "".join(out)
+
+
+def html_code(text: object) -> str:
+    """Return ``text`` as a ``<code>`` element: renders as code inside table cells and HTML blocks, where a
+    backtick code span would not (GitHub shows ``\\``` `` literally there) and cannot be closed early."""
+    return f"<code>{_html_plain(str(text))}</code>"
+
+
+_SPAN = re.compile(r"`([^`\r\n]+)`")
+
+
+def md_text(text: object) -> str:
+    """:func:`md_escape`, with backticks as entities: safe right next to a code span (an escaped backtick
+    before a code span's opening fence would read as one longer fence to simpler markdown readers)."""
+    return _md(text, "&#96;")
+
+
+def md_inline(text: object) -> str:
+    """Return ``text`` escaped like :func:`md_escape`, except that ```…``` spans in it (op names in messages
+    written by ad-diff) render as code spans. Every piece is escaped, so hostile text stays inert."""
+    s = str(text)
+    out, last = [], 0
+    for m in _SPAN.finditer(s):
+        out += [md_text(s[last:m.start()]), md_code(m.group(1))]
+        last = m.end()
+    out.append(md_text(s[last:]))
+    return "".join(out)

@@ -7,6 +7,8 @@ Reports never hand-write JSON for a model. A dataclass says how it serialises th
 * ``field(metadata=json_pairs())``: a tuple of ``(key, value)`` pairs written as an object;
 * ``field(metadata=json_capped(500))``: a long list written as ``{count, items (first N), truncated}``;
 * ``field(metadata=json_with(fn))``: written as ``fn(value)`` (a summary or another spelling of the value);
+* ``field(metadata=json_first(500))``: a long list written as its first N items only (the count is
+  elsewhere in the data);
 
 and through a class attribute ``__json_extra__ = ("prop", ...)``: properties written beside the fields.
 Enums become their value, paths strings, tuples lists, non-finite floats the strings ``"nan"``/``"inf"``
@@ -27,6 +29,7 @@ _NAME = "json_name"
 _PAIRS = "json_pairs"
 _CAP = "json_cap"
 _WITH = "json_with"
+_FIRST = "json_first"
 
 
 def json_omit() -> dict[str, Any]:
@@ -52,6 +55,11 @@ def json_capped(limit: int) -> dict[str, Any]:
 def json_with(fn: Callable[[Any], Any]) -> dict[str, Any]:
     """Field metadata: write ``fn(value)`` (then serialised like any value) instead of the value itself."""
     return {_WITH: fn}
+
+
+def json_first(limit: int) -> dict[str, Any]:
+    """Field metadata: a list written as its first ``limit`` items (no wrapper)."""
+    return {_FIRST: limit}
 
 
 def to_jsonable(obj: Any) -> Any:
@@ -85,11 +93,13 @@ def _dataclass(obj: Any) -> dict[str, Any]:
         if _WITH in meta:
             value = meta[_WITH](value)
         elif meta.get(_PAIRS):
-            value = {str(k): v for k, v in value}
+            value = {str(to_jsonable(k)): v for k, v in value}
         elif _CAP in meta:
             items = list(value)
             limit = meta[_CAP]
             value = {"count": len(items), "items": items[:limit], "truncated": max(0, len(items) - limit)}
+        elif _FIRST in meta:
+            value = list(value)[: meta[_FIRST]]
         out[meta.get(_NAME, f.name)] = to_jsonable(value)
     for name in getattr(obj, "__json_extra__", ()):
         out[name] = to_jsonable(getattr(obj, name))

@@ -26,7 +26,7 @@ def other_run(run: str) -> RunId:
     """The run that is not ``run``."""
     return CANDIDATE if run == BASELINE else BASELINE
 
-#: AD ``Stages`` enum values, in execution order of the newest known version (FORMATS.md 1.2).
+#: AD ``Stages`` enum values, in execution order of the newest known version (docs/formats.md).
 #: ``visualize`` moved around between versions; pipeline order is always taken from the log itself.
 STAGES: tuple[str, ...] = (
     "factory",
@@ -135,6 +135,9 @@ class Category(str, Enum):
     """A transform matched fewer times in the candidate (or stopped running where it matched)."""
     METADATA_LOSS = "metadata_loss"
     """Shape/dtype metadata the baseline had and the candidate lacks. Nothing else."""
+    SHAPE_CHANGE = "shape_change"
+    """A node confidently aligned across the runs (same node by structure, not just by name) has another
+    concrete shape or dtype in the candidate, both known. Nothing is missing, so it is not metadata loss."""
     NUMERIC_DRIFT = "numeric_drift"
     """Recorded tensors differ beyond tolerance (or cannot be compared value by value)."""
     INCOMPLETE_RUN = "incomplete_run"
@@ -188,6 +191,8 @@ class Finding:
     """A config change that explains the finding, when one was found."""
     gating: bool = True
     """Whether this finding may fail the gate at all (acknowledged/explained ones may not)."""
+    group: int | None = None
+    """Id of the causal group (``DiffResult.groups``) the explain pass put this finding in."""
 
     def sort_key(self) -> tuple[Any, ...]:
         """Deterministic order: severity, then category, code, stage/transform, node, tensor."""

@@ -3,22 +3,50 @@
 1. each kind's own ``explain`` (graph: root-cause hints on match losses; config: explained / unexplained);
 2. the user's filters (``--ignore-code``, ``--ignore-transform``);
 3. expected changes (``--expected``): matching findings become acknowledged, unused entries stale;
-4. a deterministic order.
+4. causal groups (``ad_diff.explain.groups``): every finding under the root cause it follows from, the
+   findings in report order (group by group, root cause first).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
+from ad_diff.explain.model import CauseGroup
 
 if TYPE_CHECKING:
     from ad_diff.kinds.base import Context, Kind
 
 
-def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> list[Finding]:
-    """Return ``findings`` explained, filtered, acknowledged and sorted; kinds may update their sections."""
+@dataclass(frozen=True)
+class Explained:
+    """What the explain passes return to the pipeline."""
+
+    findings: tuple[Finding, ...]
+    """Filtered, acknowledged and grouped, in report order."""
+    groups: tuple[CauseGroup, ...]
+    ignored_transforms: tuple[str, ...]
+    """Transforms of either log left out with ``--ignore-transform``, in pipeline order."""
+    ignored_findings: int
+    """Findings dropped by ``--ignore-code`` / ``--ignore-transform``."""
+
+
+def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
+    pats = ctx.settings.ignore_transforms
+    seen: dict[str, None] = {}
+    for log in (ctx.baseline_log, ctx.candidate_log):
+        for r in log.transforms if log is not None else ():
+            if any(fnmatchcase(r.transform, p) for p in pats):
+                seen.setdefault(r.transform, None)
+    return tuple(seen)
+
+
+def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> Explained:
+    """Explain, filter, acknowledge and group ``findings``; kinds may update their sections."""
+    from ad_diff.explain import groups
+
     for kind in kinds:
         section = ctx.sections.get(kind.key.name)
         if section is not None:
@@ -30,9 +58,14 @@ def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> 
         if not any(fnmatchcase(f.code, pat) for pat in settings.ignore_codes)
         and not (f.transform and any(fnmatchcase(f.transform, p) for p in settings.ignore_transforms))
     ]
+    dropped = len(findings) - len(kept)
     if settings.expected_changes is not None:
         from ad_diff.explain import expected
 
         kept = expected.apply(expected.load(settings.expected_changes), kept, ctx.rows, settings.model)
-    kept.sort(key=Finding.sort_key)
-    return kept
+    kept.sort(key=Finding.sort_key)  # a deterministic input order; the groups decide the report order
+    ordered, grouped = groups.build(kept, ctx.rows, settings.fail_on, graph_compared="graph" in ctx.sections)
+    return Explained(tuple(ordered), grouped, _ignored_transforms(ctx), dropped)
+
+
+__all__ = ["Explained", "run"]

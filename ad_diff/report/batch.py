@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ad_diff import __version__
-from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.escape import html_code, html_text, md_code, md_escape
 from ad_diff.report import json as json_report
 from ad_diff.report import markdown as md
 from ad_diff.report.common import headline
@@ -65,10 +65,10 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
     icon = _ICON.get(batch.verdict, "")
     head = [f"## {icon} ad-diff batch: {md_escape(_title(batch))}", "",
             f"Gate `--fail-on {batch.fail_on}` \u2192 exit {batch.exit_code}", "",
-            "| Model | Verdict | Gated | Errors | Warnings | Summary |", "|---|---|---:|---:|---:|---|"]
-    for m in batch.models:
+            "| Model | Verdict | Gated | Errors / warnings | Summary |", "|---|---|---:|---:|---|"]
+    for m in batch.models:  # five columns: a 780 px comment
         g, e, w = _counts(m)
-        head.append(f"| {md_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} | {w} | "
+        head.append(f"| {html_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} / {w} | "
                     f"{md_escape(_summary(m))} |")
     unpaired = _unpaired_lines(batch)
     if unpaired:
@@ -81,8 +81,8 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
             body = md.render(m.result, m.verdict, limit=limit)
         else:
             body = md_escape(m.error or "")
-        details[m.name] = (f"<details><summary>{_ICON.get(m.status, '')} {md_escape(m.name)}: "
-                           f"{md_escape(_summary(m))}</summary>\n\n{body}\n\n</details>")
+        details[m.name] = (f"<details><summary>{_ICON.get(m.status, '')} {html_text(m.name)}: "
+                           f"{html_text(_summary(m))}</summary>\n\n{body}\n\n</details>")
     folded: list[str] = []
     foot = f"<sub>ad-diff {__version__}</sub>\n"
 

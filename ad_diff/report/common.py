@@ -1,13 +1,46 @@
-"""Small pure helpers shared by the reporters: how a side, a delta, a count summary reads."""
+"""Small pure helpers shared by the reporters: how a side, a delta, the headline and the counts read.
+
+The headline and the counts are decided here once for every format: the headline counts root causes
+(``FAIL: 1 root cause (metadata lost at X) -> 5 match losses``), the counts say "not analysed" for a kind
+that was not compared, and ignored transforms are counted as ignored.
+"""
 
 from __future__ import annotations
 
+import os
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import PurePath
 
-from ad_diff.core.model import Finding, Severity, Side, State
-from ad_diff.gate import Verdict
+from ad_diff.core.model import Category, Finding, Severity, Side, State
+from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
+from ad_diff.gate import Verdict, gates
+from ad_diff.kinds.base import Skipped
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.result import DiffResult
+
+NOUNS: dict[Category, tuple[str, str]] = {
+    Category.MATCH_LOSS: ("match loss", "match losses"),
+    Category.METADATA_LOSS: ("metadata loss", "metadata losses"),
+    Category.NUMERIC_DRIFT: ("drifting tensor", "drifting tensors"),
+    Category.INCOMPLETE_RUN: ("incomplete run", "incomplete runs"),
+    Category.STATE_CHANGE: ("state change", "state changes"),
+    Category.STRUCTURE_CHANGE: ("structure change", "structure changes"),
+    Category.CONSISTENCY: ("consistency issue", "consistency issues"),
+    Category.CONFIG: ("config issue", "config issues"),
+    Category.INPUT: ("input problem", "input problems"),
+    Category.IMPROVEMENT: ("improvement", "improvements"),
+}
+"""How many findings of a category read in a sentence (singular, plural)."""
+MAIN = (Category.MATCH_LOSS, Category.METADATA_LOSS, Category.NUMERIC_DRIFT)
+"""The categories the counts line always shows (analysed or not)."""
+_NEEDS = {Category.METADATA_LOSS: "graph", Category.NUMERIC_DRIFT: "tensors"}
+
+
+def plural(n: int, one: str, many: str | None = None) -> str:
+    """``1 root cause`` / ``2 root causes``."""
+    return f"{n} {one if n == 1 else (many or one + 's')}"
 
 
 def side_text(s: Side) -> str:
@@ -51,15 +84,221 @@ def log_summary(log: RunLog | None) -> str:
     return f"{fmt} · {pre} · {rank} · {len(log.transforms)} transforms · {end}"
 
 
-def headline(result: DiffResult, verdict: Verdict) -> str:
-    """The one-sentence verdict used by every reporter."""
-    cats = category_counts(result.findings)
-    n = len(verdict.gated)
+def grouped(result: DiffResult, fail_on: str) -> tuple[tuple[Finding, ...], tuple[CauseGroup, ...]]:
+    """The result's findings and causal groups; regrouped when the groups do not cover the findings (a result
+    built or edited by hand), so every report always shows every finding exactly once."""
+    ids = {g.id for g in result.groups}
+    covered = sum(len(g.findings) for g in result.groups) == len(result.findings)
+    if covered and all(f.group in ids for f in result.findings):
+        return result.findings, result.groups
+    from ad_diff.explain.groups import build
+
+    findings, groups = build(
+        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections
+    )
+    return tuple(findings), groups
+
+
+def groups_of(result: DiffResult, fail_on: str) -> tuple[CauseGroup, ...]:
+    """The result's causal groups (see :func:`grouped`)."""
+    return grouped(result, fail_on)[1]
+
+
+def group_gates(g: CauseGroup, fail_on: str) -> bool:
+    """Whether any finding of ``g`` fails the gate at ``fail_on``."""
+    return any(gates(f, fail_on) for f in g.findings)
+
+
+@dataclass(frozen=True)
+class Partition:
+    """The groups of a result as the reports present them."""
+
+    gated: tuple[CauseGroup, ...]
+    below_gate: tuple[CauseGroup, ...]
+    """Groups with an error finding that the gate level does not fail on."""
+    review: tuple[CauseGroup, ...]
+    """Groups with warnings (or ungated errors) nobody acknowledged: to review."""
+    settled: tuple[CauseGroup, ...]
+    """Groups whose every problem is acknowledged or explained by config."""
+    improvements: tuple[CauseGroup, ...]
+    notes: tuple[CauseGroup, ...]
+    """Info-only groups."""
+
+
+def partition(result: DiffResult, verdict: Verdict) -> Partition:
+    """Sort the groups of ``result`` into the bands the reports show, keeping their order."""
+    parts: dict[str, list[CauseGroup]] = {
+        k: [] for k in ("gated", "below", "review", "settled", "impr", "notes")
+    }
+    for g in groups_of(result, verdict.fail_on):
+        if group_gates(g, verdict.fail_on):
+            key = "gated"
+        elif g.cause is CauseKind.IMPROVEMENT and g.severity is Severity.INFO:
+            key = "impr"
+        elif g.settled:
+            key = "settled"
+        elif any(f.severity is Severity.ERROR and f.gating for f in g.findings):
+            key = "below"
+        else:
+            key = "review" if g.severity is not Severity.INFO else "notes"
+        parts[key].append(g)
+    return Partition(*(tuple(parts[k]) for k in ("gated", "below", "review", "settled", "impr", "notes")))
+
+
+def consequence_text(groups: tuple[CauseGroup, ...]) -> str:
+    """``3 match losses, 1 metadata loss``: the error consequences of ``groups`` by category."""
+    total: Counter[Category] = Counter()
+    for g in groups:
+        total.update(g.consequence_counts())
+    return ", ".join(plural(total[c], *NOUNS[c]) for c in Category if total[c])
+
+
+def headline_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...]:
+    """The one-sentence verdict used by every reporter, as title parts (names marked as code)."""
+    p = partition(result, verdict)
     if verdict.verdict == "fail":
-        return f"FAIL: {n} gated regression{'s' if n != 1 else ''}"
-    errors = sum(1 for f in result.findings if f.severity is Severity.ERROR)
-    if errors:
-        return f"PASS (gate `{verdict.fail_on}`): {errors} error finding(s) not gated"
-    if cats:
-        return "PASS: no regressions; warnings to review"
-    return "PASS: no regressions"
+        n = len(p.gated)
+        parts: list[TitlePart] = [(f"FAIL: {plural(n, 'root cause')}", False)]
+        if n == 1:
+            parts += [(" (", False), *p.gated[0].title_parts, (")", False)]
+            conseq = consequence_text(p.gated)
+            if conseq:
+                parts.append((f" \u2192 {conseq}", False))
+        elif n > 1:
+            total: Counter[Category] = Counter(
+                f.category for g in p.gated for f in g.findings if f.severity is Severity.ERROR
+            )
+            parts.append(
+                (" (" + ", ".join(plural(total[c], *NOUNS[c]) for c in Category if total[c]) + ")", False)
+            )
+        return tuple(parts)
+    bits = []
+    if p.below_gate:
+        bits.append(f"{plural(len(p.below_gate), 'root cause')} below the gate level")
+    if p.review:
+        bits.append(f"{plural(len(p.review), 'warning')} to review")
+    if p.settled:
+        bits.append(f"{len(p.settled)} acknowledged or explained")
+    if p.improvements:
+        bits.append(plural(len(p.improvements), "improvement"))
+    gate = f" (gate `{verdict.fail_on}`)" if p.below_gate else ""
+    if not bits:
+        return ((f"PASS{gate}: no regressions", False),)
+    if p.settled and not (p.below_gate or p.review or p.improvements):
+        return (
+            (
+                f"PASS: every finding acknowledged or explained ({plural(len(p.settled), 'root cause')})",
+                False,
+            ),
+        )
+    if len(p.improvements) == 1 and len(bits) == 1:
+        return (("PASS: 1 improvement (", False), *p.improvements[0].title_parts, (")", False))
+    lead = "no regressions; " if not p.below_gate else ""
+    return ((f"PASS{gate}: {lead}" + ", ".join(bits), False),)
+
+
+def headline(result: DiffResult, verdict: Verdict) -> str:
+    """:func:`headline_parts` as plain text."""
+    return "".join(text for text, _ in headline_parts(result, verdict))
+
+
+def render_parts(parts: tuple[TitlePart, ...], code: Callable[[str], str], text: Callable[[str], str]) -> str:
+    """Title parts rendered with ``code`` for names and ``text`` for the rest."""
+    return "".join(code(s) if is_code else text(s) for s, is_code in parts)
+
+
+def not_compared(result: DiffResult) -> int:
+    """Transforms in the comparison that were not compared: restored from a cache, or never reached by a run
+    that stopped (the incomplete-run finding lists them)."""
+    names = {
+        r.transform
+        for r in result.transforms
+        if State.RESTORED in (r.baseline.state, r.candidate.state)
+        or State.INCOMPLETE in (r.baseline.state, r.candidate.state)
+    }
+    for f in result.findings:
+        if f.code == "ADL009":
+            names.update(str(t) for t in dict(f.evidence).get("not_reached") or ())
+    return len(names)
+
+
+@dataclass(frozen=True)
+class Count:
+    """One entry of the counts line: a category and its count, or why it was not analysed."""
+
+    category: Category
+    count: int
+    not_analysed: str | None = None
+    """Why this category was not analysed (the kind that finds it was skipped)."""
+    detail: str = ""
+
+    def text(self) -> str:
+        """``2 match losses`` / ``numeric drift: not analysed (no tensors/ in either run)``."""
+        if self.not_analysed is not None:
+            return f"{self.category.value.replace('_', ' ')}: not analysed ({self.not_analysed})"
+        one, many = NOUNS[self.category]
+        base = f"{self.count} {many if self.count != 1 else one}"
+        return base + (f" ({self.detail})" if self.detail else "")
+
+
+def skip_reason(s: Skipped) -> str:
+    """Why a kind was not compared, as a short phrase."""
+    if s.reason == "one_sided":
+        return f"{s.detail} in the {s.run} run only"
+    if s.reason == "empty_one":
+        return f"the {s.run} run's graphs/ holds no dumps"
+    if s.reason == "unreadable":
+        return "its input could not be read"
+    return s.detail
+
+
+def counts(result: DiffResult) -> list[Count]:
+    """The counts line: the main categories always (or "not analysed"), the others when they have findings."""
+    cats = category_counts(result.findings)
+    out = []
+    for c in Category:
+        n = cats.get(c, 0)
+        kind = _NEEDS.get(c)
+        skipped = result.skipped.get(kind) if kind else None
+        if (
+            skipped is not None
+            and not n
+            and not (c is Category.METADATA_LOSS and skipped.reason == "snapshot")
+        ):
+            out.append(Count(c, 0, skip_reason(skipped)))
+            continue
+        detail = ""
+        if c is Category.MATCH_LOSS:
+            gone = not_compared(result)
+            collapses = sum(1 for f in result.findings if f.collapse and f.category is c)
+            bits = [plural(collapses, "collapse")] if collapses else []
+            if gone:
+                bits.append(f"{gone} of {len(result.transforms)} transforms not compared")
+            detail = "; ".join(bits)
+        if c in MAIN or n:
+            out.append(Count(c, n, None, detail))
+    return out
+
+
+def ignored_text(result: DiffResult) -> str:
+    """``2 transforms ignored (--ignore-transform): a, b`` or empty."""
+    t = result.ignored_transforms
+    if not t:
+        return ""
+    return f"{plural(len(t), 'transform')} ignored (--ignore-transform): " + ", ".join(t)
+
+
+def run_labels(baseline: PurePath, candidate: PurePath) -> tuple[str, str, str | None]:
+    """How the two run folders read in a narrow column: relative to their common parent (returned third),
+    or their folder names when they share none. Full paths stay in the JSON report."""
+    b, c = os.fspath(baseline), os.fspath(candidate)
+    try:
+        common = os.path.commonpath([b, c])
+    except ValueError:  # one absolute, one relative
+        common = ""
+    if common not in ("", os.sep, ".") and common not in (b, c):
+        return os.path.relpath(b, common), os.path.relpath(c, common), common
+    nb, nc = PurePath(b).name or b, PurePath(c).name or c
+    if nb == nc:
+        nb, nc = str(PurePath(PurePath(b).parent.name, nb)), str(PurePath(PurePath(c).parent.name, nc))
+    return nb, nc, None

@@ -1,8 +1,13 @@
 """JSON reporter: the stable machine-readable contract (docs/report-schema.md).
 
 Keys promised to users (never removed without a schema bump): ``schema_version``, ``verdict``,
-``exit_code``, ``transforms[].{stage, transform, baseline.{state, matches}, candidate.{state, matches}}``,
-``findings[].{code, category, severity, transform, node, tensor, message}``.
+``exit_code``, ``headline``, ``transforms[].{stage, transform, baseline.{state, matches}, candidate.{state,
+matches}}``, ``findings[].{code, category, severity, transform, node, tensor, message, group}``,
+``groups[].{id, cause, title, gated, root, consequences}``.
+
+Schema 2 added the causal groups (``groups``; ``findings[].group``/``role``; ``summary.root_causes``), the
+counts by category with what was not analysed, ``skipped`` and the ignored transforms; findings are listed in
+group order (root cause first) instead of by severity.
 """
 
 from __future__ import annotations
@@ -14,11 +19,13 @@ from ad_diff import __version__
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import Finding, Side, TransformComparison
 from ad_diff.discover import RunArtifacts
+from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds.log.model import RunLog
+from ad_diff.report.common import counts, group_gates, grouped, headline, not_compared, partition
 from ad_diff.result import DiffResult
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 def _side(s: Side) -> dict[str, Any]:
@@ -43,9 +50,11 @@ def _row(r: TransformComparison) -> dict[str, Any]:
     }
 
 
-def finding_json(f: Finding, fail_on: str) -> dict[str, Any]:
+def finding_json(f: Finding, fail_on: str, role: str | None = None) -> dict[str, Any]:
     """One finding as a JSON object (also used by the batch and JUnit writers)."""
     return {
+        "group": f.group,
+        "role": role,
         "code": f.code,
         "category": f.category,
         "severity": f.severity.value,
@@ -87,29 +96,64 @@ def _run(a: RunArtifacts, log: RunLog | None) -> dict[str, Any]:
     return d
 
 
+def _group(g: CauseGroup, index: dict[int, int], fail_on: str) -> dict[str, Any]:
+    return {
+        "id": g.id,
+        "cause": g.cause.value,
+        "title": g.title,
+        "evidence": g.evidence,
+        "stage": g.stage,
+        "transform": g.transform,
+        "position": g.position,
+        "gated": group_gates(g, fail_on),
+        "severity": g.severity.value,
+        "settled": g.settled,
+        "root": [index[id(f)] for f in g.root],
+        "consequences": [index[id(f)] for f in g.consequences],
+        "consequence_counts": {c.value: n for c, n in g.consequence_counts().items()},
+    }
+
+
 def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
     """The whole report as plain JSON-able data."""
+    findings, groups = grouped(result, verdict.fail_on)
+    index = {id(f): i for i, f in enumerate(findings)}
+    roles = {id(f): "root" for g in groups for f in g.root} | {id(f): "consequence" for g in groups
+                                                                for f in g.consequences}
+    p = partition(result, verdict)
+    cnt = counts(result)
     return {
+        "headline": headline(result, verdict),
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ad-diff", "version": __version__},
         "verdict": verdict.verdict,
         "exit_code": verdict.exit_code,
         "fail_on": verdict.fail_on,
         "summary": {
-            "findings": len(result.findings),
-            "errors": sum(f.severity.value == "error" for f in result.findings),
-            "warnings": sum(f.severity.value == "warning" for f in result.findings),
-            "info": sum(f.severity.value == "info" for f in result.findings),
+            "findings": len(findings),
+            "errors": sum(f.severity.value == "error" for f in findings),
+            "warnings": sum(f.severity.value == "warning" for f in findings),
+            "info": sum(f.severity.value == "info" for f in findings),
             "gated": len(verdict.gated),
             "transforms": len(result.transforms),
             "changed_transforms": sum(r.changed for r in result.transforms),
+            "not_compared_transforms": not_compared(result),
+            "root_causes": len(p.gated),
+            "groups": len(groups),
+            "categories": {c.category.value: c.count for c in cnt if c.not_analysed is None},
+            "not_analysed": {c.category.value: c.not_analysed for c in cnt if c.not_analysed is not None},
+            "ignored_transforms": list(result.ignored_transforms),
+            "ignored_findings": result.ignored_findings,
         },
+        "skipped": {k: {"reason": s.reason, "detail": s.detail, "run": s.run}
+                    for k, s in sorted(result.skipped.items())},
+        "groups": [_group(g, index, verdict.fail_on) for g in groups],
         "runs": {
             "baseline": _run(result.baseline, result.baseline_log),
             "candidate": _run(result.candidate, result.candidate_log),
         },
         "transforms": [_row(r) for r in result.transforms],
-        "findings": [finding_json(f, verdict.fail_on) for f in result.findings],
+        "findings": [finding_json(f, verdict.fail_on, roles.get(id(f))) for f in findings],
         "sections": {k: to_jsonable(v) for k, v in sorted(result.sections.items())},
         "notes": list(result.notes),
     }

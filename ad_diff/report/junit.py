@@ -16,11 +16,14 @@ from __future__ import annotations
 import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
+from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict, gates, unpaired_gates
 from ad_diff.kinds.tensors import TENSORS
+from ad_diff.report.common import group_gates, grouped
 from ad_diff.result import DiffResult
 
 if TYPE_CHECKING:
@@ -34,8 +37,11 @@ def _x(text: object) -> str:
     return _BAD_XML.sub("", str(text))
 
 
-def _line(f: Finding) -> str:
+def _line(f: Finding, causes: Mapping[int, CauseGroup]) -> str:
     tags = [f.severity.value, f.code]
+    g = causes.get(f.group or 0)
+    if g is not None:
+        tags.append(f"root cause {g.id}: {g.title}")
     if f.acknowledged:
         tags.append(f"acknowledged: {f.acknowledged}")
     if f.explained_by:
@@ -43,22 +49,34 @@ def _line(f: Finding) -> str:
     return f"[{', '.join(tags)}] {f.message}"
 
 
-def _case(suite: ET.Element, classname: str, name: str, findings: list[Finding], fail_on: str) -> int:
+def _case(suite: ET.Element, classname: str, name: str, findings: list[Finding], fail_on: str,
+          causes: Mapping[int, CauseGroup]) -> int:
     """Add one test case; return its number of failures."""
     case = ET.SubElement(suite, "testcase", classname=_x(classname), name=_x(name), time="0")
     gated = [f for f in findings if gates(f, fail_on)]
     for f in gated:
         fail = ET.SubElement(case, "failure", type=f.code, message=_x(f.message))
-        fail.text = _x(_line(f))
+        fail.text = _x(_line(f, causes))
     rest = [f for f in findings if f not in gated]
     if rest:
-        ET.SubElement(case, "system-out").text = _x("\n".join(_line(f) for f in rest))
+        ET.SubElement(case, "system-out").text = _x("\n".join(_line(f, causes) for f in rest))
     return len(gated)
 
 
-def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, list[Finding]]], fail_on: str) -> None:
+def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, list[Finding]]], fail_on: str,
+           causes: Mapping[int, CauseGroup], groups: tuple[CauseGroup, ...] = ()) -> None:
     suite = ET.SubElement(root, "testsuite", name=_x(name))
-    failures = sum(_case(suite, cn, n, fs, fail_on) for cn, n, fs in cases)
+    if groups:  # the root causes, once, on the run suite: properties for tools, text for people
+        props = ET.SubElement(suite, "properties")
+        for g in groups:
+            ET.SubElement(props, "property", name=f"root_cause.{g.id}", value=_x(f"{g.cause}: {g.title}"))
+    failures = sum(_case(suite, cn, n, fs, fail_on, causes) for cn, n, fs in cases)
+    if groups:
+        ET.SubElement(suite, "system-out").text = _x("\n".join(
+            f"root cause {g.id} ({g.cause}{', gates' if group_gates(g, fail_on) else ''}): {g.title}"
+            + (f"\n  evidence: {g.evidence}" if g.evidence else "")
+            + "".join(f"\n  -> {f.message}" for f in g.consequences if f.severity.value == "error")
+            for g in groups))
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -82,7 +100,9 @@ def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str 
     by_tensor: dict[str, list[Finding]] = defaultdict(list)
     known = {r.transform for r in result.transforms}
     run_level: list[Finding] = []
-    for f in result.findings:
+    findings, groups = grouped(result, fail_on)
+    causes = {g.id: g for g in groups}
+    for f in findings:
         if f.tensor:
             by_tensor[f.tensor].append(f)
         elif f.transform in known:
@@ -97,12 +117,13 @@ def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str 
         fs = [] if r.transform in seen else by_transform.get(r.transform, [])
         seen.add(r.transform)
         cases.append((f"ad-diff.{prefix}{r.stage}", name, fs))
-    _suite(root, f"{prefix}transforms", cases, fail_on)
+    _suite(root, f"{prefix}transforms", cases, fail_on, causes)
     tensors = tensor_names(result)
     if tensors:
         _suite(root, f"{prefix}tensors", [(f"ad-diff.{prefix}tensors", t, by_tensor.get(t, [])) for t in tensors],
-               fail_on)
-    _suite(root, f"{prefix}run", [(f"ad-diff.{prefix}run", "run", run_level)], fail_on)
+               fail_on, causes)
+    problems = tuple(g for g in groups if g.severity.value != "info" or group_gates(g, fail_on))
+    _suite(root, f"{prefix}run", [(f"ad-diff.{prefix}run", "run", run_level)], fail_on, causes, problems)
 
 
 def _finish(root: ET.Element) -> str:

@@ -1,8 +1,15 @@
-"""Markdown reporter for a pull-request comment: verdict first, then findings, then changed transforms.
+"""Markdown reporter for a pull-request comment (and the GitHub step summary), laid out for a 780 px column.
 
-Output stays under GitHub's 65,536-character comment limit: when the full report is longer, the least
-important blocks are folded first (unchanged transforms, then section details, then info findings, then
-the rest of the findings), and the report says what was folded. Every name is escaped.
+First screen, never folded: the verdict, the counts by category (``not analysed`` where a kind was not
+compared), and each gating root cause with its evidence and its consequences on one line each. Then, folded
+or compact: each root cause's findings, the other findings, the changed transforms (a narrow table), each
+kind's section, and the inputs. Tables keep to at most five narrow columns, names inside cells are
+``<code>`` elements, run paths are shown relative to their common parent (full paths are in the JSON).
+
+Output stays under GitHub's 65,536-character comment limit: when the full report is longer, blocks are
+folded from the bottom (inputs, unchanged transforms, sections, notes, changed transforms, other findings,
+root-cause details) and the report says what was folded; the first screen is kept whole. Every name is
+escaped.
 """
 
 from __future__ import annotations
@@ -10,19 +17,31 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ad_diff import __version__
-from ad_diff.core.escape import md_code, md_escape
-from ad_diff.core.model import Finding, Severity
-from ad_diff.gate import Verdict, gates
+from ad_diff.core.escape import html_code, md_code, md_escape, md_text
+from ad_diff.core.model import TransformComparison
+from ad_diff.explain.model import CauseGroup
+from ad_diff.gate import Verdict
 from ad_diff.kinds import SECTION_KINDS
-from ad_diff.report.common import category_counts, delta_text, headline, log_summary, side_text
+from ad_diff.report import md_groups as G
+from ad_diff.report.common import (
+    counts,
+    delta_text,
+    headline_parts,
+    ignored_text,
+    log_summary,
+    partition,
+    plural,
+    render_parts,
+    run_labels,
+    side_text,
+)
 from ad_diff.report.json import SCHEMA_VERSION
 from ad_diff.result import DiffResult
 
 COMMENT_LIMIT = 65_536
 """GitHub's maximum comment body length (characters)."""
-
-_ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.INFO: "\u2139\ufe0f"}
-
+HEAD_ITEMS = 10
+"""Root causes listed on the first screen (the rest are counted there and listed below)."""
 
 
 @dataclass
@@ -40,88 +59,160 @@ class _Block:
         return self.folded if self.is_folded else self.full
 
 
-def _where(f: Finding) -> str:
-    parts = []
-    if f.transform:
-        parts.append(md_code(f.transform))
-    if f.node:
-        parts.append("node " + md_code(f.node))
-    if f.tensor:
-        parts.append("tensor " + md_code(f.tensor))
-    return " · ".join(parts) or "run"
+def _rows(result: DiffResult) -> dict[str, TransformComparison]:
+    return {r.transform: r for r in reversed(result.transforms)}
 
 
-def _root_causes(f: Finding) -> list[str]:
-    """Root-cause hints the graph analysis attached to a match loss (evidence ``root_cause``)."""
-    causes = dict(f.evidence).get("root_cause") or []
-    return [c["message"] for c in causes if isinstance(c, dict) and c.get("message")]
+def _runs_line(result: DiffResult) -> str:
+    b, c, parent = run_labels(result.baseline.root, result.candidate.root)
+    where = f" in {md_code(parent)}" if parent else ""
+    line = f"<sub>Runs: {md_code(b)} \u2192 {md_code(c)}{where}"
+    lb, lc = log_summary(result.baseline_log), log_summary(result.candidate_log)
+    line += (
+        f" · logs: {md_escape(lb)}"
+        if lb == lc
+        else f" · baseline log: {md_escape(lb)} · candidate log: {md_escape(lc)}"
+    )
+    ignored = ignored_text(result)
+    if ignored:
+        line += f" · {md_escape(ignored)}"
+        if result.ignored_findings:
+            line += f" ({plural(result.ignored_findings, 'finding')} dropped)"
+    return line + "</sub>"
 
 
-def _finding_row(f: Finding, fail_on: str) -> str:
-    sev = f"{_ICON[f.severity]} {f.severity.value}"
-    if gates(f, fail_on):
-        sev += " **(gates)**"
-    msg = md_escape(f.message)
-    if f.acknowledged:
-        msg += f"<br>\u2705 acknowledged: {md_escape(f.acknowledged)}"
-    if f.explained_by:
-        msg += f"<br>\U0001f527 explained by config: {md_escape(f.explained_by)}"
-    for cause in _root_causes(f):
-        msg += f"<br>\U0001f50e likely cause: {md_escape(cause)}"
-    return f"| {sev} | {f.code} | {f.category} | {_where(f)} | {msg} |"
+def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[CauseGroup], list[CauseGroup]]:
+    """The first screen, and the groups it lists (primary) and mentions (secondary)."""
+    p = partition(result, verdict)
+    mark = "\u274c" if verdict.verdict == "fail" else "\u2705"
+    title = render_parts(headline_parts(result, verdict), md_code, md_text)
+    cnt = " · ".join(
+        f"**{md_escape(c.text())}**" if c.count or c.not_analysed else md_escape(c.text())
+        for c in counts(result)
+    )
+    lines = [
+        f"## {mark} ad-diff: {title}",
+        "",
+        f"{cnt} · gate `--fail-on {verdict.fail_on}` \u2192 exit {verdict.exit_code}",
+    ]
+    others = [*p.below_gate, *p.review, *p.settled, *p.improvements]
+    primary, secondary = (list(p.gated), others) if verdict.verdict == "fail" else (others, [])
+    rows = _rows(result)
+    if primary:
+        lines += ["", *(G.head_item(i, g, verdict.fail_on, rows) for i, g in enumerate(primary[:cap], 1))]
+        if len(primary) > cap:
+            lines += ["", f"_and {len(primary) - cap} more root causes, listed below._"]
+    if secondary:
+        kinds = [
+            plural(len(p.below_gate), "root cause") + " below the gate level" if p.below_gate else "",
+            plural(len(p.review), "warning") + " to review" if p.review else "",
+            f"{len(p.settled)} acknowledged or explained" if p.settled else "",
+            plural(len(p.improvements), "improvement") if p.improvements else "",
+        ]
+        lines += ["", "Also: " + ", ".join(k for k in kinds if k) + " (below)."]
+    lines += ["", _runs_line(result)]
+    return "\n".join(lines), primary, secondary
 
 
-def _findings_table(findings: list[Finding], fail_on: str) -> str:
-    head = "| Severity | Code | Category | Where | Finding |\n|---|---|---|---|---|"
-    return head + "\n" + "\n".join(_finding_row(f, fail_on) for f in findings)
-
-
-def _findings_blocks(result: DiffResult, fail_on: str) -> list[_Block]:
-    if not result.findings:
-        return [_Block("findings", "### Findings\n\nNone.", "", 100)]
-    main = [f for f in result.findings if f.severity is not Severity.INFO]
-    info = [f for f in result.findings if f.severity is Severity.INFO]
+def _group_blocks(
+    result: DiffResult, verdict: Verdict, primary: list[CauseGroup], secondary: list[CauseGroup]
+) -> list[_Block]:
+    fail_on = verdict.fail_on
     blocks = []
-    if main:
-        blocks.append(_Block(
-            "findings", f"### Findings ({len(main)})\n\n{_findings_table(main, fail_on)}",
-            f"### Findings ({len(main)})\n\n{_findings_table(main[:20], fail_on)}\n\n"
-            f"_{len(main) - min(20, len(main))} more folded; see the JSON report._", 40))
-    if info:
-        blocks.append(_Block(
-            "info findings",
-            f"<details><summary>Informational findings ({len(info)})</summary>\n\n"
-            f"{_findings_table(info, fail_on)}\n\n</details>",
-            f"_{len(info)} informational findings folded; see the JSON report._", 20))
+    if primary:
+        heading = "### Root causes" if verdict.verdict == "fail" else "### Findings"
+        body = "\n\n".join(G.group_details(i, g, fail_on) for i, g in enumerate(primary, 1))
+        blocks.append(
+            _Block(
+                "root-cause details",
+                f"{heading}\n\n{body}",
+                f"{heading}\n\n_Details folded to fit the comment limit; see the JSON report._",
+                40,
+            )
+        )
+    if secondary:
+        start = len(primary) + 1
+        items = "\n".join(
+            f"{start + i}. {G.icon(g, fail_on)} {G.title_md(g)}" for i, g in enumerate(secondary)
+        )
+        found = [f for g in secondary for f in g.findings]
+        details = (
+            f"<details><summary>Their findings ({len(found)})</summary>\n\n"
+            f"{G.findings_list(found, fail_on)}\n\n</details>"
+        )
+        blocks.append(
+            _Block(
+                "other findings",
+                f"### Other findings\n\n{items}\n\n{details}",
+                f"### Other findings\n\n{items}",
+                35,
+            )
+        )
+    notes = [g for g in partition(result, verdict).notes]
+    if notes:
+        found = [f for g in notes for f in g.findings]
+        body = G.findings_list(found, fail_on)
+        blocks.append(
+            _Block(
+                "notes",
+                f"<details><summary>Notes ({len(found)})</summary>\n\n{body}\n\n</details>",
+                f"_{plural(len(found), 'note')} folded; see the JSON report._",
+                20,
+            )
+        )
     return blocks
 
 
 def _transform_blocks(result: DiffResult) -> list[_Block]:
     changed = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed]
     same = [(i, r) for i, r in enumerate(result.transforms, 1) if not r.changed]
-    head = "| # | Stage | Transform | Baseline | Candidate | \u0394 |\n|---:|---|---|---:|---:|---:|"
-    rows = "\n".join(
-        f"| {i} | {md_escape(r.stage)} | {md_code(r.transform)} | {side_text(r.baseline)} | "
-        f"{side_text(r.candidate)} | {delta_text(r.delta)} |"
-        for i, r in changed
-    )
+    total = len(result.transforms)
     blocks = []
-    if changed:
-        full = f"### Changed transforms ({len(changed)} of {len(result.transforms)})\n\n{head}\n{rows}"
-        blocks.append(_Block("changed transforms", full,
-                             f"_{len(changed)} changed transforms folded; see the JSON report._", 30))
-    else:
-        blocks.append(_Block("changed transforms",
-                             f"### Transforms\n\nAll {len(result.transforms)} transforms have the same state and "
-                             "match count in both runs.", "", 100))
-    if same:
-        urows = "\n".join(
-            f"| {i} | {md_escape(r.stage)} | {md_code(r.transform)} | {side_text(r.baseline)} |" for i, r in same
+    if changed:  # four narrow columns: each row's stage is in the JSON report
+        head = "| # | Transform | Baseline \u2192 Candidate | \u0394 |\n|---:|---|---:|---:|"
+        rows = "\n".join(
+            f"| {i} | {html_code(r.transform)} | "
+            f"{md_escape(side_text(r.baseline))} \u2192 {md_escape(side_text(r.candidate))} | "
+            f"{delta_text(r.delta)} |"
+            for i, r in changed
         )
-        full = (f"<details><summary>Unchanged transforms ({len(same)})</summary>\n\n"
-                f"| # | Stage | Transform | State / matches |\n|---:|---|---|---:|\n{urows}\n\n</details>")
-        blocks.append(_Block("unchanged transforms", full,
-                             f"_{len(same)} unchanged transforms folded; see the JSON report._", 10))
+        full = f"### Changed transforms ({len(changed)} of {total})\n\n{head}\n{rows}"
+        blocks.append(
+            _Block(
+                "changed transforms",
+                full,
+                f"_{len(changed)} changed transforms folded; see the JSON report._",
+                30,
+            )
+        )
+    else:
+        blocks.append(
+            _Block(
+                "changed transforms",
+                f"### Transforms\n\nAll {total} transforms have the same state and match count in both runs.",
+                "",
+                100,
+            )
+        )
+    if same:  # one wrapping line per stage, not a table: long names must not widen the comment
+        by_stage: dict[str, list[str]] = {}
+        for i, r in same:
+            by_stage.setdefault(r.stage, []).append(
+                f"{i} {md_code(r.transform)} {md_escape(side_text(r.baseline))}"
+            )
+        items = "\n".join(f"- **{md_escape(stage)}**: " + " · ".join(xs) for stage, xs in by_stage.items())
+        full = (
+            f"<details><summary>Unchanged transforms ({len(same)}): number, name, state or matches</summary>"
+            f"\n\n{items}\n\n</details>"
+        )
+        blocks.append(
+            _Block(
+                "unchanged transforms",
+                full,
+                f"_{len(same)} unchanged transforms folded; see the JSON report._",
+                10,
+            )
+        )
     return blocks
 
 
@@ -133,51 +224,40 @@ def _section_blocks(result: DiffResult) -> list[_Block]:
             continue
         text = kind.render_markdown(section, result).strip()
         if text:
-            blocks.append(_Block(kind.key.name, text, f"_{kind.key.title} details folded; see the JSON report._", 15))
+            blocks.append(
+                _Block(kind.key.name, text, f"_{kind.key.title} details folded; see the JSON report._", 15)
+            )
     return blocks
 
 
-def _header(result: DiffResult, verdict: Verdict) -> str:
-    icon = "\u274c" if verdict.verdict == "fail" else "\u2705"
-    cats = category_counts(result.findings)
-    counts = " · ".join(
-        f"{cats.get(c, 0)} {c.replace('_', ' ')}" for c in ("match_loss", "metadata_loss", "numeric_drift")
-    )
-    collapses = sum(1 for f in result.findings if f.collapse)
-    lines = [
-        f"## {icon} ad-diff: {md_escape(headline(result, verdict)).replace(chr(92) + '`', '`')}",
-        "",
-        f"**{counts}**" + (f" ({collapses} collapse{'s' if collapses != 1 else ''})" if collapses else "")
-        + f" · gate `--fail-on {verdict.fail_on}` \u2192 exit {verdict.exit_code}",
-        "",
-        "| | Baseline | Candidate |",
-        "|---|---|---|",
-        f"| Run | {md_code(result.baseline.root)} | {md_code(result.candidate.root)} |",
-        f"| Log | {md_escape(log_summary(result.baseline_log))} | {md_escape(log_summary(result.candidate_log))} |",
-    ]
-    return "\n".join(lines)
-
-
 def _inputs(result: DiffResult) -> str:
-    items = [f"- baseline: {md_escape('; '.join(result.baseline.notes))}",
-             f"- candidate: {md_escape('; '.join(result.candidate.notes))}"]
+    items = [
+        f"- baseline: {md_code(result.baseline.root)}: {md_escape('; '.join(result.baseline.notes))}",
+        f"- candidate: {md_code(result.candidate.root)}: {md_escape('; '.join(result.candidate.notes))}",
+    ]
     items += [f"- {md_escape(n)}" for n in result.notes]
     return "<details><summary>Inputs</summary>\n\n" + "\n".join(items) + "\n\n</details>"
 
 
 def render(result: DiffResult, verdict: Verdict, limit: int = COMMENT_LIMIT) -> str:
     """Render the PR-comment markdown, folding blocks until it fits in ``limit`` characters."""
-    blocks = _findings_blocks(result, verdict.fail_on) + _transform_blocks(result) + _section_blocks(result)
-    head = _header(result, verdict)
-    foot_tail = f"<sub>ad-diff {__version__} · JSON schema {SCHEMA_VERSION}</sub>\n"
-    inputs = _Block("inputs", _inputs(result), "", 5)
-    order = blocks + [inputs]
+    foot = f"<sub>ad-diff {__version__} · JSON schema {SCHEMA_VERSION}</sub>\n"
+    for cap in (HEAD_ITEMS, 3, 1):
+        head, primary, secondary = _head(result, verdict, cap)
+        if len(head) + len(foot) + 400 <= limit:
+            break
+    order = (
+        _group_blocks(result, verdict, primary, secondary)
+        + _transform_blocks(result)
+        + _section_blocks(result)
+        + [_Block("inputs", _inputs(result), "", 5)]
+    )
 
     def assemble() -> str:
         folded = [b.name for b in order if b.is_folded]
         note = f"_Folded to fit the comment limit: {', '.join(folded)}._\n\n" if folded else ""
         body = "\n\n".join(b.text for b in order if b.text)
-        return f"{head}\n\n{body}\n\n{note}{foot_tail}"
+        return f"{head}\n\n{body}\n\n{note}{foot}"
 
     text = assemble()
     for b in sorted(order, key=lambda b: b.priority):

@@ -9,9 +9,20 @@ from rich.table import Table
 from rich.text import Text
 
 from ad_diff.core.model import Severity
+from ad_diff.explain.links import hints
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds import SECTION_KINDS
-from ad_diff.report.common import delta_text, headline, log_summary, side_text
+from ad_diff.report.common import (
+    counts,
+    delta_text,
+    group_gates,
+    grouped,
+    headline,
+    ignored_text,
+    log_summary,
+    side_text,
+)
+from ad_diff.report.md_groups import consequence_line
 from ad_diff.result import DiffResult
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -25,14 +36,31 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
     con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
     style = "bold red" if verdict.verdict == "fail" else "bold green"
     con.print(Text(f"ad-diff: {headline(result, verdict)}", style=style))
+    con.print(Text(" · ".join(c.text() for c in counts(result)) + f" · gate --fail-on {verdict.fail_on} "
+                   f"\u2192 exit {verdict.exit_code}"))
     con.print(Text(f"baseline  {result.baseline.root}  [{log_summary(result.baseline_log)}]"))
     con.print(Text(f"candidate {result.candidate.root}  [{log_summary(result.candidate_log)}]"))
+    if result.ignored_transforms:
+        con.print(Text(ignored_text(result), style="dim"))
+    findings, groups = grouped(result, verdict.fail_on)
+    rows_by_name = {r.transform: r for r in reversed(result.transforms)}
+    for g in groups:
+        if g.severity is Severity.INFO and not group_gates(g, verdict.fail_on):
+            continue
+        mark = "x" if group_gates(g, verdict.fail_on) else "+" if g.cause.value == "improvement" else "-"
+        con.print(Text(f" {mark} {g.id}. {g.title}" + (f"  ({g.stage})" if g.stage else ""),
+                       style=_STYLE[g.severity] if mark != "+" else "green"))
+        if g.evidence:
+            con.print(Text(f"      {g.evidence}"))
+        line = consequence_line(g, rows_by_name, str, str)
+        if line:
+            con.print(Text(f"      {line}"))
 
-    if result.findings:
-        t = Table(title=f"Findings ({len(result.findings)})", title_justify="left", expand=False)
-        for col in ("sev", "code", "category", "where", "finding"):
+    if findings:
+        t = Table(title=f"Findings ({len(findings)}), by root cause", title_justify="left", expand=False)
+        for col in ("#", "sev", "code", "category", "where", "finding"):
             t.add_column(col, overflow="fold")
-        for f in result.findings:
+        for f in findings:
             where = " ".join(x for x in (f.transform, f.node and f"node={f.node}", f.tensor and f"tensor={f.tensor}") if x)
             sev = f.severity.value + ("*" if gates(f, verdict.fail_on) else "")
             msg = f.message
@@ -40,10 +68,10 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
                 msg += f" [acknowledged: {f.acknowledged}]"
             if f.explained_by:
                 msg += f" [explained by config: {f.explained_by}]"
-            for cause in dict(f.evidence).get("root_cause") or []:
-                if isinstance(cause, dict) and cause.get("message"):
-                    msg += f" [likely cause: {cause['message']}]"
-            t.add_row(Text(sev, style=_STYLE[f.severity]), f.code, f.category, Text(where), Text(msg))
+            for h in hints(f):
+                msg += f" [likely cause: {h.message}]"
+            t.add_row(str(f.group or ""), Text(sev, style=_STYLE[f.severity]), f.code, f.category,
+                      Text(where), Text(msg))
         con.print(t)
         con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))
 

@@ -260,6 +260,27 @@ def _risks(result: DiffResult, v: Validation, found: Candidate | None) -> list[s
     return risks
 
 
+def check_candidate_name(name: str, base: CandidateReport | None, found: Candidate | None) -> None:
+    """Refuse a name that is neither a candidate of the baseline's final graph nor a known family (exit 2,
+    with the names that would do). A known family with no instance left is fine: the note says
+    ``not_evaluated``."""
+    if found is not None or name in KNOWN:
+        return
+    listed = [c.name for c in base.candidates] if base else []
+    families = sorted(KNOWN)
+    here = (
+        f"candidates in the baseline's final graph: {', '.join(listed)}"
+        if listed
+        else "no repeated pattern in the baseline's final graph"
+        if base
+        else "the baseline's graph was not scanned"
+    )
+    raise UsageError(
+        f"--candidate {name!r} is not a known candidate name; {here}; families: {', '.join(families)} "
+        "(see `ad-diff candidates BASELINE`)"
+    )
+
+
 def build_note(
     baseline: Path,
     candidate_run: Path,
@@ -273,11 +294,12 @@ def build_note(
     from ad_diff import gate, pipeline
     from ad_diff.settings import Settings
 
-    result = pipeline.run(Settings(baseline=baseline, candidate=candidate_run))
     notes: list[str] = []
     base = _scan(baseline, trtllm_src, 2, notes, "baseline")
-    cand = _scan(candidate_run, None, 1, notes, "candidate")
     found = base.get(name) if base else None
+    check_candidate_name(name, base, found)
+    result = pipeline.run(Settings(baseline=baseline, candidate=candidate_run))
+    cand = _scan(candidate_run, None, 1, notes, "candidate")
     family = found.family if found else (name if name in KNOWN else None)
     v = _validate(name, family, base, cand, found)
     p, p_src = _path(path, v)

@@ -6,6 +6,7 @@ of ``named_modules()``. D2: shape+dtype SSA lines of the root GraphModule only. 
 
 from __future__ import annotations
 
+import zlib
 from typing import Any
 
 from torch import fx, nn
@@ -53,7 +54,11 @@ def _arg(a: Any, *, with_meta: bool) -> str:
 
 
 def _target(node: fx.Node) -> str:
-    return str(node.target)
+    text = str(node.target)
+    if " at 0x" in text:  # a Python function: its address differs per process; fixtures must not
+        name = getattr(node.target, "__qualname__", text)
+        text = f"<function {name} at 0x7f{zlib.crc32(name.encode()):010x}>"
+    return text
 
 
 def ssa_lines(gm: fx.GraphModule, *, with_shapes: bool = True) -> list[str]:

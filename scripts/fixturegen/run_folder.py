@@ -22,6 +22,11 @@ class Side:
     rank1_counts: tuple[tuple[str, int], ...] = ()
     config: tuple[tuple[str, str], ...] = ()
     """``(relative path, text)`` files written under the run folder (e.g. ``config/model_x.yaml``)."""
+    dumps_from: RunSpec | None = None
+    """Write ``graphs/`` from this other run (artifacts of two jobs mixed); the log stays ``spec``'s."""
+    dump_keep: int | None = None
+    """Keep only the first N dump files (a half-copied folder, a job killed while dumping); the log is
+    whole."""
 
 
 def default_yaml() -> str:
@@ -45,10 +50,12 @@ def write_run(side: Side, folder: Path) -> None:
     graphs = folder / "graphs"
     graphs.mkdir()
     counter = 0
-    for stage, key, texts in out.dumps:
+    for stage, key, texts in (run(side.dumps_from) if side.dumps_from is not None else out).dumps:
         text = texts[side.dump]
         if text is None:
             continue  # D3: no GraphModule; D1/D2: root is not a GraphModule -> no file, no counter
+        if side.dump_keep is not None and counter >= side.dump_keep:
+            break
         counter += 1
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(text, encoding="utf-8", newline="\n")
     for rel, text in side.config:

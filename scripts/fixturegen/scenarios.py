@@ -19,13 +19,36 @@ CAND = Side(spec=RunSpec(model=M2), style=LogStyle(seed=2))
 
 @dataclass(frozen=True)
 class Finding:
-    """An expected finding: category (``ad_diff.classify.base.CATEGORIES``) and the transform it points at."""
+    """An expected finding: category (``ad_diff.core.model.Category``) and the transform it points at (None for
+    a run-level finding). Every error and warning ad-diff reports must be listed; info findings may be."""
 
     category: str
-    transform: str
-    stage: str
+    transform: str | None
+    stage: str | None
     note: str = ""
     collapse: bool | None = None
+
+
+@dataclass(frozen=True)
+class Cause:
+    """An expected gating root cause (``ad_diff.explain.model.CauseKind``), the transform that heads it, and the
+    transforms (or tensors) of its error consequences, in any order."""
+
+    cause: str
+    transform: str | None
+    consequences: tuple[str, ...] = ()
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class FalsePositive:
+    """A finding ad-diff reports today although the scenario's intent says it should not, with the reason and
+    the work that removes it. The manifest test accepts it only while it is reported."""
+
+    code: str
+    category: str
+    transform: str | None
+    why: str
 
 
 @dataclass(frozen=True)
@@ -41,6 +64,9 @@ class Scenario:
     baseline: Side
     candidate: Side
     extra: dict[str, object] = field(default_factory=dict)
+    root_causes: tuple[Cause, ...] = ()
+    """For a failing scenario: every gating root cause, in report order."""
+    false_positives: tuple[FalsePositive, ...] = ()
 
 
 def _spec(side: Side, **kw: object) -> Side:
@@ -57,12 +83,16 @@ ROPE_DOWNSTREAM = Finding("match_loss", "match_rope_layout", PM, "downstream of 
 _partial_b = _spec(BASE, model=M3)
 _partial_c = _spec(CAND, model=replace(M3, norm_variant=((1, "sqrt_div"),)))
 _PARTIAL_FINDINGS = (
+    Finding("structure_change", "export_to_gm", "export", "layer 1's RMSNorm is exported as sqrt/div: the root cause"),
     Finding("match_loss", "match_rmsnorm_pattern", PM, "7 -> 5 (partial, 29% lost)", collapse=False),
     Finding("match_loss", "fuse_rmsnorm", PLF, "7 -> 5, downstream of match_rmsnorm_pattern"),
 )
-_PARTIAL_TEXT = ("ad-diff should report a partial match loss at match_rmsnorm_pattern (7 -> 5) as the first "
-                 "regression, fuse_rmsnorm (7 -> 5) as downstream, and the unfused RMSNorm chain of layer 1 "
-                 "in the candidate's graphs.")
+_PARTIAL_CAUSES = (Cause("graph_differs", "export_to_gm", ("match_rmsnorm_pattern", "fuse_rmsnorm"),
+                         "the candidate model itself differs: its exported graph holds the sqrt/div form"),)
+_PARTIAL_TEXT = ("ad-diff should name the exported graph as the root cause (layer 1's RMSNorm is `sqrt -> div` "
+                 "instead of `rsqrt -> mul`), with its consequences: a partial match loss at match_rmsnorm_pattern "
+                 "(7 -> 5) and fuse_rmsnorm (7 -> 5) downstream, and the unfused RMSNorm chain of layer 1 in the "
+                 "candidate's graphs.")
 _PARTIAL_INJ = ("3-layer model. The candidate's layer 1 writes RMSNorm as `w * (x / sqrt(mean(x^2) + eps))` "
                 "(both norms of the layer), which match_rmsnorm_pattern does not recognise.")
 
@@ -71,6 +101,7 @@ def _formats(name: str, style: dict[str, object], what: str, dump: str = "D3") -
     return Scenario(
         name, f"The partial_loss pair written {what}.", _PARTIAL_INJ, _PARTIAL_TEXT, "fail", _PARTIAL_FINDINGS,
         replace(_style(_partial_b, **style), dump=dump), replace(_style(_partial_c, **style), dump=dump),
+        root_causes=_PARTIAL_CAUSES,
     )
 
 
@@ -87,32 +118,40 @@ def scenarios() -> list[Scenario]:
         "match_collapse", "match_rope_pattern stops matching entirely.",
         "The candidate model writes rotate_half in interleaved form (`stack((-x[..., 1::2], x[..., ::2]), -1)"
         ".flatten(-2)`) in every layer, which match_rope_pattern does not recognise.",
-        "Collapse at match_rope_pattern (4 -> 0) as the root cause; match_rope_layout (4 -> 0) downstream.",
+        "Root cause: the exported graph differs (rotate_half in interleaved form, `slice -> stack -> flatten`); "
+        "consequences: match_rope_pattern collapses (4 -> 0) and match_rope_layout (4 -> 0) downstream.",
         "fail",
-        (Finding("match_loss", "match_rope_pattern", PM, "4 -> 0", collapse=True), ROPE_DOWNSTREAM),
-        BASE, _spec(CAND, model=replace(M2, rope_variant=((0, "interleaved"), (1, "interleaved"))))))
+        (Finding("structure_change", "export_to_gm", "export", "interleaved rotate_half: the root cause"),
+         Finding("match_loss", "match_rope_pattern", PM, "4 -> 0", collapse=True), ROPE_DOWNSTREAM),
+        BASE, _spec(CAND, model=replace(M2, rope_variant=((0, "interleaved"), (1, "interleaved")))),
+        root_causes=(Cause("graph_differs", "export_to_gm", ("match_rope_pattern", "match_rope_layout")),)))
     s.append(Scenario("partial_loss", "A matcher matches fewer in one of three layers.", _PARTIAL_INJ,
-                      _PARTIAL_TEXT, "fail", _PARTIAL_FINDINGS, _partial_b, _partial_c))
+                      _PARTIAL_TEXT, "fail", _PARTIAL_FINDINGS, _partial_b, _partial_c, root_causes=_PARTIAL_CAUSES))
     s.append(Scenario(
         "disabled_transform", "A transform that matched in the baseline is disabled in the candidate.",
         "Candidate runs with match_swiglu_pattern `enabled: false` (log: `[SUMMARY] disabled`); its dump "
         "file repeats the previous graph.",
         "Match loss at match_swiglu_pattern (2 -> disabled: stopped running).", "fail",
         (Finding("match_loss", "match_swiglu_pattern", PM, "2 -> disabled"),),
-        BASE, _spec(CAND, disabled=frozenset({"match_swiglu_pattern"}))))
+        BASE, _spec(CAND, disabled=frozenset({"match_swiglu_pattern"})),
+        root_causes=(Cause("transform_disabled", "match_swiglu_pattern"),)))
     s.append(Scenario(
-        "failed_transform", "A transform fails under skip_on_error in the candidate.",
+        "failed_transform", "A matcher fails under skip_on_error in the candidate (issue 13's failed matcher).",
         "match_eager_attention raises; the log shows `Transform match_eager_attention failed: ...` and "
         "`[SUMMARY] skipped`. The graph stays unfused, so match_grouped_attention, match_attention_layout and "
         "insert_cached_attention find nothing.",
-        "Match loss at match_eager_attention (failed, with the exception text); downstream losses at "
-        "match_grouped_attention, match_attention_layout, insert_cached_attention.", "fail",
-        (Finding("match_loss", "match_eager_attention", PM, "2 -> failed"),
+        "Root cause first: match_eager_attention failed (with the exception text; the graph it received was the "
+        "same in both runs), with its own match loss (2 -> failed); then, as its consequences, the downstream "
+        "losses at match_grouped_attention, match_attention_layout, insert_cached_attention.", "fail",
+        (Finding("state_change", "match_eager_attention", PM, "failed: the root cause"),
+         Finding("match_loss", "match_eager_attention", PM, "2 -> failed"),
          Finding("match_loss", "match_grouped_attention", PM, "downstream"),
          Finding("match_loss", "match_attention_layout", PM, "downstream"),
          Finding("match_loss", "insert_cached_attention", "cache_init", "downstream")),
         BASE, _spec(CAND, fail=(("match_eager_attention",
-                                 "RuntimeError: Expected softmax input of rank 4 with static head dim, got rank 3"),))))
+                                 "RuntimeError: Expected softmax input of rank 4 with static head dim, got rank 3"),)),
+        root_causes=(Cause("transform_failed", "match_eager_attention",
+                           ("match_grouped_attention", "match_attention_layout", "insert_cached_attention")),)))
     s.append(Scenario(
         "crash_midway", "The candidate crashes inside a transform.",
         "sharding_transform_executor raises an uncaught CUDA error after `[APPLY] applying transform...`; the log "
@@ -120,7 +159,8 @@ def scenarios() -> list[Scenario]:
         "Incomplete run pointing at sharding_transform_executor (traceback's last line as detail); transforms "
         "after it are absent in the candidate, not match losses.", "fail",
         (Finding("incomplete_run", "sharding_transform_executor", "sharding"),),
-        BASE, _spec(CAND, crash_in="sharding_transform_executor")))
+        BASE, _spec(CAND, crash_in="sharding_transform_executor"),
+        root_causes=(Cause("incomplete_run", "sharding_transform_executor"),)))
     s.append(Scenario(
         "improvement", "The candidate matches more.",
         "Both runs use a 3-layer model whose layer 1 writes RMSNorm as sqrt/div; the candidate's "
@@ -143,7 +183,10 @@ def scenarios() -> list[Scenario]:
         "match_swiglu_pattern does not match. The final candidate graph keeps silu/mul and both linears in layer 1.",
         "Partial match loss at match_swiglu_pattern (3 -> 2), localised to layer 1's nodes.", "fail",
         (Finding("match_loss", "match_swiglu_pattern", PM, "3 -> 2", collapse=False),),
-        _spec(BASE, model=M3), _spec(CAND, model=replace(M3, mlp_variant=((1, "swapped"),)))))
+        _spec(BASE, model=M3), _spec(CAND, model=replace(M3, mlp_variant=((1, "swapped"),))),
+        root_causes=(Cause("match_lost", "match_swiglu_pattern", (),
+                           "the swapped operands only rewire an aligned node (no hint links the export to the loss): "
+                           "the loss is its own root cause, the export difference named in its evidence"),)))
     s.append(Scenario(
         "metadata_loss", "A rewrite drops shape metadata; a later shape-checking matcher then matches less.",
         "The candidate's match_rope_pattern creates the rope nodes for k without `meta[\"val\"]` (dumped as "
@@ -153,7 +196,8 @@ def scenarios() -> list[Scenario]:
         "match_rope_layout (4 -> 2), attributed to the metadata loss.", "fail",
         (Finding("metadata_loss", "match_rope_pattern", PM, "torch_rope nodes for k lose meta['val']"),
          Finding("match_loss", "match_rope_layout", PM, "4 -> 2, caused by the metadata loss")),
-        BASE, _spec(CAND, knobs=Knobs(rope_drop_meta_k=True))))
+        BASE, _spec(CAND, knobs=Knobs(rope_drop_meta_k=True)),
+        root_causes=(Cause("metadata_lost", "match_rope_pattern", ("match_rope_layout",)),)))
     s.append(Scenario(
         "op_form_change", "An upstream transform changes the op form a matcher relies on.",
         "The candidate's cleanup_noop_slice also rewrites q's `split_with_sizes -> getitem` into "
@@ -163,7 +207,8 @@ def scenarios() -> list[Scenario]:
         "cleanup_noop_slice (new narrow/contiguous/view nodes) is the root cause.", "fail",
         (Finding("match_loss", "match_rope_pattern", PM, "4 -> 2 (50% lost: a collapse at the default 0.5 fraction)", collapse=True), ROPE_DOWNSTREAM,
          Finding("structure_change", "cleanup_noop_slice", "post_export", "split/getitem -> narrow/contiguous/view")),
-        BASE, _spec(CAND, knobs=Knobs(split_to_narrow_q=True))))
+        BASE, _spec(CAND, knobs=Knobs(split_to_narrow_q=True)),
+        root_causes=(Cause("op_form_changed", "cleanup_noop_slice", ("match_rope_pattern", "match_rope_layout")),)))
     s.append(_formats("formats_v0", {"fmt": "V0"}, "in log format V0 (no brackets) with L1 prefix"))
     s.append(_formats("formats_v1", {"fmt": "V1"}, "in log format V1 (`enabled=..., num_matches=N`) with L1 prefix"))
     s.append(_formats("formats_v2", {"fmt": "V2"}, "in log format V2 (V1 + `elapsed time:`) with L1 prefix"))
@@ -189,20 +234,23 @@ def scenarios() -> list[Scenario]:
         "Debug level (config and multi-line `Model after` reprs, `[CUDA MEM]` lines), ANSI colours "
         "(`\\x1b[32m[SUMMARY]\\x1b[0m`, dim `skipped`/`disabled`), Python warnings, and in the candidate a first "
         "pipeline attempt that aborts after cleanup_noop_add and restarts (graphs/ holds the second attempt).",
-        "No findings; the retry is parsed (last pipeline used) and noted.", "pass", (),
+        "No regression; the retry is parsed (last pipeline used) and noted as a consistency warning.", "pass",
+        (Finding("consistency", None, None, "the candidate's pipeline started twice (ADL012); the last is compared"),),
         _style(BASE, noise=2, colors=True), _style(CAND, noise=2, colors=True, retry=True)))
     s.append(Scenario(
         "config_explained", "A config overlay disables a transform; a downstream transform loses matches.",
         "Candidate's config/model_x.yaml sets `match_rmsnorm_pattern: {enabled: false}`; the log shows it "
         "disabled and fuse_rmsnorm finds nothing to fuse (5 -> 0).",
-        "Match loss at match_rmsnorm_pattern explained by config/model_x.yaml; match loss at fuse_rmsnorm "
-        "(downstream, same explanation). Gating is the lead's call; listed as fail.", "fail",
+        "Root cause: match_rmsnorm_pattern disabled by config/model_x.yaml (its own loss explained, not gating); "
+        "its consequence, the match loss at fuse_rmsnorm, still gates: a downstream loss is what the gate is for "
+        "until the expected-changes file acknowledges it.", "fail",
         (Finding("match_loss", "match_rmsnorm_pattern", PM, "disabled by config/model_x.yaml"),
          Finding("match_loss", "fuse_rmsnorm", PLF, "downstream; explained by the same overlay")),
         replace(BASE, config=_cfg_default),
         replace(_spec(CAND, disabled=frozenset({"match_rmsnorm_pattern"})),
                 config=(*_cfg_default, ("config/model_x.yaml", overlay_yaml(
-                    {"match_rmsnorm_pattern": {"enabled": False}}, compile_backend="torch-simple"))))))
+                    {"match_rmsnorm_pattern": {"enabled": False}}, compile_backend="torch-simple")))),
+        root_causes=(Cause("transform_disabled", "match_rmsnorm_pattern", ("fuse_rmsnorm",)),)))
     s.append(Scenario(
         "config_unexplained", "A transform goes disabled without any config change.",
         "Both runs carry the same config/default.yaml (match_rope_pattern enabled); the candidate log shows "
@@ -212,7 +260,8 @@ def scenarios() -> list[Scenario]:
         (Finding("match_loss", "match_rope_pattern", PM, "4 -> disabled"),
          Finding("config", "match_rope_pattern", PM, "disabled in the log, enabled in config"), ROPE_DOWNSTREAM),
         replace(BASE, config=_cfg_default),
-        replace(_spec(CAND, disabled=frozenset({"match_rope_pattern"})), config=_cfg_default)))
+        replace(_spec(CAND, disabled=frozenset({"match_rope_pattern"})), config=_cfg_default),
+        root_causes=(Cause("transform_disabled", "match_rope_pattern", ("match_rope_layout",)),)))
     s.append(Scenario(
         "config_not_applied", "Config says enabled; the log says disabled.",
         "Candidate's config/model_x.yaml sets `match_swiglu_pattern: {enabled: true}` and config/merged.yaml "
@@ -226,8 +275,71 @@ def scenarios() -> list[Scenario]:
                 config=(*_cfg_default,
                         ("config/model_x.yaml", overlay_yaml({"match_swiglu_pattern": {"enabled": True}})),
                         ("config/merged.yaml", default_yaml().replace(
-                            "# Subset of", "# Merged (default.yaml + model_x.yaml); subset of"))))))
+                            "# Subset of", "# Merged (default.yaml + model_x.yaml); subset of")))),
+        root_causes=(Cause("transform_disabled", "match_swiglu_pattern"),)))
+    s.append(Scenario(
+        "new_fusion", "A fusion switched on that matches everywhere: a success.",
+        "The baseline runs with config/unfused.yaml setting `match_swiglu_pattern: {enabled: false}` (unfused "
+        "`silu * mul` in both layers); the candidate drops that overlay, so the fusion runs and matches in every "
+        "layer (disabled -> 2).",
+        "PASS with one improvement at match_swiglu_pattern (0, disabled -> 2), explained by the config change; "
+        "its rewritten regions are the fusion itself, folded under it: no warnings to review.", "pass",
+        (Finding("improvement", "match_swiglu_pattern", PM, "disabled -> 2 matches"),
+         Finding("structure_change", "match_swiglu_pattern", PM, "the fused regions, info under the improvement"),
+         Finding("config", "match_swiglu_pattern", PM, "enabled in the candidate's config (info)")),
+        replace(_spec(BASE, disabled=frozenset({"match_swiglu_pattern"})),
+                config=(*_cfg_default, ("config/unfused.yaml",
+                                        overlay_yaml({"match_swiglu_pattern": {"enabled": False}})))),
+        replace(CAND, config=_cfg_default)))
+    s += _graph_scenarios()
     return s
+
+
+GEMMS = frozenset({"fuse_gemms"})
+
+
+def _graph_scenarios() -> list[Scenario]:
+    """Scenarios of the graph kind's classes (issue 13): counter-shifted names, cut dump folders, a log and
+    dumps that come from different runs."""
+    swapped = replace(M3, mlp_variant=((1, "swapped"),))
+    return [
+        Scenario(
+            "counter_shifted_fused_weights", "A partial SwiGLU loss shifts every later FX counter name.",
+            "3-layer model, post_load_fusion/fuse_gemms on in both runs. The candidate's layer 1 MLP computes "
+            "`up(x) * silu(gate(x))`, so match_swiglu_pattern misses it (3 -> 2) and fuse_gemms fuses its "
+            "gate/up linears (3 -> 4). Every later `fused_weight_<n>`, `linear_<n>`, `split_output_<n>` and "
+            "`getitem_<n>` is numbered one higher in the candidate: `fused_weight_2` is 128x64 (layer 2 qkv) in "
+            "the baseline and 256x64 (layer 1 gate/up) in the candidate. AD's `split_output` nodes carry no "
+            "metadata in either run.",
+            "The partial match loss at match_swiglu_pattern and the extra fuse_gemms match; no metadata loss "
+            "and no shape change: same-name nodes of different shapes are different nodes, and nodes without "
+            "metadata in both runs lost nothing.", "fail",
+            (Finding("match_loss", "match_swiglu_pattern", PM, "3 -> 2", collapse=False),
+             Finding("improvement", "fuse_gemms", PLF, "3 -> 4 (layer 1's gate/up fused)")),
+            _spec(BASE, model=M3, enabled=GEMMS), _spec(CAND, model=swapped, enabled=GEMMS),
+            root_causes=(Cause("match_lost", "match_swiglu_pattern"),)),
+        Scenario(
+            "dumps_truncated", "The candidate's dump folder stops early while its log is complete.",
+            "The candidate ran the whole pipeline (its log is complete) but its graphs/ folder holds only "
+            "the first 16 dumps, up to sharding_transform_executor: a half-copied artifact folder, or a job "
+            "killed while it was dumping. The numbering has no hole, so only the log shows the loss.",
+            "An incomplete run (the candidate's dumps stop after sharding_transform_executor while its log "
+            "shows 10 more transforms ran); those transforms did not run 'in the baseline only'.", "fail",
+            (Finding("incomplete_run", "load_weights", "weight_load", "first transform without a dump"),),
+            BASE, replace(CAND, dump_keep=16),
+            root_causes=(Cause("incomplete_run", "load_weights"),)),
+        Scenario(
+            "log_dump_conflict", "The candidate's log and dumps come from different runs.",
+            "The candidate's log is from a run where match_rope_pattern matched 4, its graphs/ folder from "
+            "a run where match_rope_pattern was disabled: the dump after match_rope_pattern is byte-identical "
+            "to the one before, and so is match_rope_layout's.",
+            "A log/dump conflict (upstream ad-conf-check's CONFLICT) at match_rope_pattern and at "
+            "match_rope_layout: pattern matchers that logged matches must have changed the graph.", "fail",
+            (Finding("consistency", "match_rope_pattern", PM, "logged 4, dump unchanged"),
+             Finding("consistency", "match_rope_layout", PM, "logged 4, dump unchanged")),
+            BASE, replace(CAND, dumps_from=replace(CAND.spec, disabled=frozenset({"match_rope_pattern"}))),
+            root_causes=(Cause("other", "match_rope_pattern"), Cause("other", "match_rope_layout"))),
+    ]
 
 
 #: A single run folder (fixtures/runs/unfused): RMSNorm and SwiGLU matchers disabled.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import torch
 from torch import fx
 
+from .fusions import fuse_gemms
 from .fxutil import aten, insert, is_op, replace, single_user, val
 from .ops import op
 
@@ -369,6 +370,7 @@ Transform = Callable[[fx.GraphModule, Knobs], int]
 
 #: Transforms that really rewrite the graph. Everything else is pass-through.
 REWRITES: dict[str, Transform] = {
+    "fuse_gemms": fuse_gemms,
     "cleanup_noop_slice": cleanup_noop_slice,
     "cleanup_input_constraints": cleanup_input_constraints,
     "cleanup_canonicalize_graph": cleanup_canonicalize_graph,

@@ -8,14 +8,64 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, ROOT, run_cli
-from tests.unit.candidates.conftest import fake_tree
+from tests.unit.workflows.candidates.conftest import SRC, fake_tree
 
 C = FIXTURES / "candidates"
 SCENARIOS = ROOT / "fixtures" / "scenarios"
 
 
-def test_candidates_markdown_default() -> None:
-    res = run_cli("candidates", C / "unfused")
+@pytest.mark.parametrize("columns", [80, 200])
+def test_candidates_terminal_view_by_default_fits_columns(columns: int) -> None:
+    res = run_cli("candidates", C / "moe", "--trtllm-src", SRC, env={"COLUMNS": str(columns)})
+    assert res.code == 0, res.err
+    assert not res.out.startswith("## ")  # not raw markdown
+    assert res.out.startswith("Fusion candidates: ")
+    lines = res.out.splitlines()
+    assert max(map(len, lines)) <= columns
+    if columns == 200:
+        assert max(map(len, lines)) > 120  # the width is used, not a fixed 80
+    assert "1. moe: mixture-of-experts block left unfused" in res.out
+
+
+def test_candidates_final_dump_touching_the_output_line_does_not_crash() -> None:
+    # issue 13 §4: KeyError: 'output' on a final dump whose pattern's neighbourhood reached the output node
+    for run in (C / "edges", C / "sqrt_div", C / "moe", C / "moe_grouped"):
+        res = run_cli("candidates", run, "--min-count", "1", "-f", "json")
+        assert res.code == 0, (run, res.err)
+        assert "internal error" not in res.err
+        assert json.loads(res.out)["candidates"]
+
+
+def test_candidates_sqrt_div_names_why_the_existing_matcher_did_not_take_it() -> None:
+    res = run_cli(
+        "candidates",
+        C / "sqrt_div",
+        "--transform",
+        "match_rmsnorm_pattern",
+        "--trtllm-src",
+        SRC,
+        "-f",
+        "text",
+    )
+    assert res.code == 0, res.err
+    first = res.out.split("\n\n")[0]
+    assert first.startswith("Candidate: rmsnorm\n")
+    assert (
+        "op auto_deploy::flashinfer_rms_norm at "
+        "tensorrt_llm/_torch/auto_deploy/custom_ops/normalization/rms_norm.py:11" in first
+    )
+    assert (
+        "weakness: upstream match_rmsnorm_pattern matches weight * (data * rsqrt(mean(data^2) + eps))"
+        in first
+    )
+    assert (
+        "this graph computes w * (x / sqrt(mean(x^2) + 1e-05)): mul, rsqrt only upstream; div, sqrt only here"
+        in first
+    )
+
+
+def test_candidates_markdown_format() -> None:
+    res = run_cli("candidates", C / "unfused", "-f", "markdown")
     assert res.code == 0, res.err
     assert "## Fusion candidates" in res.out
     assert (
@@ -141,9 +191,19 @@ def test_note_full_fusion_and_unknown_candidate() -> None:
     assert {"target": "auto_deploy.torch_swiglu.default", "baseline": 0, "candidate": 2} in data[
         "validation"
     ]["fused_ops"]
-    unknown = json.loads(run_cli("note", C / "unfused", C / "fused", "--candidate", "nope", "-f", "json").out)
-    assert unknown["validation"]["status"] == "not_evaluated"
-    assert unknown["family"] is None
+    # a known family without an instance left in the baseline is not evaluated, not an error
+    gone = json.loads(run_cli("note", C / "fused", C / "fused", "--candidate", "swiglu", "-f", "json").out)
+    assert gone["validation"]["status"] == "not_evaluated"
+
+
+def test_note_unknown_candidate_exits_2_with_the_known_names() -> None:
+    res = run_cli("note", C / "unfused", C / "fused", "--candidate", "nope")
+    assert res.code == 2
+    assert res.out == ""
+    assert "--candidate 'nope' is not a known candidate name" in res.err
+    assert "candidates in the baseline's final graph: rmsnorm, swiglu, gemm_epilogue" in res.err
+    assert "families: attention_adjacent, attention_layout, elementwise_chain" in res.err
+    assert "Traceback" not in res.err
 
 
 def test_note_usage_errors(tmp_path: Path) -> None:

@@ -24,8 +24,8 @@ def test_pass_exit_0_and_json_contract(tmp_path: Path) -> None:
     res = run_cli(b, c, "-f", "json")
     assert res.code == 0, res.err
     data = json.loads(res.out)
-    assert data["schema_version"] == 1 and data["verdict"] == "pass" and data["exit_code"] == 0
-    assert data["findings"] == []
+    assert data["schema_version"] == 2 and data["verdict"] == "pass" and data["exit_code"] == 0
+    assert data["findings"] == [] and data["groups"] == []
     row = data["transforms"][1]
     assert {k: row[k] for k in ("stage", "transform")} == {"stage": "pattern_matcher", "transform": "match_rope_pattern"}
     assert row["baseline"]["state"] == "applied" and row["baseline"]["matches"] == 4
@@ -38,8 +38,8 @@ def test_collapse_exit_1_with_markdown_and_json_files(tmp_path: Path) -> None:
     assert res.code == 1
     assert "FAIL" in res.out and "ADL001" in res.out
     text = md.read_text()
-    assert text.startswith("## \u274c ad-diff: FAIL: 1 gated regression")
-    assert "| 2 | pattern_matcher | `match_rope_pattern` | 4 | 0 | \u22124 |" in text
+    assert text.startswith("## \u274c ad-diff: FAIL: 1 root cause (`match_rope_pattern` stopped matching (4 \u2192 0))")
+    assert "| 2 | <code>match_rope_pattern</code> | 4 \u2192 0 | \u22124 |" in text
     f = json.loads(js.read_text())["findings"][0]
     assert set(f) >= {"code", "category", "severity", "transform", "node", "tensor", "message"}
     assert (f["code"], f["category"], f["severity"], f["node"], f["tensor"]) == ("ADL001", "match_loss", "error", None, None)

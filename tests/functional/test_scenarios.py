@@ -1,10 +1,16 @@
-"""Every generated two-run scenario: the verdict and findings its manifest promises, and byte-exact
-snapshots of the markdown and JSON reports (written by scripts/update_golden.py, reviewed in git diff)."""
+"""Every generated two-run scenario: the verdict, root causes and findings its manifest promises, the root
+cause named first in the markdown, and byte-exact snapshots of the markdown and JSON reports (written by
+scripts/update_golden.py, reviewed in git diff).
+
+The manifest check is strict both ways: a listed finding or root cause that ad-diff does not report fails, and
+so does an error or warning finding, or a gating root cause, that the manifest does not list.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -13,6 +19,8 @@ from tests.conftest import FIXTURES, ROOT, run_cli
 
 MANIFEST = yaml.safe_load((FIXTURES / "scenarios/manifest.yaml").read_text())["scenarios"]
 NAMES = sorted(n for n in MANIFEST if (FIXTURES / "scenarios" / n / "baseline").is_dir())
+ROOT_CAUSE_WITHIN = 1500
+"""Characters of the markdown within which every gating root cause is named (issue 13)."""
 
 
 @pytest.fixture(scope="module")
@@ -29,20 +37,81 @@ def outputs(tmp_path_factory) -> dict[str, tuple[int, str, str]]:
     return out
 
 
+def _key(f: dict[str, Any]) -> tuple[str, str | None]:
+    return (f["category"], f["transform"])
+
+
+def unlisted_findings(exp: dict[str, Any], findings: list[dict[str, Any]]) -> list[str]:
+    """Error and warning findings that neither the manifest's findings nor its false positives name."""
+    listed = {_key(w) for w in exp.get("findings") or []}
+    known = {(fp["code"], fp["category"], fp["transform"]) for fp in exp.get("false_positives") or []}
+    return [
+        f"{f['severity']} {f['code']} {f['category']} at {f['transform']}: {f['message']}"
+        for f in findings
+        if f["severity"] != "info" and _key(f) not in listed and (f["code"], *_key(f)) not in known
+    ]
+
+
+def gated_causes(data: dict[str, Any]) -> list[tuple[str, str | None, set[str]]]:
+    """(cause, transform, error consequences) of every gating group, in report order."""
+    out = []
+    for g in data["groups"]:
+        if not g["gated"]:
+            continue
+        cons = {
+            data["findings"][i]["transform"] or data["findings"][i]["tensor"]
+            for i in g["consequences"]
+            if data["findings"][i]["severity"] == "error"
+        }
+        out.append((g["cause"], g["transform"], cons))
+    return out
+
+
 @pytest.mark.parametrize("name", NAMES)
 def test_manifest_expectations(outputs, name: str) -> None:
     exp = MANIFEST[name]
     code, _, js = outputs[name]
     data = json.loads(js)
-    assert code == exp["exit_code"] and data["verdict"] == exp["verdict"]
-    got = {(f["category"], f["transform"]) for f in data["findings"]}
+    assert code == exp["exit_code"]
+    assert data["verdict"] == exp["verdict"]
+    findings = data["findings"]
+    got = {_key(f) for f in findings}
     for want in exp["findings"]:
-        assert (want["category"], want["transform"]) in got, f"missing {want}"
+        assert _key(want) in got, f"missing {want}"
         if "collapse" in want:
-            hit = [f for f in data["findings"] if (f["category"], f["transform"]) == (want["category"], want["transform"])]
+            hit = [f for f in findings if _key(f) == _key(want)]
             assert any(f["collapse"] == want["collapse"] for f in hit)
-    if not exp["findings"]:
-        assert [f for f in data["findings"] if f["severity"] == "error"] == []
+    assert unlisted_findings(exp, findings) == [], "findings the manifest does not list (false alarms?)"
+    for fp in exp.get("false_positives") or []:
+        assert any(
+            (f["code"], *_key(f)) == (fp["code"], fp["category"], fp["transform"]) for f in findings
+        ), (
+            f"{fp['code']} at {fp['transform']} is no longer reported: remove it from the scenario's "
+            "false_positives"
+        )
+    want_causes = [(c["cause"], c["transform"], set(c["consequences"])) for c in exp.get("root_causes") or []]
+    assert gated_causes(data) == want_causes
+    if exp["verdict"] == "fail":
+        assert want_causes, "a failing scenario must list its root causes"
+
+
+@pytest.mark.parametrize("name", [n for n in NAMES if MANIFEST[n]["verdict"] == "fail"])
+def test_root_cause_is_named_first(outputs, name: str) -> None:
+    """Each gating root cause is named in the first 1,500 characters, before any of its consequences."""
+    _, md, js = outputs[name]
+    data = json.loads(js)
+    gated = [g for g in data["groups"] if g["gated"]]
+    for k, g in enumerate(gated, 1):
+        at = md.find(f"\n{k}. \u274c **")  # its item on the first screen
+        assert 0 <= at < ROOT_CAUSE_WITHIN, f"root cause {g['title']!r} at {at}"
+        line = md[at + 1 : md.index("\n", at + 1)]
+        assert g["title"] in line.replace("`", ""), line
+        if g["transform"]:
+            assert f"`{g['transform']}`" in line
+        for i in g["consequences"]:
+            f = data["findings"][i]
+            named = md.find(f"`{f['transform'] or f['tensor']}`")
+            assert named == -1 or named > at, f"consequence {f['transform']} named before its root cause"
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -54,11 +123,50 @@ def test_snapshots(outputs, name: str) -> None:
     assert int((exp / "exit_code").read_text()) == code
 
 
-#: The scenarios with the most findings of each kind (graph, config, tensors, hostile names) plus batch output.
+def test_the_manifest_test_catches_unlisted_findings() -> None:
+    """The strict check itself: an unlisted warning is reported, a listed or known one is not."""
+    exp = {
+        "findings": [{"category": "match_loss", "transform": "a"}],
+        "false_positives": [{"code": "ADG003", "category": "metadata_loss", "transform": "b"}],
+    }
+    found = [
+        {"severity": "error", "code": "ADL001", "category": "match_loss", "transform": "a", "message": "m"},
+        {
+            "severity": "warning",
+            "code": "ADG003",
+            "category": "metadata_loss",
+            "transform": "b",
+            "message": "m",
+        },
+        {
+            "severity": "info",
+            "code": "ADG004",
+            "category": "structure_change",
+            "transform": "c",
+            "message": "m",
+        },
+        {
+            "severity": "warning",
+            "code": "ADG005",
+            "category": "structure_change",
+            "transform": "d",
+            "message": "m",
+        },
+    ]
+    assert unlisted_findings(exp, found) == ["warning ADG005 structure_change at d: m"]
+
+
+#: The scenarios with the most findings of each kind (graph, config, tensors, hostile names), and batch output.
 DETERMINISM_CASES = {
     "graph": ("fixtures/scenarios/metadata_loss/baseline", "fixtures/scenarios/metadata_loss/candidate"),
-    "graph_fusion": ("fixtures/scenarios/fusion_one_layer/baseline", "fixtures/scenarios/fusion_one_layer/candidate"),
-    "config": ("fixtures/scenarios/config_unexplained/baseline", "fixtures/scenarios/config_unexplained/candidate"),
+    "graph_fusion": (
+        "fixtures/scenarios/fusion_one_layer/baseline",
+        "fixtures/scenarios/fusion_one_layer/candidate",
+    ),
+    "config": (
+        "fixtures/scenarios/config_unexplained/baseline",
+        "fixtures/scenarios/config_unexplained/candidate",
+    ),
     "tensors": ("fixtures/tensors/gpu/baseline", "fixtures/tensors/gpu/beyond"),
     "hostile_names": ("fixtures/hostile/markup_names/baseline", "fixtures/hostile/markup_names/candidate"),
     "batch": ("batch", "fixtures/scenarios"),
@@ -73,7 +181,9 @@ def test_output_is_byte_identical_across_hash_seeds(tmp_path: Path, case: str) -
         for side in ("b", "c"):
             for name in ("metadata_loss", "config_unexplained", "partial_loss"):
                 (tmp_path / side).mkdir(exist_ok=True)
-                (tmp_path / side / name).symlink_to(ROOT / cand / name / ("baseline" if side == "b" else "candidate"))
+                (tmp_path / side / name).symlink_to(
+                    ROOT / cand / name / ("baseline" if side == "b" else "candidate")
+                )
         args = ("batch", tmp_path / "b", tmp_path / "c", "--jobs", "2")
     else:
         args = (base, cand)

@@ -4,11 +4,12 @@ a precision-changing fusion fails, and plots are written only where --plots poin
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 GPU = Path("fixtures/tensors/gpu")
 
@@ -28,3 +29,69 @@ def test_plots_are_written_and_linked(tmp_path: Path) -> None:
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
     assert pngs and all(p.endswith(".png") for p in pngs)
     assert f"(plots/{pngs[0]})" in md.read_text()
+
+
+def test_gathered_logits_pass_with_a_note(tmp_path: Path) -> None:
+    syn = Path("fixtures/tensors/synthetic/gathered")
+    md = tmp_path / "r.md"
+    res = run_cli(syn / "baseline", syn / "candidate", "-f", "json", "--markdown", md)
+    assert res.code == 0, res.out
+    data = json.loads(res.out)
+    assert not [f for f in data["findings"] if f["code"] == "ADT003"]
+    assert "keeps only the last position" in md.read_text()
+
+
+@pytest.mark.parametrize("name", ["one_row", "one_row_noref"])
+def test_one_broken_token_gates(tmp_path: Path, name: str) -> None:
+    syn = Path("fixtures/tensors/synthetic") / name
+    for side in ("baseline", "candidate"):  # a run folder needs a log; the tensors are the fixture's
+        shutil.copytree(syn / side, tmp_path / side)
+        shutil.copy(Path("fixtures/tensors/synthetic/gathered/baseline/ad.log"), tmp_path / side / "ad.log")
+    res = run_cli(tmp_path / "baseline", tmp_path / "candidate", "-f", "json")
+    assert res.code == 1
+    (f,) = [f for f in json.loads(res.out)["findings"] if f["code"] == "ADT001"]
+    assert "[2, 127]" in f["message"]
+
+
+NO_TORCH = """
+import sys
+from ad_diff.cli import main
+sys.argv = ["ad-diff", *sys.argv[1:]]
+try:
+    main()
+except SystemExit:
+    pass
+print("TORCH" if "torch" in sys.modules else "NO-TORCH", file=sys.stderr)
+"""
+
+
+def test_logs_dumps_and_safetensors_are_compared_without_torch(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_hostile_fixtures import LOGITS, f32, write_tensors
+
+    scen = ROOT / "fixtures/scenarios/rename_only"
+    for side, shift in (("baseline", 0.0), ("candidate", 1e-3)):
+        shutil.copytree(scen / side, tmp_path / side)
+        write_tensors(tmp_path / side, {"logits": ("F32", (4, 4), f32([x + shift for x in LOGITS]))})
+        write_tensors(tmp_path / side, {"linear_2": ("BF16", (2, 8), bytes(32))}, name="nodes")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", NO_TORCH, str(tmp_path / "baseline"), str(tmp_path / "candidate"),
+                           "-f", "json"], capture_output=True, text=True, env=env, timeout=300)
+    assert "NO-TORCH" in proc.stderr, proc.stderr
+    data = json.loads(proc.stdout)
+    assert {c["name"] for c in data["sections"]["tensors"]["comparisons"]} >= {"logits"}
+
+
+def test_reports_are_byte_identical_across_thread_counts(tmp_path: Path) -> None:
+    outs = []
+    for threads in ("1", "2"):
+        js, md = tmp_path / f"{threads}.json", tmp_path / f"{threads}.md"
+        env = {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        res = run_cli(GPU / "baseline", GPU / "beyond", "--json", js, "--markdown", md, "--jobs", threads, env=env)
+        assert res.code == 1
+        outs.append((js.read_text(), md.read_text()))
+    assert outs[0] == outs[1]

@@ -147,9 +147,9 @@ def _safetensors_seeds() -> list[Seed]:
 
 def run_pt(seed: Seed, data: bytes, scratch: Path) -> None:
     """A ``.pt`` file (torch.save zip or legacy pickle), loaded with weights_only."""
-    from ad_diff.kinds.tensors import parse
+    from ad_diff.kinds.tensors import parse, pt
 
-    parse._PT_CACHE.clear()  # keyed by path: every input reuses the same one
+    pt._CACHE.clear()  # keyed by path: every input reuses the same one
     path = _write(scratch, "outputs.pt", data)
     _accept(lambda: parse.read_index(path))
 

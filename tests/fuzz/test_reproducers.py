@@ -18,13 +18,6 @@ OPEN: dict[str, str] = {
     "log/fuzz_23a438aeb7e5": "kinds/log/parse.py:split: int() beyond 4,300 digits",
     "log/matches_4400_digits": "kinds/log/parse.py:on_transform_message: int() beyond 4,300 digits",
     "log/fuzz_625c384f26c9": "kinds/log/parse.py:on_transform_message: int() beyond 4,300 digits",
-    "safetensors_header/dtype_list": "kinds/tensors/parse.py:_safetensors_index: unhashable dtype",
-    "safetensors_header/offsets_string": "kinds/tensors/parse.py:_safetensors_index: str offsets",
-    "safetensors_header/shape_1e400": "kinds/tensors/parse.py:_safetensors_index: int(inf)",
-    "safetensors_header/fuzz_06c3fe79b4e3": "kinds/tensors/parse.py:_safetensors_index: int(inf)",
-    "safetensors_header/huge_int": "kinds/tensors/parse.py:_safetensors_index: json int digits",
-    "safetensors_header/fuzz_b467eb4e93ce": "kinds/tensors/parse.py:_safetensors_index: json int digits",
-    "safetensors_header/nested_arrays": "kinds/tensors/parse.py:_safetensors_index: json RecursionError",
     "snapshot/nodes_lots": "kinds/log/snapshot.py:check_coverage: int('lots')",
 }
 """Reproducer (``target/name``) -> where it still crashes, for the owner of that file."""

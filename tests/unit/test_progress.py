@@ -29,8 +29,12 @@ def test_disabled_bar_is_the_no_op() -> None:
         bar("x", 1, 2)
 
 
-def test_enabled_bar_accepts_updates() -> None:
-    with progress_bar(True) as bar:
+def test_enabled_bar_draws_each_task_with_its_counts() -> None:
+    out = Tty()
+    with progress_bar(True, stream=out) as bar:
         bar("parsing dumps", 0, 3)
         bar("parsing dumps", 3, 3)
         bar("unknown total", 1, None)
+    drawn = out.getvalue()
+    assert "parsing dumps" in drawn and "3/3" in drawn
+    assert "unknown total" in drawn and "1/?" in drawn

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.core.model import RUNS
 from ad_diff.kinds.config.model import ChangeKind, CheckKind, ConfigAnalysis, ConfigChange, EffectiveConfig
 
@@ -30,33 +30,34 @@ def _change_label(c: ConfigChange) -> str:
     return ".".join(c.path[2:]) if c.path[0] == "transforms" else c.key
 
 
-def _source_row(run: str, cfg: EffectiveConfig | None) -> str:
+def _source_item(run: str, cfg: EffectiveConfig | None) -> str:
     if cfg is None:
-        return f"| {run} | none | | |"
+        return f"- {run}: no config"
     files = " → ".join(md_code(f) for f in cfg.source.files)
-    return f"| {run} | {cfg.source.kind} | {files} | {md_escape(cfg.source.order_rule)} |"
+    rule = md_escape(cfg.source.order_rule)
+    return f"- {run}: {md_escape(cfg.source.kind)}, {files} (merge order, later wins; {rule})"
 
 
 def render_markdown(analysis: ConfigAnalysis) -> str:
     """The configuration section of the PR-comment report (starts with a level-3 heading)."""
     out = ["### Configuration", ""]
-    out += ["| Run | Config | Files (merge order, later wins) | Order |", "|---|---|---|---|"]
+    # a list, not a table: file chains are long and must wrap in a 780 px comment
     sides = (analysis.baseline, analysis.candidate)
-    out += [_source_row(run, cfg) for run, cfg in zip(RUNS, sides, strict=True)] + [""]
+    out += [_source_item(run, cfg) for run, cfg in zip(RUNS, sides, strict=True)] + [""]
     diff = analysis.diff
     if diff is not None and diff.identical:
         out += ["The two effective configs are identical.", ""]
     if diff is not None and diff.transforms:
         out += ["#### Transform config changes (pipeline order)", ""]
-        out += ["| Transform | Stage | Change | Baseline | Candidate | Set in |", "|---|---|---|---|---|---|"]
+        # five narrow columns for a 780 px comment; each transform's stage is in the JSON report
+        out += ["| Transform | Change | Baseline | Candidate | Set in |", "|---|---|---|---|---|"]
         for t in diff.transforms:
             for c in t.changes:
                 origin = c.origin()
                 out.append(
-                    f"| {md_escape(t.transform)} | {md_escape(t.stage or '')} | "
-                    f"{md_escape(_change_label(c))} | "
-                    f"{md_code(c.before_text)} | {md_code(c.after_text)} | "
-                    f"{md_code(origin) if origin else ''} |"
+                    f"| {html_code(t.transform)} | {md_escape(_change_label(c))} | "
+                    f"{html_code(c.before_text)} | {html_code(c.after_text)} | "
+                    f"{html_code(origin) if origin else ''} |"
                 )
         out.append("")
     if diff is not None and diff.settings:
@@ -64,19 +65,17 @@ def render_markdown(analysis: ConfigAnalysis) -> str:
                 "|---|---|---|---|"]
         for s in diff.settings:
             origin = s.origin()
-            out.append(f"| {md_escape(s.key)} | {md_code(s.before_text)} | {md_code(s.after_text)} | "
-                       f"{md_code(origin) if origin else ''} |")
+            before, after = html_code(s.before_text), html_code(s.after_text)
+            out.append(f"| {html_code(s.key)} | {before} | {after} | {html_code(origin) if origin else ''} |")
         out.append("")
     if analysis.checks:
         out += ["#### Config applied? (each run's config against its own log)", ""]
-        out += ["| Run | Transform | Problem | Config | Log | Config source | Log line |",
-                "|---|---|---|---|---|---|---|"]
-        for ch in analysis.checks:
+        for ch in analysis.checks:  # a list, not a seven-column table: it must fit a 780 px comment
+            origin = f" ({md_code(ch.origin)})" if ch.origin else ""
+            line = f", line {ch.log_line}" if ch.log_line is not None else ""
             out.append(
-                f"| {ch.run} | {md_escape(ch.transform)} | {md_escape(_CHECK_TEXT[ch.kind])} | "
-                f"{md_escape(ch.config_value)} | {md_escape(ch.log_value)} | "
-                f"{md_code(ch.origin) if ch.origin else ''} | "
-                f"{ch.log_line if ch.log_line is not None else ''} |"
+                f"- {ch.run}: {md_code(ch.transform)} {md_escape(_CHECK_TEXT[ch.kind])}: config "
+                f"{md_code(ch.config_value)}{origin}, log {md_code(ch.log_value)}{line}"
             )
         out.append("")
     if analysis.unexplained:

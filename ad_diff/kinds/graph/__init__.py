@@ -1,33 +1,37 @@
 """The graph kind: the dumps AD writes after every transform (``AD_DUMP_GRAPHS_DIR``), compared node by node.
 
 Per dump pair: hash, parse each distinct graph once, align nodes across the runs, measure metadata coverage
-and rewritten regions, and find root-cause hints for match losses (attached to the log's findings in the
-explain stage). Folder problems (gaps, duplicates, unreadable entries) are input findings; a folder that
-cannot be analysed degrades to ``ADI006`` while the log comparison stands.
+and rewritten regions, and find root-cause hints for match losses (``analysis``: measurements only). The
+rules stage (``classify``, with the rules in ``rules``) turns them into findings, and the folder listings
+(``folder``: gaps, duplicates, unreadable entries) into input findings; a folder that cannot be analysed
+degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's match losses in the
+explain stage.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.core.model import Finding
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import folder, rules
-from ad_diff.kinds.graph.model import GraphAnalysis
+from ad_diff.kinds.graph.classify import STANDS, folder_findings
+from ad_diff.kinds.graph.diff import GraphAnalysis
+from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
-    from ad_diff.core.model import Finding
     from ad_diff.result import DiffResult
 
-STANDS = "the per-transform match counts from the logs still stand"
-"""What still holds when an analysis beside the logs cannot run."""
+__all__ = ["GRAPH", "STANDS", "GraphKind"]
 
 
 class GraphKind:
     """See the module docstring."""
 
     key: SectionKey[GraphAnalysis] = SectionKey("graph", "Graph dumps")
-    rules = folder.RULES + rules.RULES
+    rules = rules.FOLDER_RULES + rules.RULES
 
     def analyze(self, ctx: Context) -> GraphAnalysis | Skipped:
         """Compare both runs' dump folders transform by transform."""
@@ -61,7 +65,13 @@ class GraphKind:
             return Skipped("unreadable", str(e))
 
     def classify(self, section: GraphAnalysis | Skipped, ctx: Context) -> list[Finding]:
-        """Folder findings (ADI002-005), then the graph findings (ADG) or why the analysis did not run."""
+        """Folder findings (ADI002-005), then the graph findings (ADG) or why the analysis did not run.
+
+        The folder listings are measured here rather than in ``analyze`` because their findings stand even
+        where the analysis did not run (an empty or unreadable folder): a name-and-stat scan, no content.
+        """
+        from ad_diff.kinds.graph.classify import classify
+
         base, cand = ctx.baseline, ctx.candidate
         if isinstance(section, Skipped):
             if section.reason == "snapshot":
@@ -75,28 +85,34 @@ class GraphKind:
         out: list[Finding] = []
         for art in (base, cand):
             assert art.graphs is not None
-            out += folder.check_dump_folder(art.graphs, art.run_id)
+            out += folder_findings(folder.scan(art.graphs), art.run_id)
         if isinstance(section, Skipped):
             if section.reason == "empty_one":
                 other = cand if section.run == base.run_id else base
-                out.append(folder.DUMPS_EMPTY.make(run=section.run, other=other.run_id, count=int(section.detail)))
+                out.append(rules.DUMPS_EMPTY.make(run=section.run, other=other.run_id,
+                                                  count=int(section.detail)))
             elif section.reason == "unreadable":
-                out.append(ANALYSIS_FAILED.make(analysis="graph analysis", error=section.detail, stands=STANDS))
+                out.append(ANALYSIS_FAILED.make(analysis="graph analysis", error=section.detail,
+                                                stands=STANDS))
             return out
-        return out + list(section.findings)
+        return out + classify(section, ctx.baseline_log, ctx.candidate_log, ctx.rows)
 
     def explain(self, section: GraphAnalysis, findings: list[Finding], ctx: Context) -> tuple[GraphAnalysis,
                                                                                                list[Finding]]:
-        """Attach the dumps' root-cause hints to the match losses they explain."""
-        from ad_diff.kinds.graph.analysis import attach_hints
+        """Attach what the dumps measured to the findings it explains (root-cause hints on match losses, new
+        rewritten regions on the log findings of their transform); the section keeps its own findings for
+        the JSON report."""
+        from ad_diff.kinds.graph.evidence import attach
 
-        return section, list(attach_hints(tuple(findings), section))
+        own = {r.code for r in rules.RULES}
+        mine = tuple(sorted((f for f in findings if f.code in own), key=Finding.sort_key))
+        return replace(section, classified=mine), list(attach(tuple(findings), section))
 
     def render_markdown(self, section: GraphAnalysis, result: DiffResult) -> str:
         """The ``Graph dumps`` section."""
         from ad_diff.kinds.graph.section import render_markdown
 
-        return render_markdown(section)
+        return render_markdown(section, result.ignored_transforms)
 
     def render_terminal(self, section: GraphAnalysis, result: DiffResult) -> Any:
         """The graph section at a glance."""
@@ -111,8 +127,8 @@ def _snapshot_coverage(ctx: Context) -> list[Finding]:
 
     out = []
     for key, before, after in snapshot.check_coverage(ctx.settings.baseline, ctx.candidate.graphs):
-        stage, _, transform = key.partition("/")
-        out.append(rules.SNAPSHOT_COVERAGE.make(transform=transform.split("#")[0], stage=stage, before=before,
+        stage, transform, _ = split_dump_key(key)
+        out.append(rules.SNAPSHOT_COVERAGE.make(transform=transform, stage=stage, before=before,
                                                 after=after, evidence={"dump": key}))
     return out
 

@@ -3,13 +3,19 @@
 FX names shift when a pass is added (``linear_3`` becomes ``linear_4``), so a name alone is never trusted.
 The chain, applied to the nodes still unmatched after each step:
 
-1. ``exact``      same name and target, confirmed by an equal forward or backward structural signature
-                  (placeholders and the output line need only the name);
+1. ``exact``      same name, target, literals and shape, and the same inputs: an equal forward structural
+                  signature, or inputs that are exact pairs themselves. FX counter names (``getitem_12``,
+                  ``fused_weight_1``) shift when an upstream rewrite adds or removes a node, so a name is
+                  confirmed, never trusted: a same-name pair whose target, inputs or shape disagree is not
+                  exact (placeholders need the name and, for counter names, the same shape);
 2. ``renamed``    same name with the counter suffix removed, same target, same signature (unique both sides);
 3. ``structural`` same target and full-depth signature (unique both sides), then rounds of local signatures
                   built from already-matched neighbours (target, literals, pair ids of inputs / of users);
 4. ``sequence``   what remains between the same two matched anchors, aligned by target sequence
-                  (``difflib``), never across module scopes (``..._layers_<N>_`` in AD names).
+                  (``difflib``), never across module scopes (``..._layers_<N>_`` in AD names), and never
+                  two nodes of different known shapes (position alone is weak evidence).
+
+Pairs of steps 1-3 are confident: a shape change on them is reported as such (``shape_change``).
 
 Unmatched nodes are grouped into rewritten regions: connected unmatched nodes of both runs that share the
 matched frontier around them (a fusion is many-to-one, so it is one region, not a list of adds and removes).
@@ -24,11 +30,11 @@ from collections import Counter
 from difflib import SequenceMatcher
 
 from ad_diff.core.gcpause import paused_gc
-from ad_diff.kinds.graph.index import GraphIndex, strip_counter
-from ad_diff.kinds.graph.model import GraphSection, NodePair, Region, Unmatched
+from ad_diff.core.model import BASELINE, CANDIDATE
+from ad_diff.kinds.graph.index import GraphIndex, has_counter, meta_agrees, strip_counter
+from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
 from ad_diff.kinds.graph.parse import render_node
 
-KINDS = ("identical", "exact", "renamed", "structural", "sequence")
 MAX_SEGMENT = 2000
 """Longest run of unmatched nodes (per side) given to sequence alignment; longer ones stay unmatched."""
 MAX_FRONTIER_FANOUT = 16
@@ -54,12 +60,12 @@ class SectionAlignment:
         self.mb = [-1] * len(b)
         """Baseline index -> candidate index (-1 unmatched)."""
         self.mc = [-1] * len(c)
-        self.kind: list[str | None] = [None] * len(b)
+        self.kind: list[MatchKind | None] = [None] * len(b)
         self.unmatched: list[Unmatched] = []
         self.regions: list[Region] = []
         self.rewired: list[tuple[str, str]] = []
 
-    def pair(self, i: int, j: int, kind: str) -> None:
+    def pair(self, i: int, j: int, kind: MatchKind) -> None:
         """Record baseline node ``i`` aligned to candidate node ``j``."""
         self.mb[i], self.mc[j], self.kind[i] = j, i, kind
 
@@ -67,12 +73,12 @@ class SectionAlignment:
         """All pairs, in baseline dump order."""
         names_b, names_c = self.b.names, self.c.names
         return [
-            NodePair(names_b[i], names_c[j], self.kind[i] or "", self.section)
+            NodePair(names_b[i], names_c[j], self.kind[i] or MatchKind.STRUCTURAL, self.section)
             for i, j in enumerate(self.mb)
             if j >= 0
         ]
 
-    def counts(self) -> Counter[str]:
+    def counts(self) -> Counter[MatchKind]:
         """Pairs per match kind."""
         return Counter(k for k in self.kind if k)
 
@@ -82,7 +88,9 @@ class SectionAlignment:
         return not self.unmatched and not self.rewired
 
 
-def align_sections(b: GraphSection, c: GraphSection, fmt_b: str = "D3", fmt_c: str = "D3") -> SectionAlignment:
+def align_sections(
+    b: GraphSection, c: GraphSection, fmt_b: str = "D3", fmt_c: str = "D3"
+) -> SectionAlignment:
     """Align the nodes of two sections (same GraphModule in both runs)."""
     with paused_gc():
         return _align(b, c, fmt_b, fmt_c)
@@ -91,10 +99,10 @@ def align_sections(b: GraphSection, c: GraphSection, fmt_b: str = "D3", fmt_c: s
 def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionAlignment:
     al = SectionAlignment(b.name, GraphIndex(b), GraphIndex(c))
     _exact(al)
-    _unique(al, "renamed", lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))
-    _unique(al, "renamed", lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.bwd[i]))
-    _unique(al, "structural", lambda x, i: (x.targets[i], x.fwd[i]))
-    _unique(al, "structural", lambda x, i: (x.targets[i], x.bwd[i]))
+    _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))
+    _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.bwd[i]))
+    _unique(al, MatchKind.STRUCTURAL, lambda x, i: (x.targets[i], x.fwd[i]))
+    _unique(al, MatchKind.STRUCTURAL, lambda x, i: (x.targets[i], x.bwd[i]))
     _propagate(al)
     _sequence(al)
     _propagate(al)
@@ -105,21 +113,32 @@ def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionA
 
 def identical_alignment(sec: GraphSection) -> list[NodePair]:
     """Pairs for byte-identical dumps (no alignment work)."""
-    return [NodePair(n.name, n.name, "identical", sec.name) for n in sec.nodes]
+    return [NodePair(n.name, n.name, MatchKind.IDENTICAL, sec.name) for n in sec.nodes]
 
 
 def _exact(al: SectionAlignment) -> None:
-    B, C = al.b, al.c
-    ops_c = al.c.section.nodes
+    """Same-name pairs that the structure confirms (see the module docstring). Candidate nodes are visited in
+    dump order, so every input's own decision is made before its users are looked at."""
+    B, C, mb = al.b, al.c, al.mb
+    nodes_c = C.section.nodes
     for j, name in enumerate(C.names):
         i = B.pos.get(name)
         if i is None or B.targets[i] != C.targets[j]:
             continue
-        if ops_c[j].op != "call" or B.fwd[i] == C.fwd[j] or B.bwd[i] == C.bwd[j]:
-            al.pair(i, j, "exact")
+        agree = meta_agrees(B.metas[i], C.metas[j])
+        op = nodes_c[j].op
+        if op != "call":  # a placeholder's own name is its identity, unless it is a counter name
+            if agree or op == "output" or not has_counter(name):
+                al.pair(i, j, MatchKind.EXACT)
+            continue
+        ib, ic = B.inputs[i], C.inputs[j]
+        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or _ext(B, i) != _ext(C, j):
+            continue
+        if B.fwd[i] == C.fwd[j] or all(mb[x] == y for x, y in zip(ib, ic, strict=True)):
+            al.pair(i, j, MatchKind.EXACT)
 
 
-def _unique(al: SectionAlignment, kind: str, key) -> int:  # type: ignore[no-untyped-def]
+def _unique(al: SectionAlignment, kind: MatchKind, key) -> int:  # type: ignore[no-untyped-def]
     """Pair unmatched nodes whose ``key`` is unique among the unmatched nodes of each side."""
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
@@ -162,7 +181,8 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
         return (x.targets[j], x.lits[j], us) if us else ("+", j)
 
     for _ in range(rounds):
-        n = _unique2(al, "structural", fwd_b, fwd_c) + _unique2(al, "structural", bwd_b, bwd_c)
+        n = _unique2(al, MatchKind.STRUCTURAL, fwd_b, fwd_c)
+        n += _unique2(al, MatchKind.STRUCTURAL, bwd_b, bwd_c)
         if not n:
             break
 
@@ -171,7 +191,7 @@ def _ext(x: GraphIndex, i: int) -> tuple[str, ...]:
     return tuple(strip_counter(e) for e in x.ext[i])
 
 
-def _unique2(al: SectionAlignment, kind: str, key_b, key_c) -> int:  # type: ignore[no-untyped-def]
+def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:  # type: ignore[no-untyped-def]
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
         if j < 0:
@@ -219,8 +239,8 @@ def _sequence(al: SectionAlignment) -> None:
                 sb, sc = scope_of(B.names[i]), scope_of(C.names[j])
                 if sb is not None and sc is not None and sb != sc:
                     continue
-                if B.section.nodes[i].op == C.section.nodes[j].op:
-                    al.pair(i, j, "sequence")
+                if B.section.nodes[i].op == C.section.nodes[j].op and meta_agrees(B.metas[i], C.metas[j]):
+                    al.pair(i, j, MatchKind.SEQUENCE)
 
 
 def _rewired(al: SectionAlignment) -> None:
@@ -233,7 +253,7 @@ def _rewired(al: SectionAlignment) -> None:
             len(ib) != len(ic)
             or B.lits[i] != C.lits[j]
             or _ext(B, i) != _ext(C, j)
-            or any(mb[x] >= 0 and mb[x] != y for x, y in zip(ib, ic))
+            or any(mb[x] >= 0 and mb[x] != y for x, y in zip(ib, ic, strict=True))
         ):
             al.rewired.append((B.names[i], C.names[j]))
 
@@ -299,9 +319,6 @@ def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
         )
         al.regions.append(region)
         reason = region.kind
-        al.unmatched.extend(
-            Unmatched("baseline", B.names[i], B.targets[i], reason, al.section, rid) for i in bs
-        )
-        al.unmatched.extend(
-            Unmatched("candidate", C.names[j], C.targets[j], reason, al.section, rid) for j in cs
-        )
+        sec = al.section
+        al.unmatched.extend(Unmatched(BASELINE, B.names[i], B.targets[i], reason, sec, rid) for i in bs)
+        al.unmatched.extend(Unmatched(CANDIDATE, C.names[j], C.targets[j], reason, sec, rid) for j in cs)

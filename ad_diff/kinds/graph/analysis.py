@@ -2,38 +2,51 @@
 
 Only the previous dump of each run (and the previous cross-run alignment) is kept in memory. Files are hashed
 (blake2b of the body after the two header lines) before parsing: a graph seen before is parsed once
-(:mod:`ad_diff.dump_cache`), byte-identical baseline/candidate bodies (every transform before the first
+(:mod:`ad_diff.kinds.graph.cache`), byte-identical baseline/candidate bodies (every transform before the first
 divergence) skip node alignment, and a pair of bodies aligned at the previous transform is not aligned again.
 
-Root-cause hints for a match loss are stored on the :class:`TransformGraphDiff` of the transform that lost
-matches; the log classifier reads them with :func:`hints_for_match_loss` or lets :func:`attach_hints` add them
-to its findings as evidence (``root_cause``). No match-loss finding is emitted here.
+Measurements only: no finding is made here (``classify`` draws them). A difference is marked where it first
+appears: a metadata change on a node not changed before, a rewritten region that continues none of the
+previous transform's regions. Root-cause hints for a match loss are stored on the transform that lost
+matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them to the log's findings.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ad_diff.core.model import Finding, State, TransformRecord
+from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
 from ad_diff.kinds.graph.align import SectionAlignment, align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
-from ad_diff.kinds.graph.findings import findings_for
-from ad_diff.kinds.graph.hints import find_hints
-from ad_diff.kinds.graph.measure import NodeTable, coverage, meta_changes, run_delta
-from ad_diff.kinds.graph.model import (
+from ad_diff.kinds.graph.diff import (
+    Absence,
     Coverage,
+    Coverages,
+    Deltas,
     GraphAnalysis,
-    GraphDump,
-    Hint,
-    MetaChange,
-    Region,
+    MetaChangeKind,
     RunDelta,
     TransformGraphDiff,
-    Unmatched,
+    UnreadableDump,
 )
-from ad_diff.kinds.graph.pair import DumpRef, TransformPair, list_dumps, pair_dumps
+from ad_diff.kinds.graph.hints import find_hints
+from ad_diff.kinds.graph.measure import DumpAlignment, NodeTable, align_dumps, coverage, run_delta
+from ad_diff.kinds.graph.model import GraphDump, MatchKind, Unmatched
+from ad_diff.kinds.graph.pair import (
+    DumpRef,
+    LogIndex,
+    TransformPair,
+    absences,
+    list_dumps,
+    log_index,
+    pair_dumps,
+)
 from ad_diff.kinds.log.model import RunLog
+
+RegionSig = tuple[tuple[str, ...], tuple[str, ...]]
+"""A region as its sorted baseline and candidate targets: the same region after a rename within a run."""
 
 
 @dataclass
@@ -47,19 +60,6 @@ class _RunState:
     """Node table of the latest dump, by body digest (``None``: no reuse)."""
 
 
-@dataclass(frozen=True)
-class _Aligned:
-    """What aligning two graphs measures, before telling new differences from inherited ones."""
-
-    aligns: list[SectionAlignment]
-    unmatched: tuple[Unmatched, ...]
-    regions: tuple[Region, ...]
-    rewired: tuple[tuple[str, str], ...]
-    changes: tuple[MetaChange, ...]
-    counts: tuple[tuple[str, int], ...]
-    notes: tuple[str, ...]
-
-
 @dataclass
 class _CrossState:
     """Cross-run facts carried forward to tell *new* differences from inherited ones."""
@@ -70,6 +70,9 @@ class _CrossState:
     unmatched_b_since: dict[str, str] = field(default_factory=dict)
     """Baseline node -> transform key where it first had no counterpart."""
     unmatched_c_since: dict[str, str] = field(default_factory=dict)
+    region_sigs: set[RegionSig] = field(default_factory=set)
+    """Signatures of the previous two-sided transform's regions."""
+    pending_sigs: set[RegionSig] = field(default_factory=set)
     alignments: list[SectionAlignment] | None = None
     """Alignment of the previous two-sided transform (``None`` when it was byte-identical)."""
     identical_prev: bool = False
@@ -77,31 +80,28 @@ class _CrossState:
     """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
     memo_key: tuple[bytes, bytes] | None = None
     """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
-    memo: _Aligned | None = None
+    memo: DumpAlignment | None = None
     covers: dict[bytes, Coverage] | None = None
     """Coverage by body digest (``None``: no reuse)."""
 
 
 def _advance(cross: _CrossState, d: TransformGraphDiff) -> None:
     """Carry the current transform's cross-run facts forward (names are stable within one run)."""
-    key = f"{d.stage}/{d.transform}" + (f"#{d.occurrence}" if d.occurrence else "")
-    lost = {m.candidate for m in d.meta_changes if m.kind == "lost"}
-    changed = {m.candidate for m in d.meta_changes if m.kind == "changed"}
+    key = d.key
+    lost = {m.candidate for m in d.meta_changes if m.kind is MetaChangeKind.LOST}
+    changed = {m.candidate for m in d.meta_changes if m.kind is MetaChangeKind.CHANGED}
     cross.lost_since = {n: cross.lost_since.get(n, key) for n in lost}
     cross.changed_since = {n: cross.changed_since.get(n, key) for n in changed}
     cross.unmatched_b_since = {
-        u.name: cross.unmatched_b_since.get(u.name, key) for u in d.unmatched if u.run == "baseline"
+        u.name: cross.unmatched_b_since.get(u.name, key) for u in d.unmatched if u.run == BASELINE
     }
     cross.unmatched_c_since = {
-        u.name: cross.unmatched_c_since.get(u.name, key) for u in d.unmatched if u.run == "candidate"
+        u.name: cross.unmatched_c_since.get(u.name, key) for u in d.unmatched if u.run == CANDIDATE
     }
+    cross.region_sigs, cross.pending_sigs = (set(), set()) if d.identical else (cross.pending_sigs, set())
     cross.alignments = None if d.identical else cross.pending
     cross.identical_prev = d.identical
     cross.pending = None
-
-
-def _log_index(log: RunLog | None) -> dict[tuple[str, int], TransformRecord]:
-    return {} if log is None else {(r.transform, r.occurrence): r for r in log.transforms}
 
 
 def analyze_graphs(
@@ -112,7 +112,7 @@ def analyze_graphs(
     *,
     reuse: bool = True,
 ) -> GraphAnalysis:
-    """Compare the dump folders of two runs. Raises :class:`InputError` only if a folder is unusable.
+    """Measure the dump folders of two runs. Raises :class:`InputError` only if a folder is unusable.
 
     ``reuse=False`` parses and aligns every dump even when its graph was seen before (same result, slower;
     tests use it to check the reuse).
@@ -124,37 +124,45 @@ def analyze_graphs(
         empty = baseline_graphs if not refs_b else candidate_graphs
         notes.append(f"{empty}: no graph dump files (NNN_<stage>_<transform>.txt); graph analysis skipped")
     pairs = pair_dumps(refs_b, refs_c) if refs_b and refs_c else []
-    logs = {"baseline": _log_index(baseline_log), "candidate": _log_index(candidate_log)}
+    logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
     rb, rc = _RunState(tables={} if reuse else None), _RunState(tables={} if reuse else None)
     cross = _CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
-    findings: list[Finding] = []
-    formats: set[str] = set()
+    unreadable: list[UnreadableDump] = []
+    formats: dict[RunId, set[str]] = {BASELINE: set(), CANDIDATE: set()}
     for tp in pairs:
-        d = _step(tp, loader, rb, rc, cross, logs, findings, formats)
-        diffs.append(d)
-    first = next((d for d in diffs if d.baseline_file and d.candidate_file and not d.structure_equal), None)
-    first_key = _key(first) if first else None
-    detail = _divergence_detail(first) if first else None
-    analysis = GraphAnalysis(
+        diffs.append(_step(tp, loader, rb, rc, cross, logs, unreadable, formats))
+    why = absences(pairs, {BASELINE: baseline_log, CANDIDATE: candidate_log}, formats)
+    bad = {(u.run, u.transform, u.occurrence) for u in unreadable}
+    diffs = [_missing(d, tp, w, bad) for d, tp, w in zip(diffs, pairs, why, strict=True)]
+    first = next((d for d in diffs if d.two_sided and not d.structure_equal), None)
+    one_sided = [d for d in diffs if d.missing in (Absence.NOT_RUN, None) and not d.two_sided]
+    return GraphAnalysis(
         baseline_dir=baseline_graphs,
         candidate_dir=candidate_graphs,
         transforms=tuple(diffs),
-        only_baseline=tuple(_key(d) for d in diffs if d.candidate_file is None),
-        only_candidate=tuple(_key(d) for d in diffs if d.baseline_file is None),
-        first_divergence=first_key,
-        first_divergence_detail=detail,
-        findings=(),
-        formats=tuple(sorted(formats)),
+        only_baseline=tuple(d.key for d in one_sided if d.candidate_file is None),
+        only_candidate=tuple(d.key for d in one_sided if d.baseline_file is None),
+        first_divergence=first.key if first is not None else None,
+        first_divergence_detail=_divergence_detail(first) if first is not None else None,
+        formats=tuple(sorted(formats[BASELINE] | formats[CANDIDATE])),
         notes=tuple(notes),
+        unreadable=tuple(unreadable),
     )
-    findings.extend(findings_for(analysis, logs))
-    return replace(analysis, findings=tuple(sorted(findings, key=Finding.sort_key)))
 
 
-def _key(d: TransformGraphDiff) -> str:
-    return f"{d.stage}/{d.transform}" + (f"#{d.occurrence}" if d.occurrence else "")
+def _missing(d: TransformGraphDiff, tp: TransformPair, why: Absence | None,
+             bad: set[tuple[RunId, str, int]]) -> TransformGraphDiff:
+    """``d`` with the reason its missing side has no dump, and where a moved transform sat in each run."""
+    if tp.moved is not None:
+        d = replace(d, moved=tp.moved)
+    if d.two_sided:
+        return d
+    run = BASELINE if d.baseline_file is None else CANDIDATE
+    if (run, d.transform, d.occurrence) in bad:
+        return replace(d, missing=Absence.UNREADABLE)
+    return replace(d, missing=why) if why is not None else d
 
 
 def _divergence_detail(d: TransformGraphDiff) -> str:
@@ -166,23 +174,23 @@ def _divergence_detail(d: TransformGraphDiff) -> str:
             f"[{', '.join(r.candidate[:6])}]"
         )
     if d.rewired:
-        parts.append(f"{len(d.rewired)} aligned node(s) read other inputs or literals (e.g. {d.rewired[0][0]})")
+        parts.append(f"{len(d.rewired)} aligned node(s) read other inputs or literals "
+                     f"(e.g. {d.rewired[0][0]})")
     if d.notes:
         parts.extend(d.notes)
     return "; ".join(parts) or "structure differs"
 
 
 def _load_side(
-    ref: DumpRef | None, run: str, loader: DumpLoader, st: _RunState, findings: list[Finding], formats: set[str]
+    ref: DumpRef | None, run: RunId, loader: DumpLoader, unreadable: list[UnreadableDump], formats: set[str]
 ) -> tuple[GraphDump | None, bytes]:
     """Load one run's dump; returns (dump, content digest)."""
-    from ad_diff.kinds.graph.rules import DUMP_UNREADABLE
-
     if ref is None:
         return None, b""
     got = loader.load(ref)
     if got.dump is None:
-        findings.append(DUMP_UNREADABLE.make(transform=ref.transform, stage=ref.stage, run=run, error=got.error))
+        error = got.error or "unreadable"
+        unreadable.append(UnreadableDump(run, ref.stage, ref.transform, ref.occurrence, error))
         return None, b""
     formats.add(got.dump.fmt)
     return got.dump, got.digest
@@ -217,8 +225,8 @@ def _delta(
             removed += len(sp.nodes)
             continue
         al = align_sections(sp, sc, prev.fmt, cur.fmt)
-        removed += sum(1 for u in al.unmatched if u.run == "baseline")
-        added += sum(1 for u in al.unmatched if u.run == "candidate")
+        removed += sum(1 for u in al.unmatched if u.run == BASELINE)
+        added += sum(1 for u in al.unmatched if u.run == CANDIDATE)
     added += sum(len(s.nodes) for s in secs.values())
     return replace(d, added=added, removed=removed)
 
@@ -238,39 +246,36 @@ def _step(
     rb: _RunState,
     rc: _RunState,
     cross: _CrossState,
-    logs: dict[str, dict[tuple[str, int], TransformRecord]],
-    findings: list[Finding],
-    formats: set[str],
+    logs: dict[RunId, LogIndex],
+    unreadable: list[UnreadableDump],
+    formats: dict[RunId, set[str]],
 ) -> TransformGraphDiff:
-    db, dig_b = _load_side(tp.baseline, "baseline", loader, rb, findings, formats)
-    dc, dig_c = _load_side(tp.candidate, "candidate", loader, rc, findings, formats)
+    db, dig_b = _load_side(tp.baseline, BASELINE, loader, unreadable, formats[BASELINE])
+    dc, dig_c = _load_side(tp.candidate, CANDIDATE, loader, unreadable, formats[CANDIDATE])
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
-    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs["baseline"].get((tp.transform, tp.occurrence)),
-                     rb, dig_b)
-    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs["candidate"].get((tp.transform, tp.occurrence)),
-                     rc, dig_c)
+    at = (tp.transform, tp.occurrence)
+    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), rb, dig_b)
+    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs[CANDIDATE].get(at), rc, dig_c)
     cov_b = (rb.cover if same_b else _coverage(db, dig_b, cross)) if db is not None else None
     cov_c = (rc.cover if same_c else _coverage(dc, dig_c, cross)) if dc is not None else None
     base = TransformGraphDiff(
         stage=tp.stage,
         transform=tp.transform,
         occurrence=tp.occurrence,
-        baseline_file=tp.baseline.path.name if tp.baseline and db else None,
-        candidate_file=tp.candidate.path.name if tp.candidate and dc else None,
+        baseline_file=tp.baseline.path.name if tp.baseline is not None and db is not None else None,
+        candidate_file=tp.candidate.path.name if tp.candidate is not None and dc is not None else None,
         identical=False,
         structure_equal=False,
-        coverage_baseline=cov_b,
-        coverage_candidate=cov_c,
-        delta_baseline=delta_b,
-        delta_candidate=delta_c,
+        coverage=Coverages(cov_b, cov_c, rb.cover, rc.cover),
+        delta=Deltas(delta_b, delta_c),
     )
-    prev_cov_b, prev_cov_c = rb.cover, rc.cover
     if db is None or dc is None:
         result = base
     elif dig_b == dig_c:
-        result = replace(base, identical=True, structure_equal=True, pairs_by_kind=(("identical", db.node_count),))
+        result = replace(base, identical=True, structure_equal=True,
+                         pairs_by_kind=((MatchKind.IDENTICAL, db.node_count),))
     else:
-        result = _compare(tp, db, dc, base, cross, (dig_b, dig_c))
+        result = _compare(db, dc, base, cross, (dig_b, dig_c))
     if db is not None and dc is not None:
         hints = find_hints(
             tp,
@@ -284,7 +289,6 @@ def _step(
         )
         result = replace(result, hints=tuple(hints))
         _advance(cross, result)
-    result = replace(result, coverage_candidate_before=prev_cov_c, coverage_baseline_before=prev_cov_b)
     # Remember this dump as "previous" for the next transform of each run.
     if db is not None:
         rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
@@ -293,102 +297,47 @@ def _step(
     return result
 
 
+def _signatures(unmatched: Iterable[Unmatched]) -> dict[int, RegionSig]:
+    """Each region's sorted baseline and candidate targets."""
+    sides: dict[int, tuple[list[str], list[str]]] = {}
+    for u in unmatched:
+        if u.region is not None:
+            sides.setdefault(u.region, ([], []))[0 if u.run == BASELINE else 1].append(u.target)
+    return {r: (tuple(sorted(b)), tuple(sorted(c))) for r, (b, c) in sides.items()}
+
+
 def _compare(
-    tp: TransformPair,
-    db: GraphDump,
-    dc: GraphDump,
-    base: TransformGraphDiff,
-    cross: _CrossState,
-    key: tuple[bytes, bytes],
+    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: _CrossState, key: tuple[bytes, bytes]
 ) -> TransformGraphDiff:
     if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
         a = cross.memo  # same two graphs as the previous transform: same alignment
     else:
-        a = _align(db, dc)
+        a = align_dumps(db, dc)
         if cross.covers is not None:
             cross.memo_key, cross.memo = key, a
     # New vs inherited: a difference is reported where it first appears (names are stable within a run).
-    new_lost = [m for m in a.changes if m.kind == "lost" and m.candidate not in cross.lost_since]
-    new_changed = [m for m in a.changes if m.kind == "changed" and m.candidate not in cross.changed_since]
-    new_region_ids = {
-        u.region
-        for u in a.unmatched
-        if u.region is not None
-        and u.name not in (cross.unmatched_b_since if u.run == "baseline" else cross.unmatched_c_since)
-    }
-    cross.pending = a.aligns
+    new_lost = [m for m in a.changes if m.kind is MetaChangeKind.LOST and m.candidate not in cross.lost_since]
+    new_changed = [m for m in a.changes
+                   if m.kind is MetaChangeKind.CHANGED and m.candidate not in cross.changed_since]
+    # A region continues an earlier one when one of its nodes had no counterpart before, or when it holds
+    # the same ops as a region of the previous transform (a pass renamed its nodes within the run).
+    sigs = _signatures(a.unmatched)
+    continuing = {u.region for u in a.unmatched if u.region is not None
+                  and u.name in (cross.unmatched_b_since if u.run == BASELINE else cross.unmatched_c_since)}
+    continuing |= {r for r, sig in sigs.items() if sig in cross.region_sigs}
+    cross.pending, cross.pending_sigs = a.aligns, set(sigs.values())
     structure_equal = not a.unmatched and not a.rewired and not a.notes
     return replace(
         base,
         structure_equal=structure_equal,
         pairs_by_kind=a.counts,
         unmatched=a.unmatched,
-        regions=a.regions,
+        regions=tuple(r if r.id in continuing else replace(r, new=True) for r in a.regions),
         rewired=a.rewired,
         meta_changes=a.changes,
-        new_meta_losses=tuple(new_lost + new_changed),
+        new_meta_changes=tuple(new_lost + new_changed),
         notes=a.notes,
-        new_regions=tuple(sorted(r for r in new_region_ids if r is not None)),
     )
 
 
-def _align(db: GraphDump, dc: GraphDump) -> _Aligned:
-    """Align every section of two graphs (sections present on one side only are unmatched as a whole)."""
-    secs_c = {s.name: s for s in dc.sections}
-    secs_b = {s.name: s for s in db.sections}
-    aligns: list[SectionAlignment] = []
-    unmatched: list[Unmatched] = []
-    regions: list[Region] = []
-    rewired: list[tuple[str, str]] = []
-    changes: list[MetaChange] = []
-    counts: dict[str, int] = {}
-    notes: list[str] = []
-    for sb in db.sections:
-        sc = secs_c.get(sb.name)
-        if sc is None:
-            notes.append(f"GraphModule {sb.name} exists in the baseline only")
-            unmatched.extend(Unmatched("baseline", n.name, n.target, "section_missing", sb.name) for n in sb.nodes)
-            continue
-        al = align_sections(sb, sc, db.fmt, dc.fmt)
-        aligns.append(al)
-        for k, v in al.counts().items():
-            counts[k] = counts.get(k, 0) + v
-        offset = len(regions)
-        regions.extend(replace(r, id=r.id + offset) for r in al.regions)
-        unmatched.extend(replace(u, region=u.region + offset) if u.region is not None else u for u in al.unmatched)
-        rewired.extend(al.rewired)
-        changes.extend(meta_changes(al))
-    for sc in dc.sections:
-        if sc.name not in secs_b:
-            notes.append(f"GraphModule {sc.name} exists in the candidate only")
-            unmatched.extend(Unmatched("candidate", n.name, n.target, "section_missing", sc.name) for n in sc.nodes)
-    return _Aligned(aligns, tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
-                    tuple(sorted(counts.items())), tuple(notes))
-
-
-def hints_for_match_loss(
-    analysis: GraphAnalysis, stage: str, transform: str, occurrence: int = 0
-) -> list[Hint]:
-    """Root-cause hints the dumps give for a match loss at ``transform`` (empty when the dumps show none)."""
-    for d in analysis.transforms:
-        if d.transform == transform and d.occurrence == occurrence and d.stage == stage:
-            return list(d.hints)
-    return []
-
-
-def attach_hints(findings: tuple[Finding, ...], analysis: GraphAnalysis) -> tuple[Finding, ...]:
-    """Return ``findings`` with ``root_cause`` evidence added to every ``match_loss`` finding the dumps explain."""
-    out: list[Finding] = []
-    for f in findings:
-        if f.category == "match_loss" and f.transform and f.stage:
-            occ = dict(f.evidence).get("occurrence", 0)
-            hints = hints_for_match_loss(analysis, f.stage, f.transform, occ if isinstance(occ, int) else 0)
-            if hints:
-                ev = dict(f.evidence)
-                ev["root_cause"] = [h.to_json() for h in hints]
-                f = replace(f, evidence=tuple(sorted(ev.items())))
-        out.append(f)
-    return tuple(out)
-
-
-__all__ = ["analyze_graphs", "attach_hints", "hints_for_match_loss"]
+__all__ = ["analyze_graphs"]

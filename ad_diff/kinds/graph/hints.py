@@ -14,22 +14,16 @@ Evidence used, and nothing else:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ad_diff.core.model import State
-from ad_diff.kinds.graph.model import Hint, RunDelta
+from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State
+from ad_diff.kinds.graph.diff import Hint, HintKind, RunDelta
+from ad_diff.kinds.graph.index import short_target
+from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
     from ad_diff.kinds.graph.align import SectionAlignment
-    from ad_diff.kinds.graph.pair import TransformPair
-
-
-def short_target(target: str) -> str:
-    """``aten.split_with_sizes.default`` -> ``split_with_sizes``; ``<built-in function getitem>`` -> ``getitem``."""
-    if target.startswith("<"):
-        return target.strip("<>").split(" at ")[0].split()[-1]
-    parts = target.split(".")
-    return parts[1] if len(parts) == 3 else target
+    from ad_diff.kinds.graph.pair import LogIndex, TransformPair
 
 
 def chain(targets: list[str]) -> str:
@@ -42,19 +36,16 @@ def chain(targets: list[str]) -> str:
     return " -> ".join(seen)
 
 
-def _lost_matches(tp: TransformPair, logs: dict[str, dict[Any, Any]], db: RunDelta | None, dc: RunDelta | None) -> bool:
-    rb = logs["baseline"].get((tp.transform, tp.occurrence))
-    rc = logs["candidate"].get((tp.transform, tp.occurrence))
+def _lost_matches(
+    tp: TransformPair, logs: dict[RunId, LogIndex], db: RunDelta | None, dc: RunDelta | None
+) -> bool:
+    rb = logs[BASELINE].get((tp.transform, tp.occurrence))
+    rc = logs[CANDIDATE].get((tp.transform, tp.occurrence))
     if rb is not None and rc is not None:
         if rc.state is State.DISABLED or rb.matches is None or rb.matches == 0:
             return False  # disabling is a config question, not an upstream cause
         return rc.matches is None or rc.matches < rb.matches
     return db is not None and dc is not None and db.removed > dc.removed
-
-
-def _split_key(key: str) -> tuple[str, str]:
-    stage, _, rest = key.partition("/")
-    return stage, rest
 
 
 def find_hints(
@@ -65,7 +56,7 @@ def find_hints(
     delta_c: RunDelta | None,
     lost_since: dict[str, str],
     unmatched_b_since: dict[str, str],
-    logs: dict[str, dict[Any, Any]],
+    logs: dict[RunId, LogIndex],
 ) -> list[Hint]:
     """Hints for ``tp`` if it lost matches; ``prev`` is the alignment of the dumps just before it."""
     if not _lost_matches(tp, logs, delta_b, delta_c) or delta_b is None or not delta_b.removed_names:
@@ -76,11 +67,12 @@ def find_hints(
             return []
         return [
             Hint(
-                "no_upstream_difference",
+                HintKind.NO_UPSTREAM_DIFFERENCE,
                 "",
                 "",
-                f"the dumps before {tp.transform} are byte-identical in both runs, so the graph it received was the "
-                f"same; the loss comes from {tp.transform} itself (its code or configuration), not from upstream",
+                f"the dumps before {tp.transform} are byte-identical in both runs, so the graph it received "
+                f"was the same; the loss comes from {tp.transform} itself (its code or configuration), not "
+                "from upstream",
             )
         ]
     meta: dict[str, list[str]] = {}
@@ -106,11 +98,11 @@ def find_hints(
                     meta.setdefault(cause, []).append(cname)
     hints: list[Hint] = []
     for cause in sorted(meta):
-        stage, transform = _split_key(cause)
+        stage, transform, _ = split_dump_key(cause)
         nodes = sorted(meta[cause])
         hints.append(
             Hint(
-                "metadata_lost_upstream",
+                HintKind.METADATA_LOST_UPSTREAM,
                 transform,
                 stage,
                 f"{len(nodes)} candidate node(s) feeding what {tp.transform} rewrote in the baseline lack "
@@ -119,7 +111,7 @@ def find_hints(
             )
         )
     for cause in sorted(form):
-        stage, transform = _split_key(cause)
+        stage, transform, _ = split_dump_key(cause)
         items = form[cause]
         b_nodes = sorted({al.b.names[i] for al, i in items})
         b_targets = [al.b.targets[i] for al, i in sorted(items, key=lambda t: t[1])]
@@ -131,11 +123,11 @@ def find_hints(
                     c_targets.extend(al.c.targets[al.c.pos[n]] for n in r.candidate)
         hints.append(
             Hint(
-                "op_form_changed_upstream",
+                HintKind.OP_FORM_CHANGED_UPSTREAM,
                 transform,
                 stage,
-                f"{tp.transform} rewrote `{chain(b_targets)}` in the baseline; in the candidate that part of the graph "
-                f"is `{chain(c_targets) or 'absent'}` since {cause}",
+                f"{tp.transform} rewrote `{chain(b_targets)}` in the baseline; in the candidate that part of "
+                f"the graph is `{chain(c_targets) or 'absent'}` since {cause}",
                 tuple(b_nodes),
             )
         )

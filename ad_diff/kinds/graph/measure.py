@@ -1,18 +1,21 @@
-"""Measurements on parsed dumps, no verdicts: metadata coverage, per-run deltas, metadata comparison."""
+"""Measurements on parsed dumps, no verdicts: metadata coverage, per-run deltas, the alignment of two dumps
+and the metadata comparison of their aligned nodes."""
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass, replace
 
-from ad_diff.kinds.graph.align import SectionAlignment
-from ad_diff.kinds.graph.model import Coverage, GraphDump, MetaChange, NodeMeta, RunDelta
-
-_SYM = re.compile(r"\bs\d+\b")
+from ad_diff.core.model import BASELINE, CANDIDATE
+from ad_diff.kinds.graph.align import SectionAlignment, align_sections
+from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
+from ad_diff.kinds.graph.index import meta_agrees, norm_target
+from ad_diff.kinds.graph.model import GraphDump, MatchKind, NodeMeta, Region, Unmatched, UnmatchedReason
 
 
 def coverage(dump: GraphDump) -> Coverage:
     """Share of nodes (placeholders, calls) and of ``%name`` arguments with known metadata."""
     nk = nt = ak = at = 0
+    by_target: dict[str, list[int]] = {}
     for sec in dump.sections:
         for n in sec.nodes:
             if n.meta is None:
@@ -20,13 +23,23 @@ def coverage(dump: GraphDump) -> Coverage:
             nt += 1
             if n.meta.known:
                 nk += 1
+            if n.op == "call":
+                counts = by_target.get(n.target)
+                if counts is None:
+                    counts = by_target[n.target] = [0, 0]
+                counts[0 if n.meta.known else 1] += 1
             for a in n.args:
                 if a.node:
                     at += 1
                     # D1 arguments carry no metadata at all: they count as unknown only if D2/D3.
                     if a.meta is None or a.meta.known:
                         ak += 1
-    return Coverage(nk, nt, ak, at)
+    merged: dict[str, list[int]] = {}  # addresses in Python targets differ per process: merge them
+    for t, (k, u) in by_target.items():
+        counts = merged.setdefault(norm_target(t), [0, 0])
+        counts[0] += k
+        counts[1] += u
+    return Coverage(nk, nt, ak, at, tuple((t, k, u) for t, (k, u) in sorted(merged.items())))
 
 
 def _meta_text(m: NodeMeta | None) -> str:
@@ -88,14 +101,11 @@ def run_delta(
     return RunDelta(added + rewired, len(removed) + rewired, meta_changed, True, tuple(removed))
 
 
-def _norm_shape(shape: str | None) -> str | None:
-    return None if shape is None else _SYM.sub("s?", shape)
-
-
 def meta_changes(al: SectionAlignment) -> list[MetaChange]:
     """Aligned nodes whose metadata differs: ``lost``, ``gained`` or ``changed`` (dtype or concrete shape)."""
     out: list[MetaChange] = []
     nb, nc = al.b.section.nodes, al.c.section.nodes
+    kb, kc = al.b.metas, al.c.metas
     for i, j in enumerate(al.mb):
         if j < 0:
             continue
@@ -103,16 +113,62 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
         if mb is None or mc is None or mb == mc:
             continue
         if mb.known and not mc.known:
-            kind = "lost"
+            kind = MetaChangeKind.LOST
         elif mc.known and not mb.known:
-            kind = "gained"
-        elif not mb.known:
+            kind = MetaChangeKind.GAINED
+        elif not mb.known or meta_agrees(kb[i], kc[j]):
             continue
-        elif mb.dtype != mc.dtype or (
-            mb.shape is not None and mc.shape is not None and _norm_shape(mb.shape) != _norm_shape(mc.shape)
-        ):
-            kind = "changed"
         else:
-            continue
+            kind = MetaChangeKind.CHANGED
         out.append(MetaChange(nb[i].name, nc[j].name, _meta_text(mb), _meta_text(mc), kind))
     return out
+
+
+@dataclass(frozen=True)
+class DumpAlignment:
+    """What aligning every section of two dumps measures (before telling new differences from inherited)."""
+
+    aligns: list[SectionAlignment]
+    unmatched: tuple[Unmatched, ...]
+    regions: tuple[Region, ...]
+    rewired: tuple[tuple[str, str], ...]
+    changes: tuple[MetaChange, ...]
+    counts: tuple[tuple[MatchKind, int], ...]
+    notes: tuple[str, ...]
+
+
+def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
+    """Align every section of two dumps (a section present on one side only is unmatched as a whole)."""
+    secs_c = {s.name: s for s in dc.sections}
+    secs_b = {s.name: s for s in db.sections}
+    aligns: list[SectionAlignment] = []
+    unmatched: list[Unmatched] = []
+    regions: list[Region] = []
+    rewired: list[tuple[str, str]] = []
+    changes: list[MetaChange] = []
+    counts: dict[MatchKind, int] = {}
+    notes: list[str] = []
+    for sb in db.sections:
+        sc = secs_c.get(sb.name)
+        if sc is None:
+            notes.append(f"GraphModule {sb.name} exists in the baseline only")
+            unmatched.extend(Unmatched(BASELINE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sb.name)
+                             for n in sb.nodes)
+            continue
+        al = align_sections(sb, sc, db.fmt, dc.fmt)
+        aligns.append(al)
+        for k, v in al.counts().items():
+            counts[k] = counts.get(k, 0) + v
+        offset = len(regions)
+        regions.extend(replace(r, id=r.id + offset) for r in al.regions)
+        unmatched.extend(replace(u, region=u.region + offset) if u.region is not None else u
+                         for u in al.unmatched)
+        rewired.extend(al.rewired)
+        changes.extend(meta_changes(al))
+    for sc in dc.sections:
+        if sc.name not in secs_b:
+            notes.append(f"GraphModule {sc.name} exists in the candidate only")
+            unmatched.extend(Unmatched(CANDIDATE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sc.name)
+                             for n in sc.nodes)
+    return DumpAlignment(aligns, tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
+                         tuple(sorted(counts.items())), tuple(notes))

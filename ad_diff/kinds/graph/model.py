@@ -1,19 +1,20 @@
 """Frozen dataclasses for graph dumps (``AD_DUMP_GRAPHS_DIR``) and their cross-run comparison.
 
 Parsing yields :class:`GraphDump` (one file); node alignment yields :class:`NodePair` / :class:`Unmatched` /
-:class:`Region`; the analysis of both runs' dump folders yields :class:`GraphAnalysis`, which reports render and
-which carries the graph findings.
+:class:`Region`. What the comparison of two dump folders measures is in :mod:`ad_diff.kinds.graph.diff`.
+The JSON form comes from ``ad_diff.core.jsonable`` through the field metadata below.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
-from typing import Any
 
-from ad_diff.core.model import Finding
+from ad_diff.core.jsonable import json_omit
+from ad_diff.core.model import RunId
 
-#: dtype texts meaning "this node/argument has no ``meta["val"]``" (FORMATS.md 2.3: ``N/A`` on call lines,
+#: dtype texts meaning "this node/argument has no ``meta["val"]``" (docs/formats.md: ``N/A`` on call lines,
 #: ``unknown`` on placeholders and arguments).
 UNKNOWN_DTYPES = frozenset({"N/A", "unknown"})
 
@@ -49,13 +50,14 @@ class Arg:
 
 @dataclass(frozen=True, slots=True)
 class GraphNode:
-    """One SSA line: a placeholder, a call (function/method/module: the dump cannot tell them apart) or output."""
+    """One SSA line: a placeholder, a call (function, method or module: dumps do not say which) or output."""
 
     name: str
     op: str
     """``placeholder``, ``call`` or ``output``."""
     target: str
-    """``aten.add.Tensor``, ``<built-in function getitem>``, ``view``; the name for placeholders; ``output``."""
+    """``aten.add.Tensor``, ``<built-in function getitem>``, ``view``; the name for placeholders;
+    ``output``."""
     args: tuple[Arg, ...]
     meta: NodeMeta | None
     """``None`` only for the output line."""
@@ -100,15 +102,52 @@ class GraphDump:
         return sum(len(s.nodes) for s in self.sections)
 
 
+def dump_key(stage: str, transform: str, occurrence: int = 0) -> str:
+    """``stage/transform``, plus ``#occurrence`` when the transform repeats: the name of one dump pair."""
+    return f"{stage}/{transform}" + (f"#{occurrence}" if occurrence else "")
+
+
+def split_dump_key(key: str) -> tuple[str, str, int]:
+    """``(stage, transform, occurrence)`` of a :func:`dump_key`."""
+    stage, _, rest = key.partition("/")
+    transform, _, occ = rest.partition("#")
+    return stage, transform, int(occ) if occ.isdigit() else 0
+
+
+class MatchKind(str, Enum):
+    """How an aligned node pair was found (the alignment chain of :mod:`ad_diff.kinds.graph.align`)."""
+
+    IDENTICAL = "identical"
+    """Byte-identical dumps: every node pairs with itself, no alignment ran."""
+    EXACT = "exact"
+    """Same name and target, and the same inputs, literals and shape (a name alone is no identity)."""
+    RENAMED = "renamed"
+    """Same name once the counter suffix is removed, same target and structural signature."""
+    STRUCTURAL = "structural"
+    """Same target and Weisfeiler-Lehman signature (unique on both sides), or matched neighbours."""
+    SEQUENCE = "sequence"
+    """Same target at the same position between two matched anchors, within one module scope."""
+
+
+class UnmatchedReason(str, Enum):
+    """Why a node has no counterpart in the other run."""
+
+    REWRITTEN = "rewritten"
+    """Part of a region with unmatched nodes on both sides."""
+    REMOVED = "removed"
+    """Part of a region with baseline nodes only."""
+    ADDED = "added"
+    """Part of a region with candidate nodes only."""
+    SECTION_MISSING = "section_missing"
+    """Its whole GraphModule exists in one run only."""
+
 @dataclass(frozen=True, slots=True)
 class NodePair:
     """A baseline node aligned with a candidate node, and how the match was found."""
 
     baseline: str
     candidate: str
-    match_kind: str
-    """``exact`` (same name, structure confirmed), ``renamed`` (counter suffix differs), ``structural``
-    (Weisfeiler-Lehman signature), ``sequence`` (order within a scope) or ``identical`` (byte-identical dumps)."""
+    match_kind: MatchKind
     section: str = "(root)"
 
 
@@ -116,13 +155,10 @@ class NodePair:
 class Unmatched:
     """A node of one run that has no counterpart in the other run."""
 
-    run: str
-    """``baseline`` or ``candidate``."""
+    run: RunId
     name: str
     target: str
-    reason: str
-    """``rewritten`` (part of a region with nodes on both sides), ``removed`` (baseline only), ``added``
-    (candidate only) or ``section_missing``."""
+    reason: UnmatchedReason
     section: str = "(root)"
     region: int | None = None
 
@@ -131,6 +167,8 @@ class Unmatched:
 class Region:
     """A rewritten region: unmatched nodes of both runs bounded by the same matched frontier."""
 
+    __json_extra__ = ("kind",)
+
     id: int
     section: str
     baseline: tuple[str, ...]
@@ -138,152 +176,15 @@ class Region:
     candidate: tuple[str, ...]
     frontier: tuple[tuple[str, str], ...]
     """Matched (baseline, candidate) pairs adjacent to the region, sorted."""
-    baseline_lines: tuple[str, ...] = ()
+    baseline_lines: tuple[str, ...] = field(default=(), metadata=json_omit())
     """The SSA lines of the region in the baseline dump (for before/after snippets)."""
-    candidate_lines: tuple[str, ...] = ()
+    candidate_lines: tuple[str, ...] = field(default=(), metadata=json_omit())
+    new: bool = False
+    """True at the transform where the region first appears (a node of it had a counterpart before)."""
 
     @property
-    def kind(self) -> str:
+    def kind(self) -> UnmatchedReason:
         """``rewritten`` when both sides hold nodes, else ``removed`` / ``added``."""
         if self.baseline and self.candidate:
-            return "rewritten"
-        return "removed" if self.baseline else "added"
-
-
-@dataclass(frozen=True, slots=True)
-class Coverage:
-    """Share of nodes and node arguments that carry shape/dtype metadata in one dump."""
-
-    nodes_known: int
-    nodes_total: int
-    args_known: int
-    args_total: int
-
-    @property
-    def nodes(self) -> float:
-        """Share of nodes (placeholders and calls) with metadata; 1.0 for an empty graph."""
-        return self.nodes_known / self.nodes_total if self.nodes_total else 1.0
-
-    @property
-    def args(self) -> float:
-        """Share of ``%name`` arguments with metadata; 1.0 when there are none."""
-        return self.args_known / self.args_total if self.args_total else 1.0
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "nodes_known": self.nodes_known,
-            "nodes_total": self.nodes_total,
-            "args_known": self.args_known,
-            "args_total": self.args_total,
-            "nodes": round(self.nodes, 6),
-            "args": round(self.args, 6),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class MetaChange:
-    """An aligned node whose metadata differs between the runs."""
-
-    baseline: str
-    candidate: str
-    before: str
-    """Baseline ``shape : dtype``."""
-    after: str
-    kind: str
-    """``lost`` (known in baseline, unknown in candidate), ``changed`` or ``gained``."""
-
-
-@dataclass(frozen=True, slots=True)
-class RunDelta:
-    """What one transform did to one run's graph (previous dump vs this dump, by node name)."""
-
-    added: int
-    removed: int
-    meta_changed: int
-    changed: bool
-    """True if the dumps differ in anything at all (nodes, args or metadata)."""
-    removed_names: tuple[str, ...] = ()
-    first: bool = False
-    """True for the run's first dump (no previous graph to compare with; counts are then 0)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Hint:
-    """A root-cause hint for a match loss, with the evidence it rests on."""
-
-    kind: str
-    """``metadata_lost_upstream`` or ``op_form_changed_upstream``."""
-    cause_transform: str
-    cause_stage: str
-    message: str
-    nodes: tuple[str, ...] = ()
-    """Candidate nodes (or baseline nodes, for op form changes) the evidence is about."""
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form."""
-        return {
-            "kind": self.kind,
-            "cause_transform": self.cause_transform,
-            "cause_stage": self.cause_stage,
-            "message": self.message,
-            "nodes": list(self.nodes),
-        }
-
-
-@dataclass(frozen=True, slots=True)
-class TransformGraphDiff:
-    """Cross-run comparison of the dumps written after one transform."""
-
-    stage: str
-    transform: str
-    occurrence: int
-    baseline_file: str | None
-    candidate_file: str | None
-    identical: bool
-    """Byte-identical dumps (alignment skipped)."""
-    structure_equal: bool
-    """Every node aligned and every aligned node reads the aligned inputs and the same literals."""
-    pairs_by_kind: tuple[tuple[str, int], ...] = ()
-    unmatched: tuple[Unmatched, ...] = ()
-    regions: tuple[Region, ...] = ()
-    rewired: tuple[tuple[str, str], ...] = ()
-    """Aligned pairs whose arguments differ (inputs not aligned to each other, or literals changed)."""
-    coverage_baseline: Coverage | None = None
-    coverage_candidate: Coverage | None = None
-    meta_changes: tuple[MetaChange, ...] = ()
-    new_meta_losses: tuple[MetaChange, ...] = ()
-    """Losses first seen at this transform."""
-    delta_baseline: RunDelta | None = None
-    delta_candidate: RunDelta | None = None
-    new_regions: tuple[int, ...] = ()
-    """Ids of regions with a node that had a counterpart at the previous transform (first seen here)."""
-    coverage_baseline_before: Coverage | None = None
-    """Coverage of the run's previous dump (``None`` for its first dump)."""
-    coverage_candidate_before: Coverage | None = None
-    hints: tuple[Hint, ...] = ()
-    notes: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True)
-class GraphAnalysis:
-    """Everything the graph dumps of two runs say, in pipeline order."""
-
-    baseline_dir: Path
-    candidate_dir: Path
-    transforms: tuple[TransformGraphDiff, ...]
-    only_baseline: tuple[str, ...]
-    """``stage/transform#occurrence`` keys whose dump exists in the baseline only."""
-    only_candidate: tuple[str, ...]
-    first_divergence: str | None
-    """``stage/transform#occurrence`` of the first transform whose graphs differ in structure."""
-    first_divergence_detail: str | None
-    findings: tuple[Finding, ...]
-    formats: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-
-    def to_json(self) -> dict[str, Any]:
-        """JSON form (node-level data included); see ``ad_diff.report.graph_section``."""
-        from ad_diff.kinds.graph.serialize import analysis_to_json
-
-        return analysis_to_json(self)
+            return UnmatchedReason.REWRITTEN
+        return UnmatchedReason.REMOVED if self.baseline else UnmatchedReason.ADDED

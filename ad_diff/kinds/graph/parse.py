@@ -1,4 +1,4 @@
-"""Parser (and renderer) for AutoDeploy graph dumps, formats D1, D2 and D3 (FORMATS.md section 2).
+"""Parser (and renderer) for AutoDeploy graph dumps, formats D1, D2 and D3 (docs/formats.md).
 
 ``parse(path)`` reads one dump file; ``parse_text(text, path)`` does the same on text already read (the
 analysis hashes bytes first and parses each distinct content once). ``render(dump)`` writes the dump back in
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.discover import dump_counter
@@ -52,13 +53,24 @@ def _header(path: Path, first: str, second: str) -> tuple[str, str]:
         raise InputError(path, "expected '# Stage: <stage>' on the second line of a graph dump", line=2)
     transform, stage = first[13:].strip(), second[9:].strip()
     if not transform or not stage:
-        raise InputError(path, "empty transform or stage name in the dump header", line=1 if not transform else 2)
+        raise InputError(path, "empty transform or stage name in the dump header",
+                         line=1 if not transform else 2)
     return transform, stage
 
 
 def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
     """``(transform, stage)`` from a dump's first two lines; :class:`InputError` if they are not a header."""
     return _header(path, first, second)
+
+
+def as_dict(dump: GraphDump) -> dict[str, Any]:
+    """The parse result as JSON data, with the file's name instead of its path (the parser goldens'
+    form: ``fixtures/parsers/dump/*.json``, written by ``scripts/update_golden.py``)."""
+    from ad_diff.core.jsonable import to_jsonable
+
+    data: dict[str, Any] = to_jsonable(dump)
+    data["path"] = dump.path.name
+    return data
 
 
 def counter_of(path: Path) -> int | None:
@@ -101,7 +113,8 @@ def _parse_d3(lines: list[str], path: Path, transform: str, stage: str, counter:
             i += 1
             continue
         if ln != SEP or i + 2 >= n or not lines[i + 1].startswith("# GraphModule: ") or lines[i + 2] != SEP:
-            raise InputError(path, "expected a section header ('=' x 80, '# GraphModule: <name>', '=' x 80)", i + 1)
+            raise InputError(path, "expected a section header ('=' x 80, '# GraphModule: <name>', '=' x 80)",
+                             i + 1)
         name = lines[i + 1][15:]
         j = i + 3
         body: list[tuple[int, str]] = []
@@ -112,7 +125,8 @@ def _parse_d3(lines: list[str], path: Path, transform: str, stage: str, counter:
         sections.append(GraphSection(name, _parse_nodes(body, path, "D3")))
         i = j
     if len(sections) != declared:
-        raise InputError(path, f"header declares {declared} GraphModules but {len(sections)} sections follow", 3)
+        raise InputError(path, f"header declares {declared} GraphModules but {len(sections)} sections follow",
+                         3)
     return GraphDump(path, "D3", transform, stage, tuple(sections), counter)
 
 
@@ -143,7 +157,8 @@ def _parse_nodes(body: list[tuple[int, str]], path: Path, fmt: str) -> tuple[Gra
             sp = ln.find(" ")
             name = ln[1:sp] if sp > 0 else ""
             if not name.isidentifier():
-                raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}", lineno)
+                raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}",
+                                 lineno)
             rest = ln[sp:]
             if rest.startswith(" = "):
                 append(_call(name, rest[3:], lineno, path, d1, metas, args))
@@ -151,7 +166,8 @@ def _parse_nodes(body: list[tuple[int, str]], path: Path, fmt: str) -> tuple[Gra
                 meta = _meta(rest[3:], lineno, path, d1)
                 append(GraphNode(name, "placeholder", name, (), meta, lineno))
             else:
-                raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name", lineno)
+                raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name",
+                                 lineno)
         elif ln == "output" or ln.startswith("output "):
             outs = tuple(_out_arg(a) for a in _split_args(ln[7:], lineno, path)) if len(ln) > 7 else ()
             append(GraphNode("output", "output", "output", outs, None, lineno))
@@ -163,7 +179,8 @@ def _parse_nodes(body: list[tuple[int, str]], path: Path, fmt: str) -> tuple[Gra
 def _meta(text: str, lineno: int, path: Path, d1: bool) -> NodeMeta:
     if d1:
         if " : " in text:
-            raise InputError(path, "dtype-only (D1) dump: expected '<dtype>' but found 'shape : dtype'", lineno)
+            raise InputError(path, "dtype-only (D1) dump: expected '<dtype>' but found 'shape : dtype'",
+                             lineno)
         return NodeMeta(None, text)
     parts = text.split(" : ")
     if len(parts) != 2 or not parts[0] or not parts[1]:
@@ -230,7 +247,8 @@ def _arg(text: str, lineno: int, path: Path, d1: bool) -> Arg:
         else:
             parts = text.split(" : ")
             if len(parts) != 3:
-                raise InputError(path, f"expected '%<name> : <shape> : <dtype>' argument, got {text[:60]!r}", lineno)
+                raise InputError(path, f"expected '%<name> : <shape> : <dtype>' argument, got {text[:60]!r}",
+                                 lineno)
             name, meta = parts[0][1:], NodeMeta(parts[1], parts[2])
         if not name.isidentifier():
             raise InputError(path, f"expected a node name after '%' in argument {text[:60]!r}", lineno)
@@ -263,7 +281,9 @@ def render_node(node: GraphNode, fmt: str) -> str:
     """One SSA line in format ``fmt``."""
     d1 = fmt == "D1"
     if node.op == "output":
-        return "output " + ", ".join(("%" + a.text) if a.node else a.text for a in node.args) if node.args else "output"
+        if not node.args:
+            return "output"
+        return "output " + ", ".join(("%" + a.text) if a.node else a.text for a in node.args)
     meta = node.meta
     assert meta is not None
     tail = meta.dtype if d1 else f"{meta.shape} : {meta.dtype}"

@@ -1,143 +1,210 @@
-"""Graph-dump rules (``ADG0xx``): what the two runs' graph dumps say beyond the match counts.
+"""Graph-dump rules: what the two runs' graph dumps say beyond the match counts (``ADG0xx``), and what their
+``graphs/`` folders say about themselves (``ADI002``-``ADI005``).
 
-Detection lives in :mod:`ad_diff.graph_analysis`; this module only describes the findings. Root-cause hints for
-a match loss are not rules of their own: they attach to the log classifier's match-loss finding as evidence
-(see :func:`ad_diff.graph_analysis.attach_hints`).
+This module only describes the findings; :mod:`ad_diff.kinds.graph.classify` draws them from the measured
+:class:`~ad_diff.kinds.graph.diff.GraphAnalysis` and :class:`~ad_diff.kinds.graph.folder.FolderScan`.
+Root-cause hints for a match loss, and the rewritten regions where a match count changed, are not rules of
+their own: they attach to the log's findings as evidence (``root_cause``, ``graph_regions``) in the explain
+stage. Every ``doc`` says whether and why the rule gates.
 """
 
 from __future__ import annotations
 
-from ad_diff.core.model import Severity
+from ad_diff.core.model import Category, Severity
 from ad_diff.core.rules import Rule
 
-METADATA_LOST = Rule(
-    code="ADG001",
-    name="metadata-lost",
-    category="metadata_loss",
-    severity=Severity.ERROR,
-    template="{transform}: {count} node(s) lost shape/dtype metadata in the candidate (e.g. {examples}); "
-    "candidate node coverage {before} -> {after}, baseline {baseline}",
-    doc="Fires at the first transform after which nodes that carry shape and dtype metadata (`meta[\"val\"]`) in "
-    "the baseline dump are written as `? : N/A` / `? : unknown` in the candidate dump, the two nodes having been "
-    "aligned across the runs. It is reported once, where the loss first appears, with the nodes involved and the "
-    "candidate's metadata coverage before and after that transform. Later pattern matchers that read shapes or "
-    "dtypes (most fusions and quantization passes) silently match less on such nodes, so a match loss further "
-    "down the pipeline often traces back here. Fix the transform so that it copies or re-propagates "
-    "`meta[\"val\"]` on the nodes it creates (or request shape propagation in its post-cleanup).",
-)
+ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
-SNAPSHOT_COVERAGE = Rule(
-    code="ADG010",
-    name="metadata-lost-vs-snapshot",
-    category="metadata_loss",
-    severity=Severity.ERROR,
-    template="{transform}: {after} node(s) without shape/dtype metadata after this transform; the golden "
-    "snapshot recorded {before}",
-    doc="When the baseline is a snapshot (`ad-diff snapshot`, written from a run that had graph dumps) the "
-    "candidate's dumps are counted the same way: a transform after which more nodes lack `meta[\"val\"]` than the "
-    "snapshot recorded has lost metadata. Without the baseline's dumps no node-level alignment is possible, so "
-    "the finding names the transform and the counts; compare against a run folder for the nodes involved.",
+METADATA_LOST = Rule(
+    "ADG001", "metadata-lost", Category.METADATA_LOSS, ERR,
+    "{transform}: {count} node(s) lost shape/dtype metadata in the candidate (e.g. {examples}); candidate "
+    "node coverage {before} -> {after}, baseline {baseline}",
+    "Fires at the first transform after which nodes that carry shape and dtype metadata (`meta[\"val\"]`) in "
+    "the baseline dump are written as `? : N/A` / `? : unknown` in the candidate dump, the two nodes having "
+    "been aligned across the runs. It is reported once, where the loss first appears, with the nodes "
+    "involved and the candidate's metadata coverage before and after that transform. Later pattern matchers "
+    "that read shapes or dtypes (most fusions and quantization passes) silently match less on such nodes, so "
+    "a match loss further down the pipeline often traces back here. It gates: metadata the baseline had is "
+    "gone. Fix the transform so that it copies or re-propagates `meta[\"val\"]` on the nodes it creates (or "
+    "request shape propagation in its post-cleanup).",
 )
 
 COVERAGE_DROPPED = Rule(
-    code="ADG002",
-    name="metadata-coverage-dropped",
-    category="metadata_loss",
-    severity=Severity.WARNING,
-    template="{transform}: candidate metadata coverage fell {before} -> {after} while the baseline stayed at "
-    "{baseline}",
-    doc="Fires when a transform lowers the share of candidate nodes that carry shape/dtype metadata, the "
-    "baseline does not lose as much at the same transform, and no aligned node explains it (ADG001 did not fire "
-    "there): typically the nodes without metadata are new nodes that have no counterpart in the baseline. The "
-    "coverage numbers count placeholders and call nodes; argument coverage is in the JSON report.",
+    "ADG002", "op-metadata-lost", Category.METADATA_LOSS, WARN,
+    "{transform}: the candidate writes {count} more node(s) without shape/dtype metadata, of ops the "
+    "baseline writes with metadata on every node: {ops}",
+    "Metadata lost on nodes that have no counterpart in the baseline (so ADG001 cannot name them): at this "
+    "transform the candidate has more nodes of some op without `meta[\"val\"]` than before, while the "
+    "baseline's dump of the same transform writes every node of that op with metadata. Ops are counted, the "
+    "nodes are not aligned, so it warns and does not gate. A share of covered nodes is not used: a rewrite "
+    "that creates extra nodes of an op without metadata in either run (AD's `split_output` after a GEMM "
+    "fusion, for one) is no loss, and a counter-shifted fusion must not read as one.",
 )
 
-METADATA_CHANGED = Rule(
-    code="ADG003",
-    name="metadata-changed",
-    category="metadata_loss",
-    severity=Severity.WARNING,
-    template="{transform}: {count} aligned node(s) changed dtype or shape in the candidate (e.g. {examples})",
-    doc="Fires at the first transform after which aligned nodes have a different dtype, or a different concrete "
-    "shape, in the candidate (symbolic dimension names such as `s44` vs `s70` are not compared). A dtype change "
-    "usually means a cast was added or dropped; it can change numerics and can stop dtype-specific patterns.",
+SHAPE_CHANGED = Rule(
+    "ADG003", "shape-changed", Category.SHAPE_CHANGE, WARN,
+    "{transform}: {count} aligned node(s) have another dtype or shape in the candidate (e.g. {examples})",
+    "Fires at the first transform after which nodes aligned by structure have a different dtype, or a "
+    "different concrete shape, in the candidate, both known (symbolic dimension names such as `s44` vs `s70` "
+    "are not compared). It is not metadata loss: nothing is missing. Only confident pairs count: a same-name "
+    "pair whose shape disagrees is not taken for the same node (FX counter names such as `fused_weight_1` or "
+    "`getitem_12` shift when an upstream rewrite adds a node), and nodes paired by position only never pair "
+    "across a shape difference. A dtype change usually means a cast was added or dropped, a shape change "
+    "another sharding or fusion; both can change numerics and stop shape-dependent patterns, so it warns. It "
+    "does not gate by itself: match counts and tensors decide.",
 )
 
 FIRST_DIVERGENCE = Rule(
-    code="ADG004",
-    name="first-structural-divergence",
-    category="structure_change",
-    severity=Severity.INFO,
-    template="graphs first differ in structure after {transform}: {detail}",
-    doc="Names the first transform, in pipeline order, after which the two runs' graphs differ in structure "
-    "(a node with no counterpart, or an aligned node reading different inputs or literals). Everything before it "
-    "is the same graph up to node names. It is informational: whether the difference is a regression is decided "
-    "by the match counts and the other rules.",
+    "ADG004", "first-structural-divergence", Category.STRUCTURE_CHANGE, INFO,
+    "graphs first differ in structure after {transform}: {detail}",
+    "Names the first transform, in pipeline order, after which the two runs' graphs differ in structure (a "
+    "node with no counterpart, or an aligned node reading different inputs or literals), with the regions "
+    "that appear there as evidence (`graph_regions`). Everything before it is the same graph up to node "
+    "names. It is informational: whether the difference is a regression is decided by the match counts and "
+    "the other rules.",
 )
 
 REGION_REWRITTEN = Rule(
-    code="ADG005",
-    name="region-rewritten",
-    category="structure_change",
-    severity=Severity.WARNING,
-    template="{transform}: {count} rewritten region(s) appear ({detail})",
-    doc="Fires at the transform where a rewritten region first appears: a group of baseline nodes and candidate "
-    "nodes with no counterpart in the other run, bounded by the same aligned nodes. A fusion that stopped "
-    "matching in one layer shows up as one region (the fused op on one side, its unfused pattern on the other), "
-    "not as a list of unrelated adds and removes. The markdown report shows the region's lines from both dumps.",
+    "ADG005", "unexplained-region", Category.STRUCTURE_CHANGE, WARN,
+    "{transform}: {count} rewritten region(s) appear although its match count is the same in both runs "
+    "({detail})",
+    "A rewritten region is a group of baseline nodes and candidate nodes with no counterpart in the other "
+    "run, bounded by the same aligned nodes (a fusion that stopped matching in one layer is one region: the "
+    "fused op on one side, its unfused pattern on the other). Each region is reported once, where it first "
+    "appears: a region that continues an earlier one (it holds a node that already had no counterpart, or "
+    "the same ops after a rename) is a consequence, not news. Where the transform's match count or state "
+    "changed, the regions are the expected effect of that change and attach to its log finding as evidence; "
+    "at the first divergence they are ADG004's evidence. This rule fires only for the rest: the graph was "
+    "rewritten differently although the log reports the same result, which deserves a look; it warns and "
+    "does not gate.",
 )
 
 ONE_SIDED_CHANGE = Rule(
-    code="ADG006",
-    name="one-sided-transform-changed-graph",
-    category="structure_change",
-    severity=Severity.INFO,
-    template="{transform} ran in the {run} only and changed its graph ({detail})",
-    doc="A transform whose dump exists in one run only (added, removed or renamed in the configuration) and which "
-    "changed that run's graph (nodes added or removed). One-sided transforms that left the graph as it was are "
-    "listed in the report but raise no finding.",
+    "ADG006", "one-sided-transform-changed-graph", Category.STRUCTURE_CHANGE, INFO,
+    "{transform} ran in the {run} only and changed its graph ({detail})",
+    "A transform that ran in one run only (the other run's log has no record of it: added, removed or "
+    "renamed in the configuration) and changed that run's graph (nodes added or removed). Dumps missing for "
+    "another reason are never described so: a restored pipeline cache (restored, not compared), a dump "
+    "folder cut short (ADG011), a run that stopped (the log's incomplete-run finding). Informational.",
 )
 
 LOG_SAYS_NOTHING_BUT_GRAPH_CHANGED = Rule(
-    code="ADG007",
-    name="unlogged-graph-change",
-    category="consistency",
-    severity=Severity.WARNING,
-    template="{run}: {transform} logged {logged} but its dump changed the graph ({detail})",
-    doc="Cross-check of one run's log against its own dumps: the transform logged zero matches, `skipped` or "
-    "`disabled`, yet nodes were added or removed between the previous dump and its dump. Either the transform "
-    "reports its match count wrongly, or its cleanup changed the graph; counts in the log then understate what "
-    "happened.",
+    "ADG007", "unlogged-graph-change", Category.CONSISTENCY, WARN,
+    "{run}: {transform} logged {logged} but its dump changed the graph ({detail})",
+    "Cross-check of one run's log against its own dumps: the transform logged zero matches, `skipped` or "
+    "`disabled`, yet nodes were added or removed between the previous dump and its dump. Either the "
+    "transform reports its match count wrongly, or its cleanup changed the graph; counts in the log then "
+    "understate what happened. A post-cleanup may legitimately rewrite the graph, so it warns.",
 )
 
 LOG_SAYS_MATCHES_BUT_GRAPH_SAME = Rule(
-    code="ADG008",
-    name="matches-without-graph-change",
-    category="consistency",
-    severity=Severity.INFO,
-    template="{run}: {transform} logged {logged} match(es) but its dump is identical to the previous one",
-    doc="Cross-check of one run's log against its own dumps: the transform logged matches but its dump is "
-    "byte-identical to the previous dump. Some transforms act outside the graph (weights, caches, compilation), "
-    "so this is informational; for a pattern matcher it means the matches did not reach the graph.",
+    "ADG008", "matches-without-graph-change", Category.CONSISTENCY, INFO,
+    "{run}: {transform} logged {logged} match(es) but its dump is identical to the previous one",
+    "Cross-check of one run's log against its own dumps: the transform logged matches but its dump is "
+    "byte-identical to the previous dump, for a transform that acts outside the graph (sharding detection, "
+    "weights, caches, compilation: any stage but post_export, pattern_matcher and post_load_fusion, and "
+    "`detect_*` passes), so this is informational. In the graph stages it is ADG012.",
 )
 
 DUMP_UNREADABLE = Rule(
-    code="ADG009",
-    name="graph-dump-unreadable",
-    category="input",
-    severity=Severity.ERROR,
-    template="{run}: graph dump could not be parsed: {error}; graph checks for this dump did not run "
-    "(its match count from the log still stands)",
-    doc="A dump file in `graphs/` is unreadable or does not follow any known dump format (FORMATS.md section 2): "
-    "cut mid-line by a crash, not UTF-8, or garbage. The file is left out of the graph analysis (its transform "
-    "is compared on the log only) and the message gives the file, the line and what was expected. It gates: "
-    "metadata loss at that transform cannot be ruled out, and missing data must not read as a pass.",
+    "ADG009", "graph-dump-unreadable", Category.INPUT, ERR,
+    "{run}: graph dump could not be parsed: {error}; graph checks for this dump did not run (its match count "
+    "from the log still stands)",
+    "A dump file in `graphs/` is unreadable or does not follow any known dump format (docs/formats.md): "
+    "cut mid-line by a crash, not UTF-8, or garbage. The file is left out of the graph analysis (its "
+    "transform is compared on the log only) and the message gives the file, the line and what was expected. "
+    "It gates: metadata loss at that transform cannot be ruled out, and missing data must not read as a "
+    "pass.",
 )
+
+SNAPSHOT_COVERAGE = Rule(
+    "ADG010", "metadata-lost-vs-snapshot", Category.METADATA_LOSS, ERR,
+    "{transform}: {after} node(s) without shape/dtype metadata after this transform; the golden snapshot "
+    "recorded {before}",
+    "When the baseline is a snapshot (`ad-diff snapshot`, written from a run that had graph dumps) the "
+    "candidate's dumps are counted the same way: a transform after which more nodes lack `meta[\"val\"]` "
+    "than the snapshot recorded has lost metadata. Without the baseline's dumps no node-level alignment is "
+    "possible, so the finding names the transform and the counts; compare against a run folder for the "
+    "nodes involved.",
+)
+
+DUMPS_TRUNCATED = Rule(
+    "ADG011", "dumps-cut-short", Category.INCOMPLETE_RUN, ERR,
+    "{run}: its graph dumps {where} while its log shows {count} more transform(s) ran (first: {first}); "
+    "their graphs were never compared",
+    "The run's log has result lines for transforms whose dumps its `graphs/` folder lacks, after its last "
+    "dump (or before its first, with the numbering starting above 001), while the other run has those "
+    "dumps: the folder was half-copied or the job was killed while dumping. The numbering shows no hole at "
+    "the end, so only the log tells. It gates (incomplete run): metadata loss or a rewrite in the missing "
+    "dumps cannot be ruled out, and those transforms did not run in one run only. Dumps legitimately absent "
+    "are not counted: a restored pipeline cache, the factory stage, and the compile stages of root-only "
+    "(D1/D2) dumps. Copy the whole folder again or re-run.",
+)
+
+LOG_DUMP_CONFLICT = Rule(
+    "ADG012", "log-dump-conflict", Category.CONSISTENCY, ERR,
+    "{run}: {transform} logged {logged} match(es) but its dump is byte-identical to the previous one; the "
+    "log and the dumps come from different runs",
+    "What upstream's `ad-conf-check` calls CONFLICT: a transform of a graph stage (post_export, "
+    "pattern_matcher, post_load_fusion; `detect_*` passes excepted) logged matches, yet the graph it dumped "
+    "is byte-identical to the dump before it. In those stages a match is a rewrite of the graph, so the log "
+    "and the dumps cannot describe the same run (artifacts copied from different jobs, a stale dump folder). "
+    "It gates: the comparison would rest on inputs that contradict each other. Transforms that act outside "
+    "the graph (weights, caches, compilation) are ADG008 and do not gate.",
+)
+
+TRANSFORM_MOVED = Rule(
+    "ADG013", "transform-moved", Category.STATE_CHANGE, WARN,
+    "{transform} ran at another place in the pipeline: after {before} in the baseline, after {after} in the "
+    "candidate",
+    "The runs ran the same transform in a different order (a config moved it or changed the pipeline). Its "
+    "dumps are still paired by transform key, so every graph after it is compared, but the graphs between "
+    "its two positions differ because of the move, not because of a transform there. Reported once per "
+    "moved transform; it warns (an order change is rarely meant to be silent) and does not gate by itself.",
+)
+
+DUMP_GAP = Rule(
+    "ADI002", "dump-numbering-gap", Category.INPUT, ERR,
+    "{run}: graphs/ numbering has gaps (missing {missing}); those dumps were lost (half-copied folder or "
+    "crashed job), so graph checks at those transforms did not run (match counts from the log still stand)",
+    "AD numbers dump files with a counter that only advances when a file is written, so a missing number "
+    "means a dump file was lost (a half-copied artifact folder, a cleanup, a crash while copying). The "
+    "transforms around the hole are compared on their logged match counts only. It gates because a "
+    "metadata loss in the lost dump cannot be ruled out; copy the whole graphs/ folder again. A run that "
+    "restored AD's pipeline cache starts its numbering at 001 again with the first transform it ran: no gap.",
+)
+
+DUMP_DUPLICATE = Rule(
+    "ADI003", "dump-duplicate-counter", Category.INPUT, WARN,
+    "{run}: graphs/ holds several files numbered {counter} ({files}); AD writes one file per number, so the "
+    "folder mixes two runs or holds copies; dumps are ordered by number, then name",
+    "Two dump files share one counter: the folder holds dumps of two runs (AD_DUMP_GRAPHS_DIR reused without "
+    "the usual wipe) or a manual copy. The analysis goes on with every file, ordered by number and name, but "
+    "its pairing of transforms may be off; re-record into an empty folder.",
+)
+
+DUMPS_EMPTY = Rule(
+    "ADI004", "dump-folder-empty", Category.INPUT, ERR,
+    "{run}: graphs/ holds no dump files (NNN_<stage>_<transform>.txt) while the {other} run has {count}; "
+    "graph analysis of this pair did not run (match counts from the log still stand)",
+    "The graphs/ folder exists but holds no dump file, e.g. the job crashed before the first dump or the "
+    "artifact upload was empty. Graph conclusions are missing, so this gates.",
+)
+
+DUMP_ENTRY_UNREADABLE = Rule(
+    "ADI005", "dump-entry-unreadable", Category.INPUT, ERR,
+    "{path}: {problem}; expected a readable graph dump file, so it was left out of the graph analysis",
+    "An entry of graphs/ named like a dump cannot be read as a file: a broken or looping symbolic link, a "
+    "folder, or a file without read permission. The dump is missing from the comparison, so this gates.",
+)
+
+FOLDER_RULES: tuple[Rule, ...] = (DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_ENTRY_UNREADABLE)
+"""The ``graphs/`` folder's own rules (``ADI``: input findings, listed before the ``ADG`` rules)."""
 
 RULES: tuple[Rule, ...] = (
     METADATA_LOST,
     COVERAGE_DROPPED,
-    METADATA_CHANGED,
+    SHAPE_CHANGED,
     FIRST_DIVERGENCE,
     REGION_REWRITTEN,
     ONE_SIDED_CHANGE,
@@ -145,4 +212,7 @@ RULES: tuple[Rule, ...] = (
     LOG_SAYS_MATCHES_BUT_GRAPH_SAME,
     DUMP_UNREADABLE,
     SNAPSHOT_COVERAGE,
+    DUMPS_TRUNCATED,
+    LOG_DUMP_CONFLICT,
+    TRANSFORM_MOVED,
 )

@@ -58,8 +58,9 @@ REMOVED = Rule(
 GAIN = Rule(
     "ADL008", "match-gain", "improvement", I,
     "{transform}: matches rose {before} -> {after}",
-    "The candidate matched more often than the baseline. Usually the point of the change; listed so a "
-    "reviewer can confirm it.",
+    "The candidate matched more often than the baseline, including a transform that was disabled or "
+    "skipped in the baseline and now runs and matches (a fusion switched on). Usually the point of the "
+    "change; listed so a reviewer can confirm it.",
 )
 INCOMPLETE = Rule(
     "ADL009", "run-incomplete", "incomplete_run", E,
@@ -78,8 +79,8 @@ UNRECOGNISED = Rule(
     "ADL011", "unrecognised-lines", "input", W,
     "{run} log: {count} AutoDeploy line(s) in no known format (first at line {line}: {text})",
     "Lines that carry an AutoDeploy transform prefix and look like results ([SUMMARY], enabled=...) but "
-    "match none of the formats in FORMATS.md. Their transforms may be missing from the comparison; a new "
-    "AD log format needs a parser update.",
+    "match none of the formats in docs/formats.md. Their transforms may be missing from the comparison; "
+    "a new AD log format needs a parser update.",
 )
 RETRY = Rule(
     "ADL012", "pipeline-restarted", "consistency", W,
@@ -203,6 +204,11 @@ def _classify_row(r: TransformComparison, frac: float) -> list[Finding]:
         return out
     if c.state is State.ABSENT:
         out.append(REMOVED.make(transform=t, stage=s, bstate=b.state.value))
+        return out
+    if c.state is State.APPLIED and c.matches and b.state in (State.DISABLED, State.SKIPPED):
+        # switched on and matching: a gain, not a state change to review
+        out.append(GAIN.make(transform=t, stage=s, before=f"0 ({b.state.value})", after=c.matches,
+                             evidence={"before_state": b.state.value, "after": c.matches}))
         return out
     if b.state is not c.state and c.state is not State.FAILED:
         out.append(STATE.make(transform=t, stage=s, bstate=b.state.value, cstate=c.state.value))

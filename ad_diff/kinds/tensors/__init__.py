@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.core.model import CANDIDATE
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import GRAPH, STANDS
@@ -28,10 +29,7 @@ class TensorsKind:
     rules = rules.RULES
 
     def analyze(self, ctx: Context) -> TensorAnalysis | Skipped:
-        """Compare recorded tensors; graph order, introducing transforms and renamed nodes come from the dumps."""
-        from ad_diff.errors import AdDiffError
-        from ad_diff.kinds.tensors.analysis import analyze_tensors
-
+        """Compare recorded tensors; graph order, introducing transforms and renames come from the dumps."""
         base, cand = ctx.baseline, ctx.candidate
         if ctx.from_snapshot:
             return Skipped("snapshot", "the baseline is a snapshot (counts and coverage only)")
@@ -43,7 +41,12 @@ class TensorsKind:
         if not ctx.settings.tensors:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
+        # only now: the measurement brings numpy, which a comparison without tensors never needs
+        from ad_diff.errors import AdDiffError
+        from ad_diff.kinds.tensors.analysis import analyze_tensors
+
         node_order: list[str] | None = None
+        order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
         ga = ctx.section(GRAPH.key)
@@ -51,15 +54,25 @@ class TensorsKind:
             if ga is not None:
                 final = _final_dumps(ctx)
                 if final is not None:
-                    node_order = [n.name for sec in final[1].sections for n in sec.nodes]
+                    # Captures are keyed by baseline names (renamed ones too): the order is the baseline's.
+                    node_order = [n.name for sec in final[0].sections for n in sec.nodes]
+                    order_source = f"baseline's final graph dump {final[0].path.name}"
                     renamed = _renames(*final)
                 node_transform = {}
                 for t in ga.transforms:
                     for u in t.unmatched:
-                        if u.run == "candidate":
+                        if u.run == CANDIDATE:
                             node_transform.setdefault(u.name, t.transform)
-            return analyze_tensors(base.tensors, cand.tensors, ctx.settings, node_order=node_order,
-                                   node_transform=node_transform, renamed=renamed)
+            return analyze_tensors(
+                base.tensors,
+                cand.tensors,
+                ctx.settings,
+                node_order=node_order,
+                node_transform=node_transform,
+                renamed=renamed,
+                order_source=order_source,
+                gathered=_gathered(ctx),
+            )
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
             return Skipped("unreadable", str(e))
 
@@ -67,17 +80,24 @@ class TensorsKind:
         """The tensor findings (ADT), or why the comparison did not run."""
         base, cand = ctx.baseline, ctx.candidate
         if not isinstance(section, Skipped):
-            return list(section.findings)
+            return rules.classify(section)
         if section.reason == "one_sided":
             present, missing = (base, cand) if section.run == base.run_id else (cand, base)
-            return [ONE_SIDED.make(what=section.detail, present=present.run_id, missing=missing.run_id,
-                                   analysis="numeric comparison")]
+            return [
+                ONE_SIDED.make(
+                    what=section.detail,
+                    present=present.run_id,
+                    missing=missing.run_id,
+                    analysis="numeric comparison",
+                )
+            ]
         if section.reason == "unreadable":
             return [ANALYSIS_FAILED.make(analysis="tensor comparison", error=section.detail, stands=STANDS)]
         return []
 
-    def explain(self, section: TensorAnalysis, findings: list[Finding], ctx: Context) -> tuple[TensorAnalysis,
-                                                                                                list[Finding]]:
+    def explain(
+        self, section: TensorAnalysis, findings: list[Finding], ctx: Context
+    ) -> tuple[TensorAnalysis, list[Finding]]:
         """Nothing to add."""
         return section, findings
 
@@ -94,12 +114,44 @@ class TensorsKind:
         return render_terminal(section)
 
 
+GATHER = "gather_logits_before_lm_head"
+"""AD's transform that computes logits at the last position of each sequence only."""
+
+
+def _gathered(ctx: Context) -> dict[str, str]:
+    """Runs whose logits keep only the last position, with the evidence: the transform applied in the log, or
+    enabled in the run's AD config."""
+    from ad_diff.core.model import BASELINE, State
+    from ad_diff.errors import AdDiffError
+    from ad_diff.kinds.config import parse as config_parse
+
+    out: dict[str, str] = {}
+    for row in ctx.rows:
+        if row.transform != GATHER:
+            continue
+        for run, side in ((BASELINE, row.baseline), (CANDIDATE, row.candidate)):
+            if side.state is State.APPLIED and (side.matches or 0) > 0:
+                out[run] = f"{GATHER} applied in its log (matches={side.matches})"
+    explicit = {BASELINE: ctx.settings.baseline_config, CANDIDATE: ctx.settings.candidate_config}
+    for run, arts in ((BASELINE, ctx.baseline), (CANDIDATE, ctx.candidate)):
+        if run in out or not arts.root.is_dir():
+            continue
+        try:
+            cfg = config_parse.parse(arts.root, explicit[run])
+        except (AdDiffError, OSError, ValueError):
+            continue  # the config kind reports unreadable configs
+        if cfg is not None and cfg.enabled(GATHER):
+            out[run] = f"{GATHER} enabled in its AD config"
+    return out
+
+
 def _final_dumps(ctx: Context) -> tuple[GraphDump, GraphDump] | None:
     """The last dump of each run, parsed (None when either run has none)."""
     from ad_diff.kinds.graph import parse
     from ad_diff.kinds.graph.pair import list_dumps
 
-    assert ctx.baseline.graphs is not None and ctx.candidate.graphs is not None
+    assert ctx.baseline.graphs is not None
+    assert ctx.candidate.graphs is not None
     refs_b, refs_c = list_dumps(ctx.baseline.graphs)[0], list_dumps(ctx.candidate.graphs)[0]
     if not refs_b or not refs_c:
         return None

@@ -1,22 +1,34 @@
-"""The tensor comparison in one function: discover -> pair -> measure -> judge -> classify.
+"""The tensor comparison in one function: discover -> pair -> measure -> judge (no findings here).
 
-:func:`analyze_tensors` is what the pipeline calls when both runs have ``tensors/``. Graph alignment
-(another stage) supplies ``node_order`` (node names in graph order) and ``node_transform`` (node -> the
-transform that introduced or rewrote it) for the first-drifting-node search; both are plain inputs here.
+:func:`analyze_tensors` is what the tensors kind calls when both runs have ``tensors/``. Graph alignment
+(another kind) supplies ``node_order`` (baseline node names in graph order, with ``order_source`` saying
+where it came from) and ``node_transform`` (candidate node -> the transform that introduced or rewrote it)
+for the first-drifting-node search; both are plain inputs here. ``rules.classify`` makes the findings.
 """
 
 from __future__ import annotations
 
 import importlib.util
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from ad_diff.kinds.tensors import rules as tensor_rules
+from ad_diff.core.model import BASELINE, CANDIDATE, other_run
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
-from ad_diff.kinds.tensors.model import NodeDrift, TensorAnalysis, TensorComparison, TensorRecord, Unmatched
-from ad_diff.kinds.tensors.parse import ChunkReader, RunTensors, discover
-from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, resolve
+from ad_diff.kinds.tensors.model import (
+    Mismatch,
+    NodeDrift,
+    TensorAnalysis,
+    TensorComparison,
+    TensorKind,
+    TensorRecord,
+    TensorVerdict,
+    Unmatched,
+)
+from ad_diff.kinds.tensors.parse import RunTensors, discover
+from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
+from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, needs_relative, resolve, row_limits, verdict
 from ad_diff.settings import Settings
 
 LOGITS_GLOB = "*logits*"
@@ -32,79 +44,88 @@ def analyze_tensors(
     node_order: Sequence[str] | None = None,
     node_transform: Mapping[str, str] | None = None,
     renamed: Mapping[str, str] | None = None,
+    order_source: str | None = None,
+    gathered: Mapping[str, str] | None = None,
 ) -> TensorAnalysis:
     """Compare the tensors two runs recorded (their ``tensors/`` folders) under ``settings``.
 
     ``renamed`` maps candidate node names to the baseline names that graph alignment paired them with
     (a pass added upstream shifts FX name counters), so per-node captures pair by node, not by name.
-    Unreadable files, one-sided tensors and shape mismatches become values and findings; only an
-    internal bug raises. Differences within tolerance produce no finding.
+    Unreadable files, one-sided tensors and shape mismatches become values; only an internal bug raises.
+    ``order_source`` says where ``node_order`` came from (it is stated wherever the order is used).
+    ``gathered`` maps a run to the evidence that its logits keep only the last position
+    (``gather_logits_before_lm_head`` in its log or config): that run's ``[B, 1, V]`` logits are compared with
+    the other run's last position, when the layout leaves no doubt.
     """
-    base = discover(baseline_tensors, "baseline")
-    cand = discover(candidate_tensors, "candidate")
+    base = discover(baseline_tensors, BASELINE)
+    cand = discover(candidate_tensors, CANDIDATE)
     notes: list[str] = []
     cand_outputs, n_renamed = _paired_names(cand.outputs, renamed or {})
     if n_renamed:
-        notes.append(f"{n_renamed} candidate node capture(s) paired under their baseline names through graph "
-                     "alignment (their FX names shifted)")
+        notes.append(
+            f"{n_renamed} candidate node capture(s) paired under their baseline names through graph "
+            "alignment (their FX names shifted)"
+        )
     device = _device(getattr(settings, "tensor_device", "cpu"), notes)
     plots = bool(getattr(settings, "tensor_plots", False))
     if plots and importlib.util.find_spec("matplotlib") is None:
         notes.append("plots were requested but matplotlib is not installed (pip install 'ad-diff[plots]')")
         plots = False
-    comparisons: list[TensorComparison] = []
+    pairs: list[tuple[str, TensorRecord, TensorRecord]] = []
     unmatched: list[Unmatched] = []
     for name in sorted(set(base.outputs) | set(cand_outputs)):
         b, c = base.outputs.get(name), cand_outputs.get(name)
         if b is None or c is None:
             rec = b or c
             assert rec is not None
-            side = "baseline" if b is not None else "candidate"
-            other = "candidate" if b is not None else "baseline"
+            side = BASELINE if b is not None else CANDIDATE
             lost = (cand if b is not None else base).unreadable
-            why = f"not recorded by the {other} run" + (", which has unreadable tensor files" if lost else "")
+            why = f"not recorded by the {other_run(side)} run"
+            if lost:
+                why += ", which has unreadable tensor files"
             unmatched.append(Unmatched(name, rec.kind, side, why))
             continue
-        comparisons.append(_compare(name, b, c, base, cand, settings, device, plots))
-    findings = tensor_rules.unreadable_findings(base.unreadable + cand.unreadable)
-    findings += _input_findings(base, cand)
-    findings += tensor_rules.comparison_findings(comparisons)
-    findings += tensor_rules.unmatched_findings(unmatched)
+        pairs.append((name, b, c))
+    ctx = _Ctx(base, cand, settings, device, plots, dict(gathered or {}))
+    comparisons = _compare_all(pairs, ctx)
+    notes += [c.shape_note for c in comparisons if c.shape_note]
     comparisons = _graph_ordered(comparisons, node_order)
-    drift = first_drifting_node(comparisons, node_order, node_transform)
-    outputs_compared = any(c.kind == "output" for c in comparisons)
-    findings += tensor_rules.node_finding(drift, outputs_compared)
-    if any(c.kind == "node" for c in comparisons) and node_order is None:
-        notes.append("per-node captures compared without graph order: first drifting node is by name order")
+    drift = first_drifting_node(comparisons, node_order, node_transform, order_source)
+    if any(c.kind is TensorKind.NODE for c in comparisons) and node_order is None:
+        notes.append(
+            "per-node captures compared without graph order (no graph dumps in both runs): "
+            "the first drifting node cannot be named"
+        )
     return TensorAnalysis(
         comparisons=tuple(comparisons),
         unmatched=tuple(unmatched),
         unreadable=base.unreadable + cand.unreadable,
-        findings=tuple(sorted(findings, key=lambda f: f.sort_key())),
         first_drift=drift,
         device=device,
         notes=tuple(notes),
+        input_problems=tuple(_input_problems(base, cand)),
+        rows_origin=rows_origin(comparisons, node_order),
     )
 
 
 def _device(asked: str, notes: list[str]) -> str:
-    if asked == "cpu":
-        return "cpu"
-    import torch
-
-    if torch.cuda.is_available():
-        return "cuda" if asked == "auto" else asked
-    if asked != "auto":
-        notes.append(f"tensor device {asked!r} asked for but no GPU is available; compared on the CPU")
+    """Statistics are computed with numpy on the CPU: one deterministic pass near the read floor."""
+    if asked not in ("cpu", "auto"):
+        notes.append(
+            f"tensor device {asked!r} asked for; statistics are computed on the CPU (numpy, one "
+            "deterministic pass), which reads as fast as the disk for recorded outputs"
+        )
     return "cpu"
 
 
-def _paired_names(outputs: Mapping[str, TensorRecord], renamed: Mapping[str, str]) -> tuple[dict[str, TensorRecord], int]:
+def _paired_names(
+    outputs: Mapping[str, TensorRecord], renamed: Mapping[str, str]
+) -> tuple[dict[str, TensorRecord], int]:
     """Candidate records keyed by the baseline name of their node; outputs and unmapped nodes keep theirs.
 
     A rename that would collide with another capture's key is not applied (the name then pairs as is).
     """
-    keys = {n: (renamed.get(n, n) if r.kind == "node" else n) for n, r in outputs.items()}
+    keys = {n: (renamed.get(n, n) if r.kind is TensorKind.NODE else n) for n, r in outputs.items()}
     counts: dict[str, int] = {}
     for k in keys.values():
         counts[k] = counts.get(k, 0) + 1
@@ -117,32 +138,101 @@ def _paired_names(outputs: Mapping[str, TensorRecord], renamed: Mapping[str, str
     return out, n_renamed
 
 
-def _compare(
-    name: str, b: TensorRecord, c: TensorRecord, base: RunTensors, cand: RunTensors,
-    settings: Settings, device: str, plots: bool,
-) -> TensorComparison:  # fmt: skip
+@dataclass(frozen=True)
+class _Ctx:
+    base: RunTensors
+    cand: RunTensors
+    settings: Settings
+    device: str
+    plots: bool
+    gathered: dict[str, str]
+
+
+def _compare_all(pairs: list[tuple[str, TensorRecord, TensorRecord]], ctx: _Ctx) -> list[TensorComparison]:
+    """Every pair, in name order; ``settings.tensor_jobs`` threads (each comparison is independent)."""
+    jobs = min(max(1, ctx.settings.tensor_jobs), len(pairs))
+    if jobs <= 1:
+        return [_compare(n, b, c, ctx) for n, b, c in pairs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(lambda p: _compare(p[0], p[1], p[2], ctx), pairs))
+
+
+def last_position(full: TensorRecord, gathered: TensorRecord) -> TensorRecord | None:
+    """``full``'s last position of dim -2, when ``gathered`` is exactly that layout (``[B, S, V]`` vs
+    ``[B, 1, V]``, every other dim equal, ``S > 1``); ``None`` when the shapes allow another reading."""
+    fs, gs = full.shape, gathered.shape
+    if len(fs) != len(gs) or len(fs) < 2 or gs[-2] != 1 or fs[-2] <= 1:
+        return None
+    if fs[:-2] != gs[:-2] or fs[-1] != gs[-1]:
+        return None
+    return replace(full, shape=gs, select=(fs[-2], fs[-2] - 1))
+
+
+def _explained_shape(
+    name: str, b: TensorRecord, c: TensorRecord, ref: TensorRecord | None, ctx: _Ctx
+) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:
+    """Records to compare when a known transform explains the shape change, plus the note saying so."""
+    if b.kind is not TensorKind.OUTPUT or not fnmatchcase(name, LOGITS_GLOB):
+        return None
+    for run, (full, kept) in ((CANDIDATE, (b, c)), (BASELINE, (c, b))):
+        why = ctx.gathered.get(run)
+        sel = last_position(full, kept) if why else None
+        if sel is None:
+            continue
+        rsel = (
+            None
+            if ref is None
+            else (
+                last_position(ref, kept)
+                if ref.shape == full.shape
+                else (ref if ref.shape == kept.shape else None)
+            )
+        )
+        note = (
+            f"{name}: the {run} run keeps only the last position ({list(kept.shape)}; {why}); compared with "
+            f"the last position of the {other_run(run)} run's {list(full.shape)}"
+        )
+        return (sel, c, rsel, note) if run == CANDIDATE else (b, sel, rsel, note)
+    return None
+
+
+def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorComparison:
+    settings, base, cand, device, plots = ctx.settings, ctx.base, ctx.cand, ctx.device, ctx.plots
     tol = resolve(name, b.dtype, settings.tolerances)
     mismatch = None
     if b.dtype != c.dtype:
-        tol, mismatch = merge_dtypes(tol, resolve(name, c.dtype, settings.tolerances)), "dtype"
+        tol, mismatch = merge_dtypes(tol, resolve(name, c.dtype, settings.tolerances)), Mismatch.DTYPE
     ref = base.references.get(name) or cand.references.get(name)
+    note = None
     if b.shape != c.shape:
-        return TensorComparison(name, b.kind, b, c, ref, tol, None, None, "shape")
-    if ref is not None and ref.shape != b.shape:
+        explained = _explained_shape(name, b, c, ref, ctx)
+        if explained is None:
+            return TensorComparison(
+                name, b.kind, b, c, ref, tol, None, None, TensorVerdict.SHAPE_MISMATCH, Mismatch.SHAPE
+            )
+        mb, mc, ref, note = explained
+    else:
+        mb, mc = b, c
+    if ref is not None and ref.shape != mb.shape:
         ref = None
-    logits = b.kind == "output" and fnmatchcase(name, LOGITS_GLOB)
+    logits = b.kind is TensorKind.OUTPUT and fnmatchcase(name, LOGITS_GLOB)
     opts = MeasureOptions(
         atol=tol.atol, rtol=tol.rtol, device=device, topk=TOPK if logits else 0,
         histogram=plots or tol.statistic == "quantile", samples=PLOT_SAMPLES if plots else 0,
+        relative=needs_relative(tol), rows=row_limits(tol),
     )  # fmt: skip
-    stats = measure(b, c, opts, reference=ref)
-    return TensorComparison(name, b.kind, b, c, ref, tol, stats, judge(stats, tol), mismatch)
+    stats = measure(mb, mc, opts, reference=ref)
+    j = judge(stats, tol)
+    return TensorComparison(
+        name, b.kind, b, c, ref, tol, stats, j, verdict(stats, j, mismatch), mismatch, note
+    )
 
 
-def _input_findings(base: RunTensors, cand: RunTensors) -> list:
-    if not base.inputs and not cand.inputs:
-        return []
-    problems = []
+def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:
+    """How the recorded inputs differ between the runs (names, dtypes and shapes, values)."""
+    problems: list[str] = []
     for name in sorted(set(base.inputs) | set(cand.inputs)):
         b, c = base.inputs.get(name), cand.inputs.get(name)
         if b is None or c is None:
@@ -151,18 +241,20 @@ def _input_findings(base: RunTensors, cand: RunTensors) -> list:
             problems.append(f"{name}: {b.dtype}{list(b.shape)} vs {c.dtype}{list(c.shape)}")
         elif not _same_values(b, c):
             problems.append(f"{name}: values differ")
-    return [tensor_rules.INPUTS.make(detail="; ".join(problems))] if problems else []
+    return problems
 
 
 def _same_values(a: TensorRecord, b: TensorRecord) -> bool:
-    import torch
+    import numpy as np
 
     ra, rb = ChunkReader(a), ChunkReader(b)
+    step = 1 << 20
+    dtype = compute_dtype(a.dtype, b.dtype)
+    bufs = np.empty(step * lanes(a.dtype), dtype), np.empty(step * lanes(a.dtype), dtype)
     try:
-        step = 1 << 22
         for start in range(0, a.numel, step):
             n = min(step, a.numel - start)
-            if not torch.equal(ra.read(start, n), rb.read(start, n)):
+            if not np.array_equal(ra.read(start, n, bufs[0]), rb.read(start, n, bufs[1]), equal_nan=True):
                 return False
         return True
     finally:
@@ -174,36 +266,40 @@ def first_drifting_node(
     comparisons: Sequence[TensorComparison],
     node_order: Sequence[str] | None,
     node_transform: Mapping[str, str] | None,
+    order_source: str | None = None,
 ) -> NodeDrift | None:
-    """The earliest node capture (graph order; unknown nodes last, by name) judged beyond tolerance.
+    """The node captures judged beyond tolerance, and the earliest of them in graph order.
 
-    Captures of tuple outputs (``<node>.0``) count as their node.
+    Only a real graph order names a node: without ``node_order``, or when none of the drifting captures is
+    in it, ``node`` is ``None`` (name order says nothing about where drift starts). Captures of tuple outputs
+    (``<node>.0``) count as their node; the introducing transform is looked up by the candidate's name.
     """
-    position = {n: i for i, n in enumerate(node_order or ())}
-    drifting = [c for c in comparisons if c.kind == "node" and not c]
+    drifting = [c for c in comparisons if c.kind is TensorKind.NODE and not c.passed]
     if not drifting:
         return None
+    if node_order is None:
+        return NodeDrift(None, -1, None, len(drifting), None)
+    position = {n: i for i, n in enumerate(node_order)}
+    nodes = [(_node_of(c.name, position), c) for c in drifting]
+    placed = [(position[n], c) for n, c in nodes if n in position]
+    if not placed:
+        return NodeDrift(None, -1, None, len(drifting), order_source)
+    pos, first = min(placed, key=lambda pc: (pc[0], pc[1].name))
+    transforms = node_transform or {}
+    # node_transform is keyed by candidate node names; a renamed capture keeps its candidate name
+    names = (first.candidate.name, _node_of(first.candidate.name, {}), node_order[pos])
+    transform = next((transforms[n] for n in names if n in transforms), None)
+    return NodeDrift(node_order[pos], pos, transform, len(drifting), order_source)
 
-    def key(c: TensorComparison) -> tuple[int, str]:
-        node = _node_of(c.name, position)
-        return (position.get(node, len(position)), c.name)
 
-    first = min(drifting, key=key)
-    node = _node_of(first.name, position)
-    return NodeDrift(
-        node=node,
-        position=position.get(node, -1),
-        transform=(node_transform or {}).get(node),
-        drifting_nodes=len(drifting),
-    )
-
-
-def _graph_ordered(comparisons: list[TensorComparison], node_order: Sequence[str] | None) -> list[TensorComparison]:
+def _graph_ordered(
+    comparisons: list[TensorComparison], node_order: Sequence[str] | None
+) -> list[TensorComparison]:
     """Outputs by name, then node captures in graph order (unknown nodes last, by name)."""
     position = {n: i for i, n in enumerate(node_order or ())}
-    outputs = [c for c in comparisons if c.kind != "node"]
+    outputs = [c for c in comparisons if c.kind is not TensorKind.NODE]
     nodes = sorted(
-        (c for c in comparisons if c.kind == "node"),
+        (c for c in comparisons if c.kind is TensorKind.NODE),
         key=lambda c: (position.get(_node_of(c.name, position), len(position)), c.name),
     )
     return outputs + nodes
@@ -214,3 +310,32 @@ def _node_of(name: str, position: Mapping[str, int]) -> str:
         return name
     head, dot, tail = name.rpartition(".")
     return head if dot and tail.isdigit() else name
+
+
+def rows_origin(comparisons: Sequence[TensorComparison], node_order: Sequence[str] | None) -> str | None:
+    """The first node capture in graph order whose outlier rows include an output's outlier row (same leading
+    index), i.e. where the bad rows appear; ``None`` without graph order or such a capture."""
+    if node_order is None:
+        return None
+    bad = {
+        w.index
+        for c in comparisons
+        if c.kind is TensorKind.OUTPUT and c.stats and c.stats.rows
+        for w in c.stats.rows.worst
+        if w.outlier
+    }
+    if not bad:
+        return None
+    position = {n: i for i, n in enumerate(node_order)}
+    hits = []
+    for c in comparisons:
+        rows = c.stats.rows if c.kind is TensorKind.NODE and c.stats else None
+        node = _node_of(c.name, position)
+        if rows is None or node not in position:
+            continue
+        if any(
+            w.outlier and any(w.index[: len(i)] == i or i[: len(w.index)] == w.index for i in bad)
+            for w in rows.worst
+        ):
+            hits.append((position[node], c.name))
+    return min(hits)[1] if hits else None

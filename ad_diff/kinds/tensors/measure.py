@@ -1,25 +1,34 @@
-"""Chunked tensor statistics: numbers only, no verdicts.
+"""Tensor statistics in one chunked pass over both runs (and the reference): numbers only, no verdicts.
 
-Both tensors (and an optional reference) are streamed in aligned chunks of whole rows; each chunk is
-upcast (float32, float64 for float64 inputs) on the chosen device and folded into running sums kept on that
-device, so the GPU never waits for a host sync until the end and peak memory is a few chunks, not the
-tensors. The next chunk is read from disk on a worker thread while the current one is computed.
+Every tensor is viewed as rows (all dims but the last: a token, or a token and a head; see
+:func:`row_layout`). Each chunk holds whole rows; per row it yields sums of squares of the baseline, the
+candidate and their difference (plus the errors against the reference), the absolute difference and the
+count beyond the elementwise tolerance. The whole-tensor figures are exact (``math.fsum``) sums of these
+per-row sums, so the result does not depend on the chunk size, on thread count (numpy runs these loops on
+one thread; no BLAS is used) or on the machine's load: the JSON is byte-identical however it was run.
+
+Precision: narrow inputs (bf16, fp16, fp8) are computed in float32, where a product of two of their values is
+exact; each row (or fixed block) is summed in float32 by numpy's loop and rows are combined in float64. Wider
+inputs are computed in float64. ``1 - cos`` comes from ``|b-c|^2`` and ``(|b|-|c|)^2`` rather than from
+``1 - dot/(|b||c|)``, so it keeps its digits when the cosine is 0.99999. A chunk holding NaN/Inf (or
+overflowing float32) is recomputed in float64 with masks. Row figures are summarised in
+:class:`~ad_diff.kinds.tensors.model.RowStats` by :mod:`~ad_diff.kinds.tensors.rows`.
 """
 
 from __future__ import annotations
 
 import math
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ad_diff.kinds.tensors.model import ErrorHistogram, ReferenceStats, TensorRecord, TensorStats
-from ad_diff.kinds.tensors.parse import ChunkReader
+import numpy as np
 
-CPU_CHUNK = 1 << 20
-"""Elements per chunk on CPU (1 Mi: temporaries stay cache-sized; larger chunks measured slower)."""
-GPU_CHUNK = 1 << 24
-"""Elements per chunk on GPU (16 Mi: few kernel launches per byte)."""
+from ad_diff.kinds.tensors.model import ErrorHistogram, ReferenceStats, RowLimits, TensorRecord, TensorStats
+from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
+from ad_diff.kinds.tensors.rows import RowSums, row_layout, summarise
+
+CPU_CHUNK = 1 << 18
+"""Reals per chunk (256 Ki: the working buffers stay in the L2 cache; larger chunks measured slower)."""
 HIST_LO, HIST_HI, HIST_BINS = -12.0, 8.0, 400
 
 
@@ -31,215 +40,250 @@ class MeasureOptions:
     rtol: float
     device: str = "cpu"
     chunk: int = 0
-    """Elements per chunk; 0 picks ``CPU_CHUNK`` or ``GPU_CHUNK`` by device."""
+    """Reals per chunk; 0 picks ``CPU_CHUNK``. Results do not depend on it."""
     topk: int = 0
     """0: no top-k agreement; otherwise ``k`` for the top-k overlap per row of the last dimension."""
     histogram: bool = False
     samples: int = 0
     """Points kept for scatter plots (evenly strided)."""
+    relative: bool = False
+    """Also measure elementwise relative error (max/mean); only the max/mean/quantile statistics use it."""
+    rows: RowLimits | None = None
+    """Thresholds that make a row an outlier (from the tolerance); ``None``: rows are not summarised."""
 
 
 def measure(
-    baseline: TensorRecord, candidate: TensorRecord, opts: MeasureOptions, reference: TensorRecord | None = None
+    baseline: TensorRecord,
+    candidate: TensorRecord,
+    opts: MeasureOptions,
+    reference: TensorRecord | None = None,
 ) -> TensorStats:
     """Statistics of ``candidate`` against ``baseline`` (and both against ``reference``, when given).
 
     Shapes must have the same number of elements; callers report shape mismatches before calling.
     """
-    import torch
-
     numel = baseline.numel
     if candidate.numel != numel or (reference is not None and reference.numel != numel):
         raise ValueError("measure() needs tensors with the same number of elements")
-    row = baseline.shape[-1] if (opts.topk and baseline.shape and baseline.shape[-1] > 1) else 0
-    dev = torch.device(opts.device)
-    chunk = opts.chunk if opts.chunk > 0 else (GPU_CHUNK if dev.type == "cuda" else CPU_CHUNK)
-    if row:
-        chunk = max(chunk // row, 1) * row
-    pin = dev.type == "cuda"
-    wide = torch.float64 if "F64" in (baseline.dtype, candidate.dtype) else torch.float32
-    acc = _Acc(dev, row, opts, numel)
+    ln = lanes(baseline.dtype)
+    if lanes(candidate.dtype) != ln or (reference is not None and lanes(reference.dtype) != ln):
+        raise ValueError("measure() needs both runs complex or both real")
+    layout = row_layout(baseline.shape, ln)
+    acc = _Acc(
+        opts, layout, numel * ln, compute_dtype(baseline.dtype, candidate.dtype), reference is not None
+    )
     readers = [ChunkReader(r) for r in (baseline, candidate, reference) if r is not None]
     try:
-        with ThreadPoolExecutor(max_workers=1) as pool:
-
-            def load(start: int) -> list[Any]:
-                n = min(chunk, numel - start)
-                return [r.read(start, n, pin=pin) for r in readers]
-
-            pending = pool.submit(load, 0) if numel else None
-            start = 0
-            while pending is not None:
-                parts = pending.result()
-                nxt = start + chunk
-                pending = pool.submit(load, nxt) if nxt < numel else None
-                tens = [p.to(dev, non_blocking=True).to(wide) for p in parts]
-                acc.add(tens[0], tens[1], tens[2] if reference is not None else None, start)
-                start = nxt
+        for start, count, r0, k, width in layout.spans(opts.chunk or CPU_CHUNK):
+            pairs = zip(readers, acc.bufs, strict=True)
+            arrays = [rd.read(start // ln, count // ln, buf) for rd, buf in pairs]
+            acc.add(arrays, start, r0, k, width)
     finally:
-        for r in readers:
-            r.close()
-    return acc.result(baseline, candidate, reference)
+        for rd in readers:
+            rd.close()
+    return acc.result(baseline, reference)
 
 
 class _Acc:
-    """Running sums on the device; one ``.item()`` sync per statistic at the end."""
+    """Per-row sums (float64 arrays over rows) and the few whole-tensor extremes; see the module docstring."""
 
-    def __init__(self, dev: Any, row: int, opts: MeasureOptions, numel: int) -> None:
-        import torch
-
-        self.t = torch
-        self.opts, self.row, self.numel = opts, row, numel
-        z64 = lambda: torch.zeros((), dtype=torch.float64, device=dev)  # noqa: E731
-        zi = lambda: torch.zeros((), dtype=torch.int64, device=dev)  # noqa: E731
-        self.s = {k: z64() for k in ("abs", "sq", "rel", "dot", "bb", "cc", "rb", "rc", "top1", "topk", "t1b", "t1c")}
-        self.n = {k: zi() for k in ("cmp", "out", "nanb", "nanc", "infb", "infc", "rows", "rcmp")}
-        self.max_abs = torch.full((), -1.0, dtype=torch.float64, device=dev)
-        self.max_rel = z64()
-        self.idx = zi()
-        self.hist_abs = torch.zeros(HIST_BINS, dtype=torch.float64, device=dev) if opts.histogram else None
-        self.hist_rel = torch.zeros(HIST_BINS, dtype=torch.float64, device=dev) if opts.histogram else None
+    def __init__(self, opts: MeasureOptions, layout: Any, numel: int, dtype: Any, ref: bool) -> None:
+        self.opts, self.layout, self.numel, self.dtype = opts, layout, numel, dtype
+        n = layout.buffer(opts.chunk or CPU_CHUNK)
+        self.bufs = [np.empty(n, dtype=dtype) for _ in range(3 if ref else 2)]
+        self.t = np.empty(n, dtype=dtype)
+        self.d = np.empty(n, dtype=dtype)
+        self.m = np.empty(n, dtype=np.bool_)
+        self.sums = RowSums.empty(layout.count, ref, opts.topk > 0 and layout.logits_ok)
+        self.max_abs, self.worst, self.max_rel = -1.0, (-1, 0.0, 0.0), 0.0
+        self.nonfinite = [0, 0, 0, 0]  # nan b, nan c, inf b, inf c
+        self.compared = self.ref_compared = 0
+        self.hist = (np.zeros(HIST_BINS, np.int64), np.zeros(HIST_BINS, np.int64)) if opts.histogram else None
         self.stride = max(1, numel // opts.samples) if opts.samples else 0
-        self.sb: list[Any] = []
-        self.sc: list[Any] = []
+        self.samples: tuple[list[Any], list[Any]] = ([], [])
 
-    def add(self, b: Any, c: Any, r: Any, offset: int) -> None:
-        """Fold one chunk in. Fast path when everything is finite (one host sync per chunk to know)."""
-        t = self.t
-        d = (c - b).abs_()
-        sd = d.sum(dtype=t.float64)
-        # NaN/Inf anywhere in b or c makes d's sum non-finite (inf - inf is NaN), so one check suffices.
-        if not bool(sd.isfinite()):
-            self._add_nonfinite(b, c, r, offset)
-            return
-        self.n["cmp"] += d.numel()
-        self._common(b, c, b, c, d, sd, r, offset, None)
-
-    def _add_nonfinite(self, b: Any, c: Any, r: Any, offset: int) -> None:
-        t, n = self.t, self.n
-        nanb, nanc = b.isnan(), c.isnan()
-        fb, fc = b.isfinite(), c.isfinite()
-        n["nanb"] += nanb.sum()
-        n["nanc"] += nanc.sum()
-        n["infb"] += (~fb & ~nanb).sum()
-        n["infc"] += (~fc & ~nanc).sum()
-        both = fb & fc
-        # Non-finite values count as a mismatch unless both runs hold the same one (NaN == NaN here).
-        odd = ~both & ~((b == c) | (nanb & nanc))
-        bz, cz = t.where(both, b, 0), t.where(both, c, 0)
-        d = (cz - bz).abs_()
-        n["cmp"] += both.sum()
-        self._common(b, c, bz, cz, d, d.sum(dtype=t.float64), r, offset, odd.sum())
-
-    def _common(self, b: Any, c: Any, bz: Any, cz: Any, d: Any, sd: Any, r: Any, offset: int, odd: Any) -> None:
-        """Statistics over the finite pairs ``bz``/``cz`` (zeros where not finite) and ``d = |cz - bz|``."""
-        t, s, n = self.t, self.s, self.n
-        mag = bz.abs()
-        out = (d > mag.mul(self.opts.rtol).add_(self.opts.atol)).sum()
-        n["out"] += out if odd is None else out + odd
-        s["abs"] += sd
-        s["sq"] += t.dot(d, d).double()
-        s["dot"] += t.dot(bz, cz).double()
-        s["bb"] += t.dot(bz, bz).double()
-        s["cc"] += t.dot(cz, cz).double()
-        rel = t.nan_to_num_(d / mag, nan=0.0, posinf=math.inf)  # 0/0 -> 0; x/0 -> inf (a change where the baseline is 0)
-        s["rel"] += rel.sum(dtype=t.float64)
-        m, i = d.max(0)
-        better = m.double() > self.max_abs
-        self.max_abs = t.where(better, m.double(), self.max_abs)
-        self.idx = t.where(better, i + offset, self.idx)
-        self.max_rel = t.maximum(self.max_rel, rel.max().double())
-        if self.hist_abs is not None and self.hist_rel is not None:
-            lo, hi = HIST_LO, HIST_HI
-            self.hist_abs += t.histc(d.clamp_min(1e-30).log10().clamp(lo, hi - 1e-6).float(), HIST_BINS, lo, hi).double()
-            lr = rel.clamp(1e-30, 1e30).log10().clamp(lo, hi - 1e-6).float()
-            self.hist_rel += t.histc(lr, HIST_BINS, lo, hi).double()
-        if self.stride:
-            first = (-offset) % self.stride
-            self.sb.append(b[first :: self.stride].float().cpu())
-            self.sc.append(c[first :: self.stride].float().cpu())
-        if self.row:
-            k = min(self.opts.topk, self.row)
-            B, C = b.view(-1, self.row), c.view(-1, self.row)
-            ab, ac = B.argmax(-1), C.argmax(-1)
-            n["rows"] += B.shape[0]
-            s["top1"] += (ab == ac).sum(dtype=t.float64)
-            ib, ic = B.topk(k, -1).indices, C.topk(k, -1).indices
-            s["topk"] += (ib.unsqueeze(-1) == ic.unsqueeze(-2)).any(-1).sum(dtype=t.float64) / k
+    def add(self, arrays: list[np.ndarray], start: int, r0: int, k: int, width: int) -> None:
+        """Fold one span (``k`` rows of ``width`` reals from row ``r0``, or a piece of one long row)."""
+        b, c = arrays[0], arrays[1]
+        r = arrays[2] if len(arrays) > 2 else None
+        n = b.size
+        if self.stride:  # before folding: the logits figures overwrite b and c
+            first = (-start) % self.stride
+            self.samples[0].append(b[first :: self.stride].astype(np.float64))
+            self.samples[1].append(c[first :: self.stride].astype(np.float64))
+        if not self._fold(b, c, r, start, r0, k, width):
+            self._fold_masked(b, c, r, start, r0, k, width)
+        else:
+            self.compared += n
             if r is not None:
-                ar = r.view(-1, self.row).argmax(-1)
-                s["t1b"] += (ab == ar).sum(dtype=t.float64)
-                s["t1c"] += (ac == ar).sum(dtype=t.float64)
-        if r is not None:
-            both = bz.isfinite() if odd is None else (b.isfinite() & c.isfinite())
-            ok = both & r.isfinite()
-            rz = t.where(ok, r, 0)
-            n["rcmp"] += ok.sum()
-            s["rb"] += ((t.where(ok, b, 0) - rz) ** 2).sum(dtype=t.float64)
-            s["rc"] += ((t.where(ok, c, 0) - rz) ** 2).sum(dtype=t.float64)
+                self.ref_compared += n
 
-    def result(self, base: TensorRecord, cand: TensorRecord, reference: TensorRecord | None) -> TensorStats:
-        s = {k: float(v.item()) for k, v in self.s.items()}
-        n = {k: int(v.item()) for k, v in self.n.items()}
-        cmp_ = n["cmp"]
-        rmse = math.sqrt(s["sq"] / cmp_) if cmp_ else 0.0
-        rms_b = math.sqrt(s["bb"] / cmp_) if cmp_ else 0.0
-        denom = math.sqrt(s["bb"] * s["cc"])
-        cosine = s["dot"] / denom if denom else (1.0 if s["bb"] == s["cc"] else 0.0)
-        worst: tuple[int, ...] | None = None
-        wb = wc = None
-        max_abs = float(self.max_abs.item())
-        if cmp_ and max_abs >= 0:
-            flat = int(self.idx.item())
-            worst = _unravel(flat, base.shape)
-            wb, wc = _value_at(base, flat), _value_at(cand, flat)
+    def _fold(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
+              width: int, odd: np.ndarray | None = None, force: bool = False) -> bool:  # fmt: skip
+        """Fold finite values (``odd``: extra mismatches of a masked span); False, storing nothing, when a sum
+        is not finite (NaN/Inf in the span, or float32 overflow) unless ``force``."""
+        o, n = self.opts, b.size
+        t, d = self._scratch(n, b.dtype)
+        shape = (k, width)
+        np.subtract(c, b, out=d)
+        np.multiply(d, d, out=t)
+        dd = np.einsum("ij->i", t.reshape(shape))
+        np.multiply(b, b, out=t)
+        bb = np.einsum("ij->i", t.reshape(shape))
+        np.multiply(c, c, out=t)
+        cc = np.einsum("ij->i", t.reshape(shape))
+        ref = None
+        if r is not None:
+            rr = np.einsum("ij->i", np.multiply(r, r, out=t).reshape(shape))
+            eb = np.einsum("ij->i", np.square(np.subtract(b, r, out=t), out=t).reshape(shape))
+            ec = np.einsum("ij->i", np.square(np.subtract(c, r, out=t), out=t).reshape(shape))
+            ref = (rr, eb, ec)
+        total = (
+            float(dd.sum())
+            + float(bb.sum())
+            + float(cc.sum())
+            + (sum(float(x.sum()) for x in ref) if ref else 0)
+        )
+        if not force and not math.isfinite(total):
+            return False
+        np.abs(d, out=d)
+        ad = np.einsum("ij->i", d.reshape(shape))
+        i = int(d.argmax())
+        if d[i] > self.max_abs:
+            self.max_abs, self.worst = float(d[i]), (start + i, float(b[i]), float(c[i]))
+        np.abs(b, out=t)
+        if o.relative:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.divide(d, t)
+            rel[np.isnan(rel)] = 0.0  # 0/0: no change where the baseline is 0; x/0 stays inf
+            self.sums.add(r0, k, rl=np.einsum("ij->i", rel.reshape(shape)))
+            self.max_rel = max(self.max_rel, float(rel.max()))
+        if self.hist is not None:
+            self._histogram(d, t)
+        t *= o.rtol
+        t += o.atol
+        m = np.greater(d, t, out=self.m[:n])
+        if odd is not None:
+            m |= odd
+        s = self.sums
+        s.add(r0, k, bb=bb, cc=cc, dd=dd, ad=ad, out=_count_rows(m.reshape(shape)))
+        if ref is not None:
+            s.add(r0, k, rr=ref[0], eb=ref[1], ec=ref[2])
+        if s.logits and width == self.layout.width:
+            s.add_logits(
+                r0, b.reshape(shape), c.reshape(shape), None if r is None else r.reshape(shape), o.topk
+            )
+        return True
+
+    def _scratch(self, n: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+        if self.t.dtype != dtype:
+            return np.empty(n, dtype), np.empty(n, dtype)
+        return self.t[:n], self.d[:n]
+
+    def _fold_masked(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
+                     width: int) -> None:  # fmt: skip
+        """A span with NaN/Inf: statistics over the elements finite in both runs (and in the reference, for
+        the reference figures). Same dtype as the fast path, so rows without NaN/Inf get the same sums
+        whatever
+        the chunking; float64 only when float32 overflows."""
+        nanb, nanc = np.isnan(b), np.isnan(c)
+        fb, fc = np.isfinite(b), np.isfinite(c)
+        both = fb & fc
+        for i, v in enumerate((nanb.sum(), nanc.sum(), (~fb & ~nanb).sum(), (~fc & ~nanc).sum())):
+            self.nonfinite[i] += int(v)
+        # A non-finite value is a mismatch unless both runs hold the same one (NaN == NaN here).
+        odd = ~both & ~((b == c) | (nanb & nanc))
+        ok = both if r is None else both & np.isfinite(r)
+        zero = b.dtype.type(0)
+        # Reference sums use elements finite everywhere; the others those finite in both runs.
+        bz, cz = np.where(both, b, zero), np.where(both, c, zero)
+        rz = None if r is None else np.where(ok, r, zero)
+        if r is not None and not ok.all():
+            bz, cz = np.where(ok, bz, zero), np.where(ok, cz, zero)  # rare: a non-finite reference value
+        if not self._fold(bz, cz, rz, start, r0, k, width, odd):
+            wide = [None if x is None else x.astype(np.float64) for x in (bz, cz, rz)]
+            self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd, force=True)  # type: ignore[arg-type]
+        self.compared += int(both.sum())
+        if r is not None:
+            self.ref_compared += int(ok.sum())
+
+    def _histogram(self, d: np.ndarray, mag: np.ndarray) -> None:
+        assert self.hist is not None, "only called when histograms are collected"
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for h, x in zip(self.hist, (d, np.nan_to_num(d / mag, nan=0.0, posinf=1e30)), strict=True):
+                logs = np.log10(np.clip(x.astype(np.float64), 1e-30, 1e30))
+                h += np.histogram(np.clip(logs, HIST_LO, HIST_HI - 1e-6), HIST_BINS, (HIST_LO, HIST_HI))[0]
+
+    def result(self, base: TensorRecord, reference: TensorRecord | None) -> TensorStats:
+        s, o, cmp_ = self.sums, self.opts, self.compared
+        bb, cc, dd, ad = s.total("bb"), s.total("cc"), s.total("dd"), s.total("ad")
+        rmse = math.sqrt(dd / cmp_) if cmp_ else 0.0
+        rms_b = math.sqrt(bb / cmp_) if cmp_ else 0.0
+        gap = one_minus_cos(bb, cc, dd)
+        ln = lanes(base.dtype)
+        worst = wb = wc = None
+        if cmp_ and self.max_abs >= 0:
+            worst = _unravel(self.worst[0] // ln, base.shape)
+            wb, wc = self.worst[1], self.worst[2]
         ref = None
         if reference is not None:
-            rb = math.sqrt(s["rb"] / n["rcmp"]) if n["rcmp"] else 0.0
-            rc = math.sqrt(s["rc"] / n["rcmp"]) if n["rcmp"] else 0.0
-            ratio = rc / rb if rb else (1.0 if rc == 0 else math.inf)
-            rows = n["rows"]
+            n = self.ref_compared
+            eb, ec = (math.sqrt(s.total(k) / n) if n else 0.0 for k in ("eb", "ec"))
+            ratio = ec / eb if eb else (1.0 if ec == 0 else math.inf)
             ref = ReferenceStats(
-                reference.dtype, rb, rc, ratio,
-                s["t1b"] / rows if rows else None, s["t1c"] / rows if rows else None,
-            )  # fmt: skip
+                reference.dtype,
+                eb,
+                ec,
+                ratio,
+                s.share("t1b") if s.logits else None,
+                s.share("t1c") if s.logits else None,
+            )
         hist = None
-        if self.hist_abs is not None and self.hist_rel is not None:
+        if self.hist is not None:
             hist = ErrorHistogram(
-                HIST_LO, HIST_HI,
-                tuple(int(x) for x in self.hist_abs.tolist()), tuple(int(x) for x in self.hist_rel.tolist()),
-            )  # fmt: skip
+                HIST_LO, HIST_HI, tuple(self.hist[0].tolist()), tuple(self.hist[1].tolist())
+            )
         samples = None
-        if self.sb:
-            samples = (tuple(self.t.cat(self.sb).tolist()), tuple(self.t.cat(self.sc).tolist()))
-        rows = n["rows"]
+        if self.samples[0]:
+            samples = (
+                tuple(np.concatenate(self.samples[0]).tolist()),
+                tuple(np.concatenate(self.samples[1]).tolist()),
+            )
+        nanb, nanc, infb, infc = self.nonfinite
+        rows = summarise(s, self.layout, o.rows, base.shape, reference is not None) if o.rows else None
         return TensorStats(
-            numel=self.numel,
-            compared=cmp_,
-            max_abs=max(max_abs, 0.0),
-            mean_abs=s["abs"] / cmp_ if cmp_ else 0.0,
-            max_rel=float(self.max_rel.item()),
-            mean_rel=s["rel"] / cmp_ if cmp_ else 0.0,
-            rmse=rmse,
+            numel=self.numel, compared=cmp_, max_abs=max(self.max_abs, 0.0),
+            mean_abs=ad / cmp_ if cmp_ else 0.0, max_rel=self.max_rel if o.relative else None,
+            mean_rel=(s.total("rl") / cmp_ if cmp_ else 0.0) if o.relative else None, rmse=rmse,
             nrmse=rmse / rms_b if rms_b else (0.0 if rmse == 0 else math.inf),
-            cosine=cosine,
-            outside=n["out"],
-            atol=self.opts.atol,
-            rtol=self.opts.rtol,
-            nan_baseline=n["nanb"],
-            nan_candidate=n["nanc"],
-            inf_baseline=n["infb"],
-            inf_candidate=n["infc"],
-            worst_index=worst,
-            worst_baseline=wb,
-            worst_candidate=wc,
-            top1=s["top1"] / rows if rows else None,
-            topk=s["topk"] / rows if rows else None,
-            k=min(self.opts.topk, self.row) if rows else None,
-            reference=ref,
-            histogram=hist,
-            samples=samples,
-        )
+            cosine=1.0 - gap, one_minus_cosine=gap, outside=s.total_int("out"), atol=o.atol, rtol=o.rtol,
+            nan_baseline=nanb, nan_candidate=nanc, inf_baseline=infb, inf_candidate=infc, worst_index=worst,
+            worst_baseline=wb, worst_candidate=wc, top1=s.share("t1") if s.logits else None,
+            topk=s.share("tk") if s.logits else None, k=min(o.topk, self.layout.width) if s.logits else None,
+            reference=ref, rows=rows, histogram=hist, samples=samples,
+        )  # fmt: skip
+
+
+def one_minus_cos(bb: float, cc: float, dd: float) -> float:
+    """``1 - cos(b, c)`` from ``|b|^2``, ``|c|^2`` and ``|b-c|^2``, without the cancellation of ``1 - dot``.
+
+    ``|b-c|^2 = (|b|-|c|)^2 + 2|b||c|(1-cos)``, and ``(|b|-|c|)^2 = (|b|^2-|c|^2)^2 / (|b|+|c|)^2``.
+    """
+    if bb <= 0 or cc <= 0:
+        return 0.0 if bb == cc else 1.0
+    nb, nc = math.sqrt(bb), math.sqrt(cc)
+    gap = (dd - (bb - cc) ** 2 / (nb + nc) ** 2) / (2 * nb * nc)
+    return min(max(gap, 0.0), 2.0)
+
+
+def _count_rows(m: np.ndarray) -> np.ndarray:
+    """True values per row of a boolean (k, width) array."""
+    k, width = m.shape
+    if width % 1024 == 0 and m.flags.c_contiguous:
+        # Bytes are 0/1: summing 128 uint64 words keeps every byte lane <= 128, so no carry crosses lanes.
+        words = m.view(np.uint64).reshape(k, width // 1024, 128).sum(axis=2, dtype=np.uint64)
+        return words.view(np.uint8).reshape(k, -1).sum(axis=1, dtype=np.int64)
+    return m.view(np.uint8).sum(axis=1, dtype=np.int64)
 
 
 def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -248,11 +292,3 @@ def _unravel(flat: int, shape: tuple[int, ...]) -> tuple[int, ...]:
         out.append(flat % dim if dim else 0)
         flat = flat // dim if dim else 0
     return tuple(reversed(out))
-
-
-def _value_at(rec: TensorRecord, flat: int) -> float:
-    r = ChunkReader(rec)
-    try:
-        return float(r.read(flat, 1)[0].float().item())
-    finally:
-        r.close()

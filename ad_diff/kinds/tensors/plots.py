@@ -13,7 +13,7 @@ import importlib.util
 import re
 from pathlib import Path
 
-from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison
+from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
 
 
 def available() -> bool:
@@ -32,7 +32,8 @@ def plotted(analysis: TensorAnalysis) -> list[TensorComparison]:
     """The comparisons that get plots: outputs beyond tolerance with measurements and plot data."""
     return [
         c for c in analysis.comparisons
-        if c.kind == "output" and not c and c.stats is not None and c.stats.histogram is not None
+        if c.kind is TensorKind.OUTPUT and not c.passed and c.stats is not None
+        and c.stats.histogram is not None
     ]  # fmt: skip
 
 
@@ -49,7 +50,8 @@ def write_plots(analysis: TensorAnalysis, out_dir: Path) -> list[Path]:
     written: list[Path] = []
     for c in plotted(analysis):
         s = c.stats
-        assert s is not None and s.histogram is not None
+        assert s is not None
+        assert s.histogram is not None
         hist_name, scatter_name = plot_files(c.name)
         h = s.histogram
         width = (h.hi - h.lo) / len(h.abs_counts)

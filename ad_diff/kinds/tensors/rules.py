@@ -1,123 +1,191 @@
-"""Numeric-drift rules (codes ``ADT0xx``): verdicts on measured tensor comparisons.
+"""Numeric-drift rules (codes ``ADT0xx``): findings drawn from the measured tensor comparisons.
 
-Differences within tolerance are not findings: the report's tensor table shows them as acceptable drift.
+:func:`classify` is the only place tensor findings are made. Differences within tolerance are not
+findings: the report's tensor table shows them as acceptable drift.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ad_diff.core.model import Finding, Severity
+from ad_diff.core.model import BASELINE, Category, Finding, Severity
 from ad_diff.core.rules import Rule
-from ad_diff.kinds.tensors.model import NodeDrift, TensorComparison, Unmatched, Unreadable
+from ad_diff.kinds.tensors.model import (
+    Mismatch,
+    NodeDrift,
+    TensorAnalysis,
+    TensorComparison,
+    TensorKind,
+    TensorVerdict,
+    Unmatched,
+    Unreadable,
+    times,
+)
 
 DRIFT = Rule(
-    "ADT001", "drift-beyond-tolerance", "numeric_drift", Severity.ERROR,
+    "ADT001", "drift-beyond-tolerance", Category.NUMERIC_DRIFT, Severity.ERROR,
     "tensor {tensor}: drift beyond tolerance ({reason})",
     "An output tensor recorded in both runs differs by more than its tolerance under the judged statistic "
     "(by default: its RMSE against the recorded higher-precision reference is more than twice the "
-    "baseline's, or, without a reference, its normalised RMSE exceeds the dtype's rtol). The evidence "
+    "baseline's, or, without a reference, its normalised RMSE exceeds the dtype's rtol), or one of its rows "
+    "(a token) is an outlier: its error against the reference over 4x the same baseline row's, or, without a "
+    "reference, over 4x the median row's. The message names the worst rows (index, ratio, cosine, argmax). "
+    "The evidence "
     "lists the share of elements beyond the elementwise assert_close tolerance, cosine similarity and, for "
     "logits, top-1/top-k agreement. Look at the first drifting node (ADT007) to find the transform; if the "
     "change is intended, loosen the tolerance for this tensor in the config's `tolerances:`.",
 )  # fmt: skip
 NONFINITE = Rule(
-    "ADT002", "nonfinite-introduced", "numeric_drift", Severity.ERROR,
-    "tensor {tensor}: candidate has new NaN/Inf ({nan_c} NaN, {inf_c} Inf; baseline {nan_b} NaN, {inf_b} Inf)",
+    "ADT002", "nonfinite-introduced", Category.NUMERIC_DRIFT, Severity.ERROR,
+    "tensor {tensor}: candidate has new NaN/Inf ({nan_c} NaN, {inf_c} Inf; "
+    "baseline {nan_b} NaN, {inf_b} Inf)",
     "The candidate's tensor holds more NaN or Inf values than the baseline's. This is never rounding "
     "noise: an overflow (e.g. a dropped upcast before a reduction), a division by zero or an "
     "uninitialised buffer. No tolerance can accept it.",
 )  # fmt: skip
 SHAPE = Rule(
-    "ADT003", "shape-changed", "numeric_drift", Severity.ERROR,
+    "ADT003", "shape-changed", Category.NUMERIC_DRIFT, Severity.ERROR,
     "tensor {tensor}: shape changed from {base} to {cand}; values were not compared",
     "The same tensor name has different shapes in the two runs, so no element-by-element comparison is "
     "possible. Usually the runs used different inputs or settings (batch, sequence length, vocabulary "
     "padding), or a transform changed an output's layout.",
 )  # fmt: skip
 DTYPE = Rule(
-    "ADT004", "dtype-changed", "numeric_drift", Severity.WARNING,
+    "ADT004", "dtype-changed", Category.NUMERIC_DRIFT, Severity.WARNING,
     "tensor {tensor}: dtype changed from {base} to {cand}; compared with the looser tolerance",
     "The same tensor has different dtypes in the two runs (e.g. bf16 logits became fp32). Values were "
     "still compared, under the looser of the two dtypes' tolerances; a precision change of an output is "
     "worth a look even when the values agree.",
 )  # fmt: skip
 MISSING = Rule(
-    "ADT005", "output-missing", "numeric_drift", Severity.ERROR,
+    "ADT005", "output-missing", Category.NUMERIC_DRIFT, Severity.ERROR,
     "tensor {tensor}: recorded in the baseline only; the candidate did not record it",
     "An output recorded by the baseline run is absent from the candidate's tensors/. Without it there is "
     "no verdict on that output, which must not read as a pass. Record the same outputs in both runs.",
 )  # fmt: skip
 ADDED = Rule(
-    "ADT006", "output-added", "numeric_drift", Severity.INFO,
+    "ADT006", "output-added", Category.NUMERIC_DRIFT, Severity.INFO,
     "tensor {tensor}: recorded in the candidate only",
     "The candidate recorded an output the baseline did not; there is nothing to compare it with.",
 )  # fmt: skip
 FIRST_NODE = Rule(
-    "ADT007", "first-drifting-node", "numeric_drift", Severity.WARNING,
-    "first drifting node in graph order: {node}{via} ({count} node capture(s) beyond tolerance)",
+    "ADT007", "first-drifting-node", Category.NUMERIC_DRIFT, Severity.WARNING,
+    "first drifting node in graph order: {node}{via} ({count} node capture(s) beyond tolerance; "
+    "order from the {source})",
     "Per-node captures were compared in graph order and this is the earliest node whose output drifts "
-    "beyond tolerance; everything after it inherits the drift. When graph dumps show which transform "
-    "created or rewrote the node, it is named. Warning when outputs were compared too (their own "
-    "findings gate), error when only node captures exist.",
+    "beyond tolerance; everything after it inherits the drift. The order is the baseline's final graph "
+    "dump, named in the message. When graph dumps show which transform created or rewrote the node, it is "
+    "named. Warning when outputs were compared too (their own findings gate), error when only node "
+    "captures exist.",
+)  # fmt: skip
+NODES_UNORDERED = Rule(
+    "ADT011", "drifting-nodes-unordered", Category.NUMERIC_DRIFT, Severity.WARNING,
+    "{count} node capture(s) beyond tolerance; the first drifting node cannot be named ({why})",
+    "Per-node captures drift beyond tolerance, but the runs give no graph order that places them (no graph "
+    "dumps in both runs, or the drifting captures are not nodes of the final dump). Name order says "
+    "nothing about where drift starts, so no node is named; the tensor table lists the drifting captures. "
+    "Record graph dumps (AD_DUMP_GRAPHS_DIR) in both runs to locate the first one. Warning when outputs were "
+    "compared too, error when only node captures exist.",
 )  # fmt: skip
 UNREADABLE = Rule(
-    "ADT008", "tensor-file-unreadable", "input", Severity.ERROR,
+    "ADT008", "tensor-file-unreadable", Category.INPUT, Severity.ERROR,
     "{run} tensor file {path} could not be read: {reason}",
     "A file in tensors/ is not a valid safetensors file, is truncated, or is a .pt that needs more than "
     "weights_only loading (a pickle that could run code: it is refused and never executed). Its tensors "
     "are missing from the comparison, so this gates. Re-record with ad_diff.recording.save_tensors.",
 )  # fmt: skip
 INPUTS = Rule(
-    "ADT009", "inputs-differ", "input", Severity.ERROR,
+    "ADT009", "inputs-differ", Category.INPUT, Severity.ERROR,
     "the runs recorded different inputs ({detail}); output differences may not be the candidate's fault",
     "tensors/inputs.safetensors differs between the runs (names, shapes or values). Outputs of different "
     "prompts cannot be compared meaningfully. Record both runs from the same inputs.",
 )  # fmt: skip
 REFERENCE = Rule(
-    "ADT010", "reference-unusable", "input", Severity.WARNING,
+    "ADT010", "reference-unusable", Category.INPUT, Severity.WARNING,
     "tensor {tensor}: reference mode asked for but {why}; judged by normalised RMSE instead",
     "The tolerance for this tensor sets statistic: reference, but no usable higher-precision reference "
     "(tensors/reference/) was recorded with a matching shape. The tensor was judged without it.",
 )  # fmt: skip
 
-RULES: tuple[Rule, ...] = (DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE)
+RULES: tuple[Rule, ...] = (
+    DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE,
+    NODES_UNORDERED,
+)  # fmt: skip
 
 
-def comparison_findings(comparisons: Sequence[TensorComparison]) -> list[Finding]:
-    """Findings for output tensors (node captures are summarised by :func:`node_finding`)."""
+def classify(analysis: TensorAnalysis) -> list[Finding]:
+    """Every tensor finding of one analysis, in the report's order."""
+    findings = unreadable_findings(analysis.unreadable)
+    if analysis.input_problems:
+        findings.append(INPUTS.make(detail="; ".join(analysis.input_problems)))
+    findings += comparison_findings(analysis.comparisons, analysis.rows_origin)
+    findings += unmatched_findings(analysis.unmatched)
+    outputs_compared = any(c.kind is TensorKind.OUTPUT for c in analysis.comparisons)
+    findings += node_finding(analysis.first_drift, outputs_compared)
+    return sorted(findings, key=lambda f: f.sort_key())
+
+
+def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | None = None) -> list[Finding]:
+    """Findings for output tensors (node captures are summarised by :func:`node_finding`); ``origin`` is the
+    first node capture where the outputs' bad rows appear."""
     out: list[Finding] = []
     for c in comparisons:
-        if c.kind != "output":
+        if c.kind is not TensorKind.OUTPUT:
             continue
-        if c.mismatch == "shape":
+        if c.mismatch is Mismatch.SHAPE:
             out.append(SHAPE.make(tensor=c.name, base=list(c.baseline.shape), cand=list(c.candidate.shape)))
             continue
-        if c.mismatch == "dtype":
+        if c.mismatch is Mismatch.DTYPE:
             out.append(DTYPE.make(tensor=c.name, base=c.baseline.dtype, cand=c.candidate.dtype))
         s, j = c.stats, c.judgement
         if s is None or j is None:
             continue
-        if s.new_nonfinite:
+        if c.verdict is TensorVerdict.NONFINITE:
             ev = {"nan_candidate": s.nan_candidate, "inf_candidate": s.inf_candidate}
             out.append(
                 NONFINITE.make(
-                    tensor=c.name, evidence=ev, nan_c=s.nan_candidate, inf_c=s.inf_candidate,
-                    nan_b=s.nan_baseline, inf_b=s.inf_baseline,
+                    tensor=c.name,
+                    evidence=ev,
+                    nan_c=s.nan_candidate,
+                    inf_c=s.inf_candidate,
+                    nan_b=s.nan_baseline,
+                    inf_b=s.inf_baseline,
                 )  # fmt: skip
             )
-        elif not j.within:
-            out.append(DRIFT.make(tensor=c.name, reason=j.reason, evidence=evidence(c)))
+        elif c.verdict is TensorVerdict.BEYOND:
+            out.append(
+                DRIFT.make(
+                    tensor=c.name, reason=j.reason + worst_rows_text(c, origin), evidence=evidence(c, origin)
+                )
+            )
         if c.tolerance.statistic == "reference" and s.reference is None:
             why = "no reference was recorded" if c.reference is None else "the reference's shape differs"
             out.append(REFERENCE.make(tensor=c.name, why=why))
     return out
 
 
-def evidence(c: TensorComparison) -> dict[str, object]:
+def worst_rows_text(c: TensorComparison, origin: str | None = None) -> str:
+    """``; worst rows: [2, 127] 16.1x cos 0.978 argmax 311 (ref 95) ...`` for a tensor with outlier rows."""
+    rows = c.stats.rows if c.stats else None
+    if rows is None or rows.outliers == 0:
+        return ""
+    parts = []
+    for w in [w for w in rows.worst if w.outlier][:3]:
+        text = f"{list(w.index)} {times(w.score)}, cos {w.cosine:.4f}"
+        if w.argmax_candidate is not None:
+            has_ref = w.argmax_reference is not None
+            ref, label = (w.argmax_reference, "ref") if has_ref else (w.argmax_baseline, "baseline")
+            text += f", argmax {w.argmax_candidate} ({label} {ref})"
+        parts.append(text)
+    where = f"; bad rows first appear at node capture {origin}" if origin else ""
+    return f"; worst rows: {', '.join(parts)}{where}"
+
+
+def evidence(c: TensorComparison, origin: str | None = None) -> dict[str, object]:
     """The facts that decided a drift verdict, for the finding's ``evidence``."""
     s, j = c.stats, c.judgement
-    assert s is not None and j is not None
+    assert s is not None
+    assert j is not None
     ev: dict[str, object] = {
         "statistic": j.statistic,
         "value": j.value,
@@ -132,6 +200,25 @@ def evidence(c: TensorComparison) -> dict[str, object]:
     if s.top1 is not None:
         ev["top1_agreement"] = s.top1
         ev[f"top{s.k}_agreement"] = s.topk
+    if s.rows is not None:
+        ev["rows_judged"] = s.rows.rows
+        ev["rows_outliers"] = s.rows.outliers
+        ev["worst_rows"] = [
+            {
+                "index": list(w.index),
+                "score": w.score,
+                "cosine": w.cosine,
+                "argmax_candidate": w.argmax_candidate,
+                "argmax_baseline": w.argmax_baseline,
+                "argmax_reference": w.argmax_reference,
+            }
+            for w in s.rows.worst
+            if w.outlier
+        ][:3]
+        if s.rows.next_token is not None:
+            ev["next_token_agreement"] = s.rows.next_token
+    if origin:
+        ev["rows_origin"] = origin
     return ev
 
 
@@ -139,9 +226,9 @@ def unmatched_findings(unmatched: Sequence[Unmatched]) -> list[Finding]:
     """Missing/added outputs; one-sided node captures are expected when transforms fuse nodes."""
     out = []
     for u in unmatched:
-        if u.kind != "output":
+        if u.kind is not TensorKind.OUTPUT:
             continue
-        out.append((MISSING if u.present_in == "baseline" else ADDED).make(tensor=u.name))
+        out.append((MISSING if u.present_in == BASELINE else ADDED).make(tensor=u.name))
     return out
 
 
@@ -151,14 +238,30 @@ def unreadable_findings(unreadable: Sequence[Unreadable]) -> list[Finding]:
 
 
 def node_finding(drift: NodeDrift | None, outputs_compared: bool) -> list[Finding]:
-    """The first-drifting-node finding, if any node drifted."""
+    """The drifting-node finding, if any node drifted: names the first node only under a real graph order."""
     if drift is None:
         return []
+    severity = Severity.WARNING if outputs_compared else Severity.ERROR
+    evidence: dict[str, object] = {"drifting_nodes": drift.drifting_nodes, "order_source": drift.order_source}
+    if drift.node is None:
+        why = (
+            "no graph order: the runs have no graph dumps to take it from"
+            if drift.order_source is None
+            else f"none of them is a node of the graph order ({drift.order_source})"
+        )
+        return [
+            NODES_UNORDERED.make(count=drift.drifting_nodes, why=why, severity=severity, evidence=evidence)
+        ]
     via = f" (introduced by transform {drift.transform})" if drift.transform else ""
+    evidence["position"] = drift.position
     return [
         FIRST_NODE.make(
-            node=drift.node, transform=drift.transform, via=via, count=drift.drifting_nodes,
-            severity=Severity.WARNING if outputs_compared else Severity.ERROR,
-            evidence={"position": drift.position, "drifting_nodes": drift.drifting_nodes},
+            node=drift.node,
+            transform=drift.transform,
+            via=via,
+            count=drift.drifting_nodes,
+            source=drift.order_source,
+            severity=severity,
+            evidence=evidence,
         )  # fmt: skip
     ]

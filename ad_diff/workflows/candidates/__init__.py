@@ -1,7 +1,7 @@
 """Fusion candidates: mine a run's graph dump for repeated unfused patterns and look for existing kernels.
 
 Entry point: :func:`find_candidates` (used by ``ad-diff candidates``); renderers in
-:mod:`ad_diff.candidates.render`.
+:mod:`ad_diff.workflows.candidates.render` and :mod:`ad_diff.workflows.candidates.terminal`.
 """
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
+from ad_diff.discover import dump_entries
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.graph import parse as dump_parser
-from ad_diff.kinds.graph.model import GraphDump
 from ad_diff.workflows.candidates.lookup import SourceIndex, index_source, lookup
 from ad_diff.workflows.candidates.model import (
     Candidate,
@@ -36,10 +36,7 @@ __all__ = [
 
 
 def _dump_files(graphs: Path) -> list[Path]:
-    files = [p for p in graphs.iterdir() if p.is_file() and p.suffix == ".txt"]
-    return sorted(
-        files, key=lambda p: (dump_parser.counter_of(p) is None, dump_parser.counter_of(p) or 0, p.name)
-    )
+    return [p for p in (graphs / n for n in dump_entries(graphs)) if p.is_file()]
 
 
 def select_dump(run: Path, transform: str | None = None) -> Path:
@@ -51,7 +48,9 @@ def select_dump(run: Path, transform: str | None = None) -> Path:
     files = _dump_files(graphs)
     if not files:
         raise InputError(
-            graphs, "no graph dumps (*.txt) here; expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/"
+            graphs,
+            "no graph dumps (NNN_<stage>_<transform>.txt) here; "
+            "expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/",
         )
     if transform is None:
         return files[-1]
@@ -86,16 +85,6 @@ def run_states(run: Path) -> tuple[dict[str, str], str | None]:
     return states, None
 
 
-def _unknown_meta(dump: GraphDump, g: Group) -> int:
-    by_sec = {s.name: {n.name: n for n in s.nodes} for s in dump.sections}
-    return sum(
-        1
-        for i in g.instances
-        for n in i.nodes
-        if (node := by_sec[i.section][n]).meta is not None and not node.meta.known
-    )
-
-
 def find_candidates(
     run: Path,
     transform: str | None = None,
@@ -120,15 +109,21 @@ def find_candidates(
         by_family.setdefault(g.family, []).append(n)
     cands = []
     for g, n in zip(groups, names, strict=False):
-        lk = lookup(index, g.family, g.pattern)
+        lk = lookup(index, g.family, g.pattern, g.ops, g.formula)
         variants = tuple(x for x in by_family[g.family] if x != n)
-        cands.append(recommend(n, g, lk, states, variants, _unknown_meta(dump, g)))
+        cands.append(
+            recommend(n, g, lk, states, variants, g.unknown_meta, complete=index is None or index.complete)
+        )
     notes = []
     if index is None:
         notes.append("existing kernel lookup not done: pass --trtllm-src PATH (a TensorRT-LLM checkout)")
     else:
+        tied = sum(len(t.refs) for m in index.modules for t in m.transforms)
         notes.append(
-            f"source tree indexed: {index.files} .py file(s), {len(index.registrations)} registration(s)"
+            f"source tree read as text: {index.files} .py file(s), "
+            f"{len(index.registrations)} registration(s), "
+            f"{sum(len(m.transforms) for m in index.modules)} transform(s) read for the ops they name "
+            f"({tied} op reference(s))"
         )
     if log_note:
         notes.append(log_note)
@@ -141,6 +136,7 @@ def find_candidates(
         candidates=tuple(cands),
         source_tree=str(trtllm_src) if trtllm_src is not None else (str(index.root) if index else None),
         notes=tuple(notes),
+        source_notes=index.notes if index is not None else (),
     )
 
 

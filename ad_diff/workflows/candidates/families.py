@@ -42,6 +42,8 @@ DESCRIPTIONS: dict[str, str] = {
     "attention_adjacent": "pointwise ops next to attention/RoPE",
     "elementwise_chain": "chain of pointwise ops",
     "attention_layout": "layout glue next to attention/RoPE",
+    "moe": "mixture-of-experts block left unfused: a router (GEMM, softmax/sigmoid, topk) feeding "
+    "expert GEMMs",
 }
 
 

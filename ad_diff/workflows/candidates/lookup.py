@@ -1,68 +1,72 @@
-"""Search a TensorRT-LLM source tree for an existing op or transform covering a pattern.
+"""Search an indexed TensorRT-LLM source tree for the transforms and ops covering a pattern.
 
-The tree is only *read*, line by line, with regular expressions: nothing from it is imported or executed.
-Three registration forms are indexed in every ``.py`` file under ``tensorrt_llm/_torch/auto_deploy/``
-(``custom_ops/`` and ``transform/library/`` included):
+Evidence comes in separate pieces, each with its file and line:
 
-- ``@torch.library.custom_op("auto_deploy::NAME", ...)``  -> ``custom_op``
-- ``torch.library.define("auto_deploy::NAME(...)")`` / ``lib.define("NAME(...)")`` -> ``library_define``
-- ``@TransformRegistry.register("KEY")`` -> ``transform``
+1. **Transforms.** A registered transform whose key is a known transform of the family (:data:`KNOWN`,
+   ``matched_by: table``), or whose module text inserts a known op of the family (``matched_by: source``).
+2. **Ops from the source.** Every op a found transform's module names in an ``inserts``, ``backend`` or
+   ``matches`` position (:mod:`~ad_diff.workflows.candidates.pyread`), with its registration's file and
+   line and, in ``via``, where the transform names it. An op named there but registered nowhere in the
+   tree's Python text is an ``op_reference`` at the naming line.
+3. **Ops from the table.** Registrations of a known op name of the family not already tied by 2.
+4. **Op tokens.** Any other registration whose name holds every distinctive op of the pattern
+   (``silu`` and ``mul`` in ``silu_and_mul``).
 
-A pattern is covered when a registered name equals one of the known names of its family (:data:`KNOWN`), or
-when a registered name contains every distinctive op of the pattern (``silu`` and ``mul`` in
-``silu_and_mul``).
+For each found transform, the search pattern functions it registers are put beside the graph instance
+(:class:`~ad_diff.workflows.candidates.model.PatternCheck`): where their ops differ, the report says how.
 """
 
 from __future__ import annotations
 
-import os
-import re
-from dataclasses import dataclass
-from pathlib import Path
+from collections import Counter
 
-from ad_diff.errors import InputError
-from ad_diff.workflows.candidates.model import Evidence, KernelLookup, LookupStatus
-from ad_diff.workflows.candidates.ops import ELEMENTWISE, GEMM, LAYOUT, op_name
+from ad_diff.workflows.candidates.model import Evidence, KernelLookup, LookupStatus, PatternCheck, Tie
+from ad_diff.workflows.candidates.ops import ELEMENTWISE, GEMM, LAYOUT, NEUTRAL, op_name
+from ad_diff.workflows.candidates.patternfn import PatternFn
+from ad_diff.workflows.candidates.source import (  # re-exported: callers index, then look up
+    AD_DIR,
+    Registration,
+    SourceIndex,
+    index_source,
+    resolve_ad_dir,
+)
 
-AD_DIR = Path("tensorrt_llm/_torch/auto_deploy")
-SEARCH_DIRS = ("custom_ops", "transform/library")
-"""The primary places; the whole ``auto_deploy`` package is indexed (registrations live elsewhere too)."""
+__all__ = ["AD_DIR", "KNOWN", "SourceIndex", "index_source", "lookup", "pattern_tokens", "resolve_ad_dir"]
 
-#: family -> (op names, transform keys) known to cover it in AutoDeploy.
+#: family -> (op names, transform keys) known to cover it in AutoDeploy: the fallback when the source
+#: does not tie them. Every name was read in NVIDIA/TensorRT-LLM's ``tensorrt_llm/_torch/auto_deploy``
+#: (custom_ops/ registrations, transform/library/ registrations; list in docs/candidates.md). Families
+#: without a confirmed upstream registration have empty entries rather than guessed names.
 KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # transform/library/rms_norm.py; custom_ops/.../rms_norm.py registers auto_deploy::flashinfer_rms_norm
+    # (its Python function is called flashinfer_rmsnorm: the op name is the registered string)
     "rmsnorm": (
-        ("torch_rmsnorm", "flashinfer_rmsnorm", "triton_rms_norm", "triton_rmsnorm", "rms_norm"),
+        ("torch_rmsnorm", "flashinfer_rms_norm", "triton_rms_norm"),
         ("match_rmsnorm_pattern", "fuse_rmsnorm"),
     ),
-    "layernorm": (
-        ("torch_layernorm", "triton_layernorm", "layer_norm"),
-        ("match_layernorm_pattern", "fuse_layernorm"),
-    ),
-    "l2norm": (
-        ("torch_l2norm", "fla_l2norm", "triton_l2norm", "l2norm"),
-        ("match_l2norm_pattern", "fuse_l2norm"),
-    ),
+    "layernorm": ((), ()),
+    "l2norm": (("torch_l2norm", "fla_l2norm"), ("match_l2norm_pattern", "fuse_l2norm")),  # l2_norm.py
     "softmax": (
-        ("torch_attention", "torch_attention_sdpa", "torch_softmax"),
-        ("match_eager_attention", "match_sdpa_to_torch_attention"),
+        ("torch_attention_sdpa", "torch_attention"),
+        ("match_eager_attention", "match_grouped_attention"),  # attention.py
     ),
     "swiglu": (
-        ("torch_swiglu", "torch_swiglu_mlp", "fused_swiglu", "swiglu"),
-        ("match_swiglu_pattern", "fuse_swiglu"),
+        ("torch_swiglu_mlp", "fused_swiglu_mlp", "triton_swiglu_mlp"),
+        ("match_swiglu_pattern", "fuse_swiglu"),  # fuse_swiglu.py
     ),
-    "silu_mul": (("silu_and_mul", "silu_mul", "fused_silu_mul", "triton_silu_mul"), ("fuse_silu_mul",)),
-    "gelu_mul": (("gelu_and_mul", "gelu_mul", "geglu"), ()),
+    "silu_mul": (("flashinfer_silu_and_mul", "trtllm_silu_and_mul"), ("fuse_silu_mul",)),  # fuse_silu_mul.py
+    "gelu_mul": (("gelu_tanh_and_mul",), ("fuse_gelu_tanh_mul",)),  # fuse_gelu_tanh_mul.py
     "sigmoid_mul": ((), ()),
     "rope": (
         (
-            "torch_rope",
             "torch_rope_with_explicit_cos_sin",
             "torch_rope_with_complex_freqs",
             "torch_rope_with_qk_interleaving",
             "flashinfer_rope",
             "triton_rope_with_input_pos",
+            "triton_rope_on_interleaved_qk_inputs",
         ),
-        ("match_rope_pattern", "match_rope_layout", "optimize_rope"),
+        ("match_rope_pattern", "match_rope_layout", "optimize_rope"),  # rope.py
     ),
     "gemm_epilogue": ((), ()),
     "attention_adjacent": ((), ()),
@@ -71,91 +75,21 @@ KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
         ("eliminate_redundant_transposes", "match_attention_layout", "match_rope_layout"),
     ),
+    # transform/library/fused_moe.py; custom_ops/ registers torch_moe, torch_moe_fused, trtllm_moe_fused,
+    # triton_moe_fused
+    "moe": (
+        ("torch_moe", "torch_moe_fused", "trtllm_moe_fused", "triton_moe_fused"),
+        ("match_moe_pattern", "fuse_moe"),
+    ),
 }
+
+EVIDENCE_ROLES = frozenset({"inserts", "backend", "matches"})
+"""Roles that tie an op to a transform (``references`` is kept in the index, never used as evidence)."""
 
 # Ops too common to identify a kernel by name (every fused kernel "adds" or "muls").
 _TRIVIAL = (
     frozenset({"add", "sub", "mul", "div", "neg", "to", "_to_copy", "type_as", "float", "where"}) | LAYOUT
 )
-
-_CUSTOM_OP = re.compile(r"""custom_op\(\s*["']([\w.]+)::(\w+)["']""")
-_NS_DEFINE = re.compile(r"""library\.define\(\s*["']([\w.]+)::(\w+)\s*\(""")
-_LIB_DEFINE = re.compile(r"""\.define\(\s*["'](\w+)\s*\(""")
-_LIB_NS = re.compile(r"""Library\(\s*["']([\w.]+)["']""")
-_TRANSFORM = re.compile(r"""TransformRegistry\.register\(\s*["'](\w+)["']""")
-
-
-@dataclass(frozen=True, slots=True)
-class Registration:
-    """One registration found in the source tree."""
-
-    kind: str
-    name: str
-    """Bare op name or transform key (what tables and tokens are matched against)."""
-    symbol: str
-    path: str
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class SourceIndex:
-    """Every registration of a source tree, read once."""
-
-    root: Path
-    registrations: tuple[Registration, ...]
-    files: int
-
-
-def resolve_ad_dir(src: Path) -> Path:
-    """The ``auto_deploy`` package folder of ``src`` (a repository root or the package itself)."""
-    if not src.is_dir():
-        raise InputError(
-            src, "--trtllm-src must be a folder: a TensorRT-LLM checkout (or its auto_deploy package)"
-        )
-    for cand in (src / AD_DIR, src):
-        if (cand / "custom_ops").is_dir() or (cand / "transform" / "library").is_dir():
-            return cand
-    raise InputError(
-        src,
-        f"not a TensorRT-LLM source tree: expected {AD_DIR}/custom_ops/ or {AD_DIR}/transform/library/ in it",
-    )
-
-
-def index_source(src: Path) -> SourceIndex:
-    """Index the op and transform registrations under ``src`` (text scan only)."""
-    ad = resolve_ad_dir(src)
-    regs: list[Registration] = []
-    files = 0
-    for dirpath, dirnames, filenames in os.walk(ad):  # symlinks are not followed out of the tree
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
-        for fn in sorted(filenames):
-            if fn.endswith(".py"):
-                files += 1
-                regs += _scan_file(Path(dirpath) / fn, src)
-    regs.sort(key=lambda r: (r.path, r.line, r.symbol))
-    return SourceIndex(src, tuple(regs), files)
-
-
-def _scan_file(path: Path, root: Path) -> list[Registration]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return []  # an unreadable file cannot hold evidence; the lookup stays honest about what it found
-    rel = path.relative_to(root).as_posix() if path.is_relative_to(root) else path.as_posix()
-    ns = m.group(1) if (m := _LIB_NS.search(text)) else None
-    out = []
-    for i, line in enumerate(text.splitlines(), 1):
-        for m in _CUSTOM_OP.finditer(line):
-            out.append(Registration("custom_op", m.group(2), f"{m.group(1)}::{m.group(2)}", rel, i))
-        for m in _NS_DEFINE.finditer(line):
-            out.append(Registration("library_define", m.group(2), f"{m.group(1)}::{m.group(2)}", rel, i))
-        if not _NS_DEFINE.search(line):
-            for m in _LIB_DEFINE.finditer(line):
-                sym = f"{ns}::{m.group(1)}" if ns else m.group(1)
-                out.append(Registration("library_define", m.group(1), sym, rel, i))
-        for m in _TRANSFORM.finditer(line):
-            out.append(Registration("transform", m.group(1), m.group(1), rel, i))
-    return out
 
 
 def pattern_tokens(pattern: tuple[str, ...]) -> tuple[str, ...]:
@@ -167,31 +101,203 @@ def pattern_tokens(pattern: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(toks))
 
 
-def lookup(index: SourceIndex | None, family: str, pattern: tuple[str, ...]) -> KernelLookup:
-    """Find registrations covering ``family``/``pattern``; ``not_searched`` when there is no index."""
-    ops, transforms = KNOWN.get(family, ((), ()))
-    tokens = pattern_tokens(pattern)
-    searched = tuple(sorted(set(ops) | set(transforms))) + tuple(f"*{t}*" for t in tokens)
-    if index is None:
-        return KernelLookup(LookupStatus.NOT_SEARCHED, (), searched)
-    found: list[Evidence] = []
-    for r in index.registrations:
-        if (r.kind == "transform" and r.name in transforms) or (r.kind != "transform" and r.name in ops):
-            found.append(Evidence(r.kind, r.symbol, r.path, r.line, "table"))
-        elif tokens and all(t in r.name for t in tokens) and len(tokens) >= 1 and _token_ok(tokens):
-            found.append(Evidence(r.kind, r.symbol, r.path, r.line, "op_tokens"))
-    found.sort(
-        key=lambda e: (
-            e.matched_by != "table",
-            e.kind != "custom_op" and e.kind != "library_define",
-            e.path,
-            e.line,
-        )
-    )
-    status = LookupStatus.FOUND if found else LookupStatus.NOT_FOUND
-    return KernelLookup(status, tuple(found), searched)
-
-
 def _token_ok(tokens: tuple[str, ...]) -> bool:
     # A single short token ("exp", "abs") matches too many unrelated names to count as evidence.
     return len(tokens) >= 2 or len(tokens[0]) >= 4
+
+
+def _bare(symbol: str) -> str:
+    return symbol.split("::", 1)[-1]
+
+
+def _found_transforms(index: SourceIndex, ops: set[str], keys: set[str]) -> dict[str, Evidence]:
+    found: dict[str, Evidence] = {}
+    for r in index.registrations:
+        if r.kind == "transform" and r.name in keys and r.name not in found:
+            found[r.name] = Evidence("transform", r.name, r.path, r.line, "table")
+    for m in index.modules:
+        for t in m.transforms:
+            if t.key in found:
+                continue
+            hit = next((x for x in t.refs if x.role in ("inserts", "backend") and _bare(x.op) in ops), None)
+            if hit is not None:
+                found[t.key] = Evidence(
+                    "transform",
+                    t.key,
+                    m.path,
+                    t.line,
+                    "source",
+                    note=f"its module {hit.detail or hit.role}: {hit.op} (line {hit.line})",
+                )
+    return found
+
+
+def _ties(index: SourceIndex, transforms: dict[str, Evidence]) -> dict[str, list[Tie]]:
+    funcs = {r.func: r for r in index.registrations if r.kind == "custom_op" and r.func}
+    ties: dict[str, list[Tie]] = {}
+    for key in transforms:
+        src = index.transform(key)
+        if src is None:
+            continue
+        m, t = src
+        for ref in t.refs:
+            if ref.role in EVIDENCE_ROLES:
+                ties.setdefault(ref.op, []).append(Tie(key, ref.role, m.path, ref.line, ref.detail))
+        for name, role, line, detail in t.wrappers:
+            if role in EVIDENCE_ROLES and (reg := funcs.get(name)):
+                what = f"{detail or role} through {name}()"
+                ties.setdefault(reg.symbol, []).append(Tie(key, role, m.path, line, what))
+    return ties
+
+
+def _op_evidence(index: SourceIndex, ties: dict[str, list[Tie]]) -> list[Evidence]:
+    regs: dict[str, Registration] = {}
+    for r in index.registrations:
+        if r.kind != "transform":
+            regs.setdefault(r.symbol, r)
+    out = []
+    for sym, tl in ties.items():
+        tl = list(dict.fromkeys(tl))
+        if reg := regs.get(sym):
+            out.append(Evidence(reg.kind, sym, reg.path, reg.line, "source", tuple(tl)))
+        else:
+            out.append(
+                Evidence(
+                    "op_reference",
+                    sym,
+                    tl[0].path,
+                    tl[0].line,
+                    "source",
+                    tuple(tl),
+                    "no registration of this op in the tree's Python text",
+                )
+            )
+    return out
+
+
+def lookup(
+    index: SourceIndex | None,
+    family: str,
+    pattern: tuple[str, ...],
+    graph_ops: tuple[str, ...] = (),
+    graph_formula: str = "",
+) -> KernelLookup:
+    """Find what covers ``family``/``pattern``; ``not_searched`` when there is no index.
+
+    ``graph_ops`` (canonical op names of one instance) and ``graph_formula`` feed the pattern checks."""
+    ops, keys = KNOWN.get(family, ((), ()))
+    tokens = pattern_tokens(pattern)
+    searched = tuple(sorted(set(ops) | set(keys))) + tuple(f"*{t}*" for t in tokens)
+    if index is None:
+        return KernelLookup(LookupStatus.NOT_SEARCHED, (), searched)
+    transforms = _found_transforms(index, set(ops), set(keys))
+    op_ev = _op_evidence(index, _ties(index, transforms))
+    tr_ev = list(transforms.values())
+    have = {e.symbol for e in op_ev} | set(transforms)
+    for r in index.registrations:
+        if r.symbol in have:
+            continue
+        if r.kind != "transform" and r.name in ops:
+            op_ev.append(Evidence(r.kind, r.symbol, r.path, r.line, "table"))
+        elif tokens and _token_ok(tokens) and all(t in r.name for t in tokens):
+            (tr_ev if r.kind == "transform" else op_ev).append(
+                Evidence(r.kind, r.symbol, r.path, r.line, "op_tokens")
+            )
+        else:
+            continue
+        have.add(r.symbol)
+    rank = {"source": 0, "table": 1, "op_tokens": 2}
+
+    def order(e: Evidence) -> tuple[int, str, int, str]:
+        return rank[e.matched_by], e.path, e.line, e.symbol
+
+    # ops (the kernels) first, then the transforms that insert them
+    evidence = sorted(op_ev, key=order) + sorted(tr_ev, key=order)
+    checks = tuple(c for key in transforms for c in pattern_checks(index, key, graph_ops, graph_formula))
+    status = LookupStatus.FOUND if evidence else LookupStatus.NOT_FOUND
+    return KernelLookup(status, tuple(evidence), searched, checks)
+
+
+def pattern_checks(
+    index: SourceIndex, key: str, graph_ops: tuple[str, ...], graph_formula: str
+) -> list[PatternCheck]:
+    """The search patterns of transform ``key`` beside this graph's instance."""
+    src = index.transform(key)
+    if src is None:
+        reg = next((r for r in index.registrations if r.kind == "transform" and r.name == key), None)
+        where = (reg.path, reg.line) if reg else ("?", 0)
+        note = next((m.note for m in index.modules if m.path == where[0] and m.note), "")
+        why = f"its module was not read as Python ({note})" if note else "its module was not read as Python"
+        return [
+            PatternCheck(
+                key, None, *where, "unreadable", f"{key} ({where[0]}:{where[1]}): {why}; not compared"
+            )
+        ]
+    m, t = src
+    out = [_check(key, m.path, p, graph_ops, graph_formula) for p in t.patterns]
+    out += [
+        PatternCheck(key, None, m.path, t.line, "unreadable", f"{key} ({m.path}): {n}; not compared")
+        for n in t.pattern_notes
+    ]
+    if not out:
+        out.append(
+            PatternCheck(
+                key,
+                None,
+                m.path,
+                t.line,
+                "no_pattern",
+                f"{key} ({m.path}:{t.line}) registers no search pattern: its matcher is code, which a text "
+                "read does not compare with the graph",
+            )
+        )
+    return out
+
+
+def _names(c: Counter[str]) -> str:
+    return ", ".join(f"{k} x{n}" if n > 1 else k for k, n in sorted(c.items()))
+
+
+def _check(key: str, path: str, p: PatternFn, graph_ops: tuple[str, ...], graph_formula: str) -> PatternCheck:
+    where = f"{p.name}, {path}:{p.line}"
+    if not p.readable:
+        return PatternCheck(
+            key,
+            p.name,
+            path,
+            p.line,
+            "unreadable",
+            f"{key}'s search pattern ({where}) could not be read with confidence: {p.reason}; not compared",
+        )
+    up = Counter(o for o in p.ops if o not in NEUTRAL)
+    here = Counter(o for o in graph_ops if o not in NEUTRAL)
+    only_up, only_here = up - here, here - up
+    if not only_up and not only_here:
+        status = "same_ops"
+        message = (
+            f"upstream {key}'s pattern ({where}) uses the same ops as this graph ({_names(up)}): what keeps "
+            "it from matching (wiring, literals, dtypes, or this dump coming before it runs) is not visible "
+            "in the text"
+        )
+    else:
+        status = "differs"
+        diff = [f"{_names(only_up)} only upstream"] if only_up else []
+        diff += [f"{_names(only_here)} only here"] if only_here else []
+        message = (
+            f"upstream {key} matches {p.formula or _names(up)} ({where}); this graph computes "
+            f"{graph_formula or _names(here)}: {'; '.join(diff)}"
+        )
+    return PatternCheck(
+        key,
+        p.name,
+        path,
+        p.line,
+        status,
+        message,
+        p.ops,
+        graph_ops,
+        tuple(sorted(only_up)),
+        tuple(sorted(only_here)),
+        p.formula,
+        graph_formula,
+    )

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: evidence carries ``via`` and ``note``, lookups carry ``pattern_checks``, report ``source_notes``."""
 
 
 class LookupStatus(str, Enum):
@@ -46,21 +47,54 @@ class Instance:
 
 
 @dataclass(frozen=True, slots=True)
+class Tie:
+    """Where a transform's module names an op: the second half of an op's evidence."""
+
+    transform: str
+    role: str
+    """``inserts`` (``graph.call_function``, a replacement function), ``backend`` (a value of a backend
+    map) or ``matches`` (``is_op``, a comparison, a search pattern): docs/candidates.md."""
+    path: str
+    line: int
+    detail: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "transform": self.transform,
+            "role": self.role,
+            "path": self.path,
+            "line": self.line,
+            "detail": self.detail,
+        }
+
+    @property
+    def text(self) -> str:
+        """``backend map key 'flashinfer' of fuse_rmsnorm at path:line``."""
+        what = self.detail or self.role
+        return f"{what} of {self.transform} at {self.path}:{self.line}"
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """A registration in the TensorRT-LLM source tree that covers a pattern."""
 
     kind: str
     """``custom_op`` (``torch.library.custom_op``), ``library_define`` (``torch.library.define`` /
-    ``Library.define``)
-    or ``transform`` (``TransformRegistry.register``)."""
+    ``Library.define``), ``transform`` (``TransformRegistry.register``) or ``op_reference`` (an op a
+    transform's module names whose registration is not in the tree: C++, or generated)."""
     symbol: str
     """``auto_deploy::torch_rmsnorm`` for ops, the registry key for transforms."""
     path: str
     """File relative to the source tree root, POSIX separators."""
     line: int
     matched_by: str
-    """``table`` (a known op/transform name for this pattern) or ``op_tokens`` (the registered name contains
-    every distinctive op of the pattern)."""
+    """``source`` (a found transform's module names the op: see ``via``), ``table`` (a known op/transform
+    name of this family: :data:`~ad_diff.workflows.candidates.lookup.KNOWN`) or ``op_tokens`` (the name
+    contains every distinctive op of the pattern)."""
+    via: tuple[Tie, ...] = ()
+    """For ops: the found transforms whose text names this op, with the role the text shows."""
+    note: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
@@ -70,12 +104,53 @@ class Evidence:
             "path": self.path,
             "line": self.line,
             "matched_by": self.matched_by,
+            "via": [t.to_json() for t in self.via],
+            "note": self.note,
         }
 
     @property
     def where(self) -> str:
         """``path:line symbol``."""
         return f"{self.path}:{self.line} {self.symbol}"
+
+
+@dataclass(frozen=True, slots=True)
+class PatternCheck:
+    """An upstream search pattern beside this graph's instance: "exists, but did not match this graph"."""
+
+    transform: str
+    function: str | None
+    """The search pattern function, ``None`` when the transform registers none."""
+    path: str
+    line: int
+    status: str
+    """``differs`` (the ops differ), ``same_ops`` (same ops: the text cannot say why it did not match),
+    ``unreadable`` (the function could not be read with confidence) or ``no_pattern`` (the transform's
+    matcher is code, not a registered search pattern)."""
+    message: str
+    upstream_ops: tuple[str, ...] = ()
+    graph_ops: tuple[str, ...] = ()
+    only_upstream: tuple[str, ...] = ()
+    only_graph: tuple[str, ...] = ()
+    upstream_formula: str = ""
+    graph_formula: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON form."""
+        return {
+            "transform": self.transform,
+            "function": self.function,
+            "path": self.path,
+            "line": self.line,
+            "status": self.status,
+            "message": self.message,
+            "upstream_ops": list(self.upstream_ops),
+            "graph_ops": list(self.graph_ops),
+            "only_upstream": list(self.only_upstream),
+            "only_graph": list(self.only_graph),
+            "upstream_formula": self.upstream_formula,
+            "graph_formula": self.graph_formula,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +161,8 @@ class KernelLookup:
     evidence: tuple[Evidence, ...] = ()
     searched: tuple[str, ...] = ()
     """Names looked for (table names and op tokens), for the record."""
+    pattern_checks: tuple[PatternCheck, ...] = ()
+    """One per search pattern of every found transform (and one per found transform without any)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON form."""
@@ -93,6 +170,7 @@ class KernelLookup:
             "status": self.status.value,
             "evidence": [e.to_json() for e in self.evidence],
             "searched": list(self.searched),
+            "pattern_checks": [c.to_json() for c in self.pattern_checks],
         }
 
 
@@ -170,6 +248,8 @@ class CandidateReport:
     source_tree: str | None
     """``--trtllm-src`` as given, ``None`` when the lookup was not done."""
     notes: tuple[str, ...] = ()
+    source_notes: tuple[str, ...] = ()
+    """What the source read left out (limits, unreadable files): a ``not_found`` is weaker then."""
 
     def get(self, name: str) -> Candidate | None:
         """The candidate called ``name`` (or, failing that, the first of family ``name``)."""
@@ -192,4 +272,5 @@ class CandidateReport:
             "lookup_done": self.source_tree is not None,
             "candidates": [c.to_json() for c in self.candidates],
             "notes": list(self.notes),
+            "source_notes": list(self.source_notes),
         }

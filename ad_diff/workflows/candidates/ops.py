@@ -100,3 +100,36 @@ def kind(target: str, dtype: str | None = None) -> str:
 
 COMPUTE = frozenset({"elementwise", "reduction"})
 """Kinds that form fusion regions."""
+
+#: Spellings of one op that a pattern function and an exported graph may use for the same maths.
+ALIASES = {
+    "true_divide": "div",
+    "divide": "div",
+    "multiply": "mul",
+    "subtract": "sub",
+    "negative": "neg",
+    "_softmax": "softmax",
+    "_log_softmax": "log_softmax",
+    "_to_copy": "to",
+    "type_as": "to",
+    "float": "to",
+    "half": "to",
+    "bfloat16": "to",
+    "_unsafe_view": "view",
+}
+#: Canonical ops left out when a pattern function's ops are compared with a graph's: casts and copies
+#: change no value (and a pattern traced at one dtype loses its casts).
+NEUTRAL = frozenset({"to", "contiguous", "clone", "detach", "alias"})
+
+
+def canonical(name: str, ns: str = "") -> str:
+    """One spelling per op: ``ns::name`` for custom namespaces, the aliased aten name otherwise."""
+    if ns and ns not in ("aten", "prims"):
+        return f"{ns}::{name}"
+    return ALIASES.get(name, name)
+
+
+def canonical_target(target: str) -> str:
+    """:func:`canonical` of a dumped target (``aten.true_divide.Tensor`` -> ``div``,
+    ``auto_deploy.torch_moe.default`` -> ``auto_deploy::torch_moe``)."""
+    return canonical(op_name(target), namespace(target))

@@ -3,10 +3,13 @@
 The rules are few and stated in the text they produce, so a reviewer can check the reasoning:
 
 - lookup ``not_searched`` -> ``defer`` (no claim about kernels without a source tree);
-- lookup ``found`` -> ``use_existing_kernel``;
+- lookup ``found`` -> ``use_existing_kernel``; an upstream search pattern whose ops differ from the graph's
+  is named as the weakness (the model code or the pattern has to change), one that could not be read is a
+  risk ("not compared");
 - lookup ``not_found`` -> ``needs_triton_fallback`` for pointwise/reduction regions worth it (at least
   :data:`MIN_GAIN` nodes removed and seen at least twice), ``defer`` otherwise (layout glue is a transform's
-  job, not a kernel's; small gains are not worth a new kernel).
+  job, not a kernel's; small gains are not worth a new kernel; a MoE block needs a MoE kernel, not a
+  pointwise fallback).
 """
 
 from __future__ import annotations
@@ -42,12 +45,14 @@ def recommend(
     states: Mapping[str, str],
     variants: tuple[str, ...] = (),
     unknown_meta: int = 0,
+    complete: bool = True,
 ) -> Candidate:
     """Build the :class:`Candidate` for group ``g``.
 
     ``states`` maps transform keys to their state in the run's log (``disabled``, ``skipped``,
     ``applied:0`` ...), ``variants`` names the other candidates of the same family, ``unknown_meta`` counts
-    instance nodes dumped without shape/dtype metadata.
+    instance nodes dumped without shape/dtype metadata, ``complete`` is false when the source read was cut
+    short by a limit (a ``not_found`` is then weaker).
     """
     strengths = [
         f"{_where(g)}; fusing removes {g.removed_per_instance} node(s) each, {g.nodes_removed} in all"
@@ -63,8 +68,14 @@ def recommend(
         )
     elif lk.status is LookupStatus.FOUND:
         rec = Recommendation.USE_EXISTING_KERNEL
-        kernels = [e for e in lk.evidence if e.kind != "transform"]
+        kernels = [e for e in lk.evidence if e.kind in ("custom_op", "library_define")]
         passes = [e for e in lk.evidence if e.kind == "transform"]
+        unregistered = sorted({e.symbol for e in lk.evidence if e.kind == "op_reference"})
+        if unregistered:
+            weaknesses.append(
+                "named by a found transform but registered nowhere in the tree's Python text: "
+                + ", ".join(unregistered)
+            )
         if kernels:
             strengths.append("existing op " + ", ".join(sorted({e.symbol for e in kernels})) + " covers it")
         else:
@@ -80,14 +91,22 @@ def recommend(
             weaknesses.append(
                 "no transform found that rewrites this pattern into the op: a matcher is needed"
             )
-        if any(e.matched_by == "op_tokens" for e in lk.evidence) and not any(
-            e.matched_by == "table" for e in lk.evidence
-        ):
+        if all(e.matched_by == "op_tokens" for e in lk.evidence):
             risks.append(
                 "matched by op names only: confirm the op computes exactly this pattern (eps, casts, layout)"
             )
+        for c in lk.pattern_checks:
+            (weaknesses if c.status in ("differs", "same_ops") else risks).append(c.message)
     else:
-        if g.family == "attention_layout":
+        if not complete:
+            weaknesses.append("the source tree was only partly read (see the notes): an op may exist unread")
+        if g.family == "moe":
+            rec = Recommendation.DEFER
+            weaknesses.append(
+                "no fused MoE op or transform found: a MoE kernel (routing, grouped GEMMs) is not a "
+                "pointwise Triton fallback"
+            )
+        elif g.family == "attention_layout":
             rec = Recommendation.DEFER
             weaknesses.append(
                 "layout glue, not arithmetic: a layout transform (not a kernel) should remove it"
@@ -104,7 +123,8 @@ def recommend(
             )
             weaknesses.append("no existing op or transform found: a new op, matcher and tests are needed")
 
-    for t in sorted(set(KNOWN.get(g.family, ((), ()))[1])):
+    found_transforms = {e.symbol for e in lk.evidence if e.kind == "transform"}
+    for t in sorted(set(KNOWN.get(g.family, ((), ()))[1]) | found_transforms):
         st = states.get(t)
         if st == "disabled":
             weaknesses.append(f"transform {t} is disabled in this run: enabling it is the likely fix")
@@ -112,7 +132,12 @@ def recommend(
             weaknesses.append(
                 f"transform {t} is {st} in this run: its matcher does not catch these instances"
             )
-    if ops & _REDUCTIONS:
+    if g.family == "moe":
+        risks.append(
+            "routing: the fused op must use the same scoring (softmax or sigmoid), top-k and renormalisation "
+            "of the routing weights as this graph"
+        )
+    elif ops & _REDUCTIONS:
         risks.append(
             "contains a reduction: keep fp32 accumulation and the eps placement to stay numerically equal"
         )

@@ -2,6 +2,8 @@
 
 Near-linear in the number of nodes:
 
+0. **MoE blocks** (:mod:`~ad_diff.workflows.candidates.moe`): a router feeding expert GEMMs is one ``moe``
+   instance; its nodes take no part in the steps below (no ``softmax`` or ``silu_mul`` fragments of it).
 1. **Fusion regions.** Pointwise/reduction/layout nodes are joined to their consumer when that consumer is the
    only one (the producer's output would not be materialised by a fused kernel); a producer whose several
    consumers all ended up in one region joins it too (the ``x`` of ``x * rsqrt(mean(x^2))``). A residual
@@ -16,7 +18,9 @@ Near-linear in the number of nodes:
    and no layer indices, so the same pattern in every layer yields the same string.
 
 Instances are grouped by signature and counted; the layer of an instance is read from the node and
-parameter names (``model_layers_3_...``).
+parameter names (``model_layers_3_...``). The output line is never a node of a pattern or of a neighbourhood
+(:class:`~ad_diff.workflows.candidates.graphview.Section`), so a pattern next to it or to a placeholder is
+handled like any other.
 """
 
 from __future__ import annotations
@@ -25,13 +29,16 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from ad_diff.kinds.graph.model import GraphDump, GraphNode, GraphSection
-from ad_diff.workflows.candidates.families import classify_family
+from ad_diff.kinds.graph.model import GraphDump
+from ad_diff.workflows.candidates.families import DESCRIPTIONS, classify_family
+from ad_diff.workflows.candidates.formula import graph_formula
+from ad_diff.workflows.candidates.graphview import LAYER, Section
 from ad_diff.workflows.candidates.model import Instance
-from ad_diff.workflows.candidates.ops import COMPUTE, kind, op_name
+from ad_diff.workflows.candidates.moe import find_moe
+from ad_diff.workflows.candidates.ops import COMPUTE, canonical_target, op_name
 
-_LAYER = re.compile(r"(?:^|_)(?:layers|layer|h|blocks|block|decoder_layers)_(\d+)(?:_|$)")
 _ATTN_KINDS = frozenset({"attention", "rope"})
+_WORD = re.compile(r"\b\w+\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,54 +48,25 @@ class Group:
     family: str
     description: str
     pattern: tuple[str, ...]
+    """Op targets of the first instance, dump order."""
     signature: str
     instances: tuple[Instance, ...]
     removed_per_instance: int
+    unknown_meta: int = 0
+    """Instance nodes dumped without shape/dtype metadata (all instances)."""
+    formula: str = ""
+    """Formula of the first instance (:func:`~ad_diff.workflows.candidates.formula.graph_formula`); empty
+    for MoE blocks and layout glue."""
 
     @property
     def nodes_removed(self) -> int:
         """Nodes a fusion removes over all instances."""
         return self.removed_per_instance * len(self.instances)
 
-
-class _Section:
-    """Per-section indexes: nodes by name, distinct users, kinds."""
-
-    def __init__(self, sec: GraphSection) -> None:
-        self.name = sec.name
-        self.nodes = {n.name: n for n in sec.nodes if n.op != "output"}
-        self.order = {n.name: i for i, n in enumerate(sec.nodes)}
-        self.users: dict[str, list[str]] = {n: [] for n in self.nodes}
-        self.inputs: dict[str, list[str]] = {}
-        for n in sec.nodes:
-            ins = [i for i in dict.fromkeys(n.inputs()) if i in self.nodes]
-            self.inputs[n.name] = ins
-            for i in ins:
-                self.users[i].append(n.name)
-        self.kinds = {name: _kind(n) for name, n in self.nodes.items()}
-        self._running: dict[str, int | None] | None = None
-
-    def running_layer(self, name: str) -> int | None:
-        """The last layer index named at or before ``name`` in dump order (graphs run layer by layer), for
-        patterns (layout glue, attention) whose own and neighbouring names carry no index."""
-        if self._running is None:
-            self._running, last = {}, None
-            for n in sorted(self.nodes, key=self.order.__getitem__):
-                for x in (n, *self.params(self.nodes[n])):
-                    if m := _LAYER.search(x):
-                        last = int(m.group(1))
-                self._running[n] = last
-        return self._running.get(name)
-
-    def params(self, node: GraphNode) -> list[str]:
-        """``%name`` arguments with no node of their own: weights and buffers (get_attr is never dumped)."""
-        return [a.text for a in node.args if a.node and a.text not in self.nodes]
-
-
-def _kind(n: GraphNode) -> str:
-    if n.op == "placeholder":
-        return "input"
-    return kind(n.target, n.meta.dtype if n.meta else None)
+    @property
+    def ops(self) -> tuple[str, ...]:
+        """Canonical op names of the first instance (what a pattern function is compared with)."""
+        return tuple(canonical_target(t) for t in self.pattern)
 
 
 class _UnionFind:
@@ -109,19 +87,22 @@ class _UnionFind:
             self.parent[max(ra, rb)] = min(ra, rb)
 
 
-def _regions(s: _Section) -> list[list[str]]:
+def _regions(s: Section, taken: set[str]) -> list[list[str]]:
     """Fusion regions (steps 1-2): lists of node names in dump order, each holding arithmetic."""
-    joinable = {n for n, k in s.kinds.items() if k in COMPUTE or k == "layout"}
+    # dump order, not set order: the result must not depend on PYTHONHASHSEED
+    order = [n for n, k in s.kinds.items() if (k in COMPUTE or k == "layout") and n not in taken]
+    joinable = set(order)
     uf = _UnionFind()
-    for u in joinable:
+    for u in order:
         us = s.users[u]
-        if len(us) == 1 and us[0] in joinable:
+        # a value the output line reads is materialised anyway: it ends its region
+        if len(us) == 1 and us[0] in joinable and u not in s.outputs:
             uf.union(u, us[0])
     for _ in range(3):  # multi-consumer producers whose consumers converged (bounded: regions are small)
         changed = False
-        for u in joinable:
+        for u in order:
             us = s.users[u]
-            if len(us) > 1 and all(v in joinable for v in us):
+            if len(us) > 1 and u not in s.outputs and all(v in joinable for v in us):
                 roots = {uf.find(v) for v in us}
                 if len(roots) == 1 and uf.find(u) not in roots:
                     uf.union(u, next(iter(roots)))
@@ -129,7 +110,7 @@ def _regions(s: _Section) -> list[list[str]]:
         if not changed:
             break
     groups: dict[str, list[str]] = {}
-    for u in joinable:
+    for u in order:
         groups.setdefault(uf.find(u), []).append(u)
     out: list[list[str]] = []
     for members in groups.values():
@@ -139,22 +120,23 @@ def _regions(s: _Section) -> list[list[str]]:
     return out
 
 
-def _peel(s: _Section, members: set[str]) -> list[set[str]]:
-    """Drop layout nodes on the edge of a region, then split what is left into connected pieces."""
-    changed = True
-    while changed:
-        changed = False
-        for n in sorted(members):
-            if s.kinds[n] != "layout":
-                continue
-            has_in = any(i in members for i in s.inputs[n])
-            has_out = any(u in members for u in s.users[n])
-            if not (has_in and has_out):
-                members.discard(n)
-                changed = True
+def _peel(s: Section, members: set[str]) -> list[set[str]]:
+    """Drop layout nodes on the edge of a region, then split what is left into connected pieces.
+
+    A worklist keeps this linear: dropping a node only puts its layout neighbours back up for a look."""
+
+    def on_edge(n: str) -> bool:
+        return not (any(i in members for i in s.inputs[n]) and any(u in members for u in s.users[n]))
+
+    work = [n for n in sorted(members, key=s.order.__getitem__) if s.kinds[n] == "layout"]
+    while work:
+        n = work.pop()
+        if n in members and on_edge(n):
+            members.discard(n)
+            work.extend(x for x in s.neighbours(n) if x in members and s.kinds[x] == "layout")
     pieces: list[set[str]] = []
     seen: set[str] = set()
-    for start in sorted(members):
+    for start in sorted(members, key=s.order.__getitem__):
         if start in seen:
             continue
         piece, stack = set(), [start]
@@ -163,48 +145,61 @@ def _peel(s: _Section, members: set[str]) -> list[set[str]]:
             if n in piece:
                 continue
             piece.add(n)
-            stack.extend(x for x in (*s.inputs[n], *s.users[n]) if x in members and x not in piece)
+            stack.extend(x for x in s.neighbours(n) if x in members and x not in piece)
         seen |= piece
         pieces.append(piece)
     return pieces
 
 
-def _anchors(s: _Section, region: list[str]) -> list[str]:
+def _anchors(s: Section, region: list[str]) -> list[str]:
     """GEMMs whose every consumer lies in ``region`` (they fuse with it)."""
     inside = set(region)
     out = []
     for n in region:
         for p in s.inputs[n]:
-            if s.kinds.get(p) == "gemm" and p not in out and all(u in inside for u in s.users[p]):
+            if (
+                s.kinds.get(p) == "gemm"
+                and p not in out
+                and p not in s.outputs
+                and all(u in inside for u in s.users[p])
+            ):
                 out.append(p)
     return out
 
 
-def _layout_chains(s: _Section, used: set[str]) -> list[list[str]]:
+def _layout_chains(s: Section, used: set[str]) -> list[list[str]]:
     """Single-consumer chains of layout nodes next to an attention/RoPE op (step 4)."""
-    layout = {n for n, k in s.kinds.items() if k == "layout" and n not in used}
+    order = [n for n, k in s.kinds.items() if k == "layout" and n not in used]
+    layout = set(order)
     uf = _UnionFind()
-    for u in layout:
+    for u in order:
         us = s.users[u]
-        if len(us) == 1 and us[0] in layout:
+        if len(us) == 1 and us[0] in layout and u not in s.outputs:
             uf.union(u, us[0])
     groups: dict[str, list[str]] = {}
-    for u in layout:
+    for u in order:
         groups.setdefault(uf.find(u), []).append(u)
     out = []
     for members in groups.values():
         if len(members) < 2:
             continue
-        near = {s.kinds.get(x) for n in members for x in (*s.inputs[n], *s.users[n]) if x not in members}
+        inside = set(members)
+        near = {s.kinds.get(x) for n in members for x in s.neighbours(n) if x not in inside}
         if near & _ATTN_KINDS:
             out.append(sorted(members, key=s.order.__getitem__))
     return out
 
 
-def signature(s: _Section, nodes: list[str]) -> str:
+def _blank(text: str, refs: set[str]) -> str:
+    """``text`` with the node names ``refs`` replaced by ``?`` (one pass: linear in the text)."""
+    return _WORD.sub(lambda m: "?" if m.group(0) in refs else m.group(0), text)
+
+
+def signature(s: Section, nodes: list[str]) -> str:
     """Canonical text of a pattern instance: no node names, no layer indices."""
     local = {n: i for i, n in enumerate(nodes)}
     ext: dict[str, str] = {}
+    seen = {"$": 0, "p": 0}
     parts = []
     for n in nodes:
         node = s.nodes[n]
@@ -216,30 +211,29 @@ def signature(s: _Section, nodes: list[str]) -> str:
                 else:
                     prefix = "$" if a.text in s.nodes else "p"
                     if a.text not in ext:
-                        ext[a.text] = f"{prefix}{sum(1 for v in ext.values() if v[0] == prefix)}"
+                        ext[a.text] = f"{prefix}{seen[prefix]}"
+                        seen[prefix] += 1
                     args.append(ext[a.text])
             elif a.refs:
-                text = a.text
-                for r in a.refs:
-                    text = re.sub(rf"\b{re.escape(r)}\b", "?", text)
-                args.append(text)
+                args.append(_blank(a.text, set(a.refs)))
             else:
                 args.append(a.text)
         parts.append(f"{node.target}({', '.join(args)})")
     return "; ".join(parts)
 
 
-def _layer(s: _Section, nodes: list[str]) -> int | None:
+def _layer(s: Section, nodes: list[str]) -> int | None:
     """Layer index from node names and their parameters; from neighbours' parameters if the pattern has none.
 
     A pattern that reads parameters none of which carries an index sits outside the layer stack (final norm).
     """
     names = list(nodes)
     params = [p for n in nodes for p in s.params(s.nodes[n])]
-    found = [int(m.group(1)) for x in names + params if (m := _LAYER.search(x))]
+    found = [int(m.group(1)) for x in names + params if (m := LAYER.search(x))]
     if not found and not params:
-        near = [x for n in nodes for x in (*s.inputs[n], *s.users[n]) if x not in nodes]
-        found = [int(m.group(1)) for x in near for p in [x, *s.params(s.nodes[x])] if (m := _LAYER.search(p))]
+        inside = set(nodes)
+        near = [x for n in nodes for x in s.neighbours(n) if x not in inside]
+        found = [int(m.group(1)) for x in near for p in [x, *s.params(s.nodes[x])] if (m := LAYER.search(p))]
     if not found and not params:
         return s.running_layer(nodes[0])
     if not found:
@@ -247,15 +241,23 @@ def _layer(s: _Section, nodes: list[str]) -> int | None:
     return Counter(found).most_common(1)[0][0] if len(set(found)) > 1 else found[0]
 
 
-def _instances(s: _Section) -> list[tuple[str, str, tuple[str, ...], int, Instance]]:
-    """``(family, description, pattern, removed, instance)`` for every instance in one section."""
-    out = []
-    used: set[str] = set()
-    for region in _regions(s):
+_Item = tuple[str, str, str, int, Instance, int, str, tuple[str, ...]]
+"""``(family, description, signature, removed, instance, unknown_meta, formula, targets)``."""
+
+
+def _instances(s: Section) -> list[_Item]:
+    """Every pattern instance of one section."""
+    found: list[tuple[str, str, list[str], int, str | None]] = []
+    taken: set[str] = set()
+    for block in find_moe(s):
+        taken.update(block.nodes)
+        found.append(("moe", DESCRIPTIONS["moe"], list(block.nodes), len(block.nodes) - 1, block.signature))
+    used = set(taken)
+    for region in _regions(s, taken):
         anchors = _anchors(s, region)
         nodes = sorted([*anchors, *region], key=s.order.__getitem__)
         used.update(region)
-        adjacent = {s.kinds.get(x) for n in region for x in (*s.inputs[n], *s.users[n])} & _ATTN_KINDS
+        adjacent = {s.kinds.get(x) for n in region for x in s.neighbours(n)} & _ATTN_KINDS
         fam = classify_family(
             [op_name(s.nodes[n].target) for n in region],
             [s.nodes[a] for a in anchors],
@@ -265,18 +267,26 @@ def _instances(s: _Section) -> list[tuple[str, str, tuple[str, ...], int, Instan
         )
         if fam is None or len(nodes) < 2:
             continue
-        family, description = fam
-        out.append((family, description, nodes, len(nodes) - 1))
+        found.append((fam[0], fam[1], nodes, len(nodes) - 1, None))
     for chain in _layout_chains(s, used):
-        out.append(("attention_layout", _layout_description(s, chain), chain, len(chain)))
+        found.append(("attention_layout", _layout_description(s, chain), chain, len(chain), None))
     result = []
-    for family, description, nodes, removed in out:
+    for family, description, nodes, removed, sig in found:
         inst = Instance(s.name, tuple(nodes), _layer(s, nodes), s.nodes[nodes[0]].line)
-        result.append((family, description, signature(s, nodes), removed, inst))
+        meta = sum(1 for n in nodes if (m := s.nodes[n].meta) is not None and not m.known)
+        formula = (
+            ""
+            if family in ("moe", "attention_layout")
+            else graph_formula([s.nodes[n] for n in nodes], lambda x: x not in s.nodes)
+        )
+        targets = tuple(s.nodes[n].target for n in nodes)
+        result.append(
+            (family, description, sig or signature(s, nodes), removed, inst, meta, formula, targets)
+        )
     return result
 
 
-def _layout_description(s: _Section, chain: list[str]) -> str:
+def _layout_description(s: Section, chain: list[str]) -> str:
     targets = [s.nodes[n] for n in chain]
     for a, b in zip(targets, targets[1:], strict=False):
         if op_name(a.target) == op_name(b.target) == "transpose" and [x.text for x in a.args[1:]] == [
@@ -288,19 +298,19 @@ def _layout_description(s: _Section, chain: list[str]) -> str:
 
 def scan_dump(dump: GraphDump, min_count: int = 2) -> list[Group]:
     """Group the unfused patterns of ``dump`` by signature; keep those seen at least ``min_count`` times."""
-    by_sig: dict[str, list[tuple[str, str, int, Instance]]] = {}
-    for sec in dump.sections:
-        s = _Section(sec)
-        for family, description, sig, removed, inst in _instances(s):
-            by_sig.setdefault(sig, []).append((family, description, removed, inst))
+    by_sig: dict[str, list[_Item]] = {}
+    for i, sec in enumerate(dump.sections):
+        for item in _instances(Section(i, sec)):
+            by_sig.setdefault(item[2], []).append(item)
     groups = []
     for sig, items in by_sig.items():
         if len(items) < min_count:
             continue
-        family, description, removed, _ = items[0]
-        instances = tuple(sorted((i[3] for i in items), key=lambda x: (x.section, x.line)))
-        pattern = tuple(_targets(dump, instances[0]))
-        groups.append(Group(family, description, pattern, sig, instances, removed))
+        first = min(items, key=lambda x: (x[4].section, x[4].line))
+        family, description, _, removed, _, _, formula, targets = first
+        instances = tuple(sorted((i[4] for i in items), key=lambda x: (x.section, x.line)))
+        meta = sum(i[5] for i in items)
+        groups.append(Group(family, description, targets, sig, instances, removed, meta, formula))
     # Layout glue last: removing it is a layout transform's job, not a new kernel's.
     groups.sort(
         key=lambda g: (
@@ -312,9 +322,3 @@ def scan_dump(dump: GraphDump, min_count: int = 2) -> list[Group]:
         )
     )
     return groups
-
-
-def _targets(dump: GraphDump, inst: Instance) -> list[str]:
-    sec = next(s for s in dump.sections if s.name == inst.section)
-    by_name = {n.name: n.target for n in sec.nodes}
-    return [by_name[n] for n in inst.nodes]

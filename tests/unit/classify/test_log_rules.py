@@ -67,6 +67,17 @@ def test_gain_is_info(tmp_path: Path) -> None:
     assert codes(f) == ["ADL008"] and f[0].severity.value == "info"
 
 
+@pytest.mark.parametrize("state", ["disabled", "skipped"])
+def test_transform_switched_on_and_matching_is_a_gain(tmp_path: Path, state: str) -> None:
+    _, f = _findings(tmp_path, v3("pattern_matcher", "match_swiglu_pattern", state),
+                     v3("pattern_matcher", "match_swiglu_pattern", "matches=2"))
+    assert codes(f) == ["ADL008"] and f[0].severity.value == "info"
+    assert f[0].message == f"match_swiglu_pattern: matches rose 0 ({state}) -> 2"
+    _, f = _findings(tmp_path, v3("pattern_matcher", "match_swiglu_pattern", state),
+                     v3("pattern_matcher", "match_swiglu_pattern", "matches=0"))
+    assert codes(f) == ["ADL005"]  # switched on but matching nothing: a state change to look at
+
+
 def test_added_zero_match_transform_is_silent_but_added_matching_one_is_info(tmp_path: Path) -> None:
     _, f = _findings(tmp_path, "", v3("post_export", "cleanup_noop_add", "matches=0"))
     assert f == []

@@ -32,12 +32,36 @@ def test_comment_folds_to_fit_and_says_what_was_folded(tmp_path: Path) -> None:
     assert full > 10 * COMMENT_LIMIT  # the report would otherwise be far over the limit
     md = texts["markdown"]
     assert len(md) <= COMMENT_LIMIT
-    assert md.startswith("## \u274c ad-diff: FAIL")  # the verdict survives
+    assert md.startswith("## \u274c ad-diff: FAIL: 1667 root causes (1667 match losses)")  # the verdict survives
     folded_line = next(line for line in md.splitlines() if line.startswith("_Folded to fit the comment limit"))
-    assert "unchanged transforms" in folded_line and "findings" in folded_line
+    assert "unchanged transforms" in folded_line and "root-cause details" in folded_line
+    # the first screen is whole: the first root causes by name, the rest counted
+    assert "1. \u274c **`match_pattern_with_a_long_name_00000` stopped matching (8 \u2192 0)**" in md
+    assert "_and 1657 more root causes, listed below._" in md
     summary = texts["step_summary"]
     assert len(summary.encode("utf-8")) <= STEP_SUMMARY_LIMIT
     assert len(summary) > len(md)  # the step summary has room for more detail
+
+
+def _first_screen(md: str) -> str:
+    """Everything before the first section heading (verdict, counts, root causes, runs line)."""
+    return md.split("\n### ", 1)[0]
+
+
+def test_comment_limit_drops_details_from_the_bottom_never_the_first_screen(tmp_path: Path) -> None:
+    base, cand = pair(tmp_path)
+    result = pipeline.run(Settings(base, cand))
+    verdict = gate.decide(result.findings, "error")
+    full = Format.markdown.render(result, verdict)
+    assert len(full) > 1500 and "2 root causes" in full.splitlines()[0]
+    folded = []
+    for limit in (len(full) - 1, 1400, 1200):
+        md = Format.markdown.render(result, verdict, comment_limit=limit)
+        assert len(md) <= limit
+        assert _first_screen(md) == _first_screen(full)  # verdict, counts and both root causes, untouched
+        folded.append(md.split("_Folded to fit the comment limit: ", 1)[1].split("._", 1)[0].split(", "))
+    assert folded[0] == ["inputs"]  # the bottom goes first
+    assert "root-cause details" not in folded[1] and "root-cause details" in folded[2]  # details go last
 
 
 def test_batch_markdown_folds_passing_models_first(tmp_path: Path) -> None:
@@ -53,7 +77,7 @@ def test_batch_markdown_folds_passing_models_first(tmp_path: Path) -> None:
     assert "Details folded to fit the comment limit: m5" in md
     assert "<summary>\u274c m0" in md  # the failing model's details are kept
     for i in range(6):  # every model stays in the summary table
-        assert f"| `m{i}` |" in md
+        assert f"| <code>m{i}</code> |" in md
 
 
 def test_cli_writes_step_summary_by_appending(tmp_path: Path, cli) -> None:

@@ -96,3 +96,21 @@ def test_every_compared_output_tensor_is_a_test_case() -> None:
     cases = ET.fromstring(xml).findall("testsuite[@name='tensors']/testcase")
     assert [c.get("name") for c in cases] == ["logits"]
     assert cases[0].find("failure") is None
+
+
+def test_root_causes_are_carried_once_and_named_in_each_failure() -> None:
+    root_dir = ROOT / "fixtures/scenarios/failed_transform"
+    result = pipeline.run(Settings(root_dir / "baseline", root_dir / "candidate"))
+    xml = junit.render(result, gate.decide(result.findings, "error"))
+    XSD.validate(xml)  # properties sit where the schema wants them
+    root = ET.fromstring(xml)
+    run = root.find("testsuite[@name='run']")
+    assert run is not None
+    props = {p.get("name"): p.get("value") for p in run.iter("property")}
+    assert props["root_cause.1"] == "transform_failed: match_eager_attention failed"
+    text = run.findtext("system-out") or ""
+    assert "root cause 1 (transform_failed, gates): match_eager_attention failed" in text
+    failures = list(root.iter("failure"))
+    assert len(failures) == 5  # failures still count findings, one each: the groups add no test cases
+    assert all("[error, " in (f.text or "") and "root cause 1: match_eager_attention failed" in (f.text or "")
+               for f in failures)

@@ -89,7 +89,7 @@ def test_cli_writes_one_combined_report(tmp_path: Path, cli) -> None:
     assert [m["status"] for m in data["models"]] == ["error", "fail", "pass"]
     assert data["unpaired"] == {"baseline_only": ["phi"], "candidate_only": ["qwen"]}
     md = (out / "r.md").read_text()
-    assert "| `llama` | \u274c fail |" in md
+    assert "| <code>llama</code> | \u274c fail |" in md
     assert "<details><summary>" in md
     assert "`phi`" in md
     assert "`qwen`" in md

@@ -32,10 +32,11 @@ def section(name: str) -> ConfigAnalysis:
 def test_markdown_explained() -> None:
     md = render_markdown(section("explained"))
     assert md.startswith("### Configuration\n")
-    assert ("| candidate | layered | `config/default.yaml` → `config/dashboard_default.yaml` → "
-            "`config/model_x.yaml` | default rule: default.yaml first, then by name, cli\\*.yaml last "
-            "|") in md
-    assert "| fuse_gemms | post_load_fusion | enabled | `true` | `false` | `config/model_x.yaml:4` |" in md
+    assert ("- candidate: layered, `config/default.yaml` → `config/dashboard_default.yaml` → "
+            "`config/model_x.yaml` (merge order, later wins; default rule: default.yaml first, then by name, "
+            "cli\\*.yaml last)") in md
+    assert ("| <code>fuse_gemms</code> | enabled | <code>true</code> | <code>false</code> | "
+            "<code>config/model_x.yaml:4</code> |") in md
     assert ("- *explained by config* (ADL003, does not gate): fuse_gemms: matched 12 in baseline but is "
             "disabled in candidate — fuse_gemms: disabled in candidate config") in md
     assert ("(ADL002, gates): fuse_rmsnorm: matches dropped 33 -> 17 (48% lost) — likely cause: "
@@ -48,10 +49,10 @@ def test_markdown_unexplained_and_not_applied() -> None:
     assert "The two effective configs are identical." in md
     assert ("- **unexplained**: fuse_rmsnorm: applied -> disabled with no config change behind it "
             "(transforms.fuse_rmsnorm.enabled is true in both configs)") in md
-    assert "| candidate | fuse_rmsnorm | enabled in config, logged disabled | enabled | disabled |" in md
+    assert "- candidate: `fuse_rmsnorm` enabled in config, logged disabled: config `enabled` (" in md
     md2 = render_markdown(section("not_applied"))
-    assert ("| candidate | fuse_gemms | enabled in config, logged disabled | enabled | disabled | "
-            "`config/dashboard_default.yaml:4` | 7 |") in md2
+    assert ("- candidate: `fuse_gemms` enabled in config, logged disabled: config `enabled` "
+            "(`config/dashboard_default.yaml:4`), log `disabled`, line 7") in md2
 
 
 def test_json_section() -> None:
@@ -82,6 +83,7 @@ def test_names_escaped() -> None:
                           "a|b.yaml:1")
     diff = ConfigDiff((TransformConfigChange(evil, "compile", (change,)),), ())
     md = render_markdown(ConfigAnalysis(cfg, cfg, diff, ()))
-    row = next(line for line in md.splitlines() if line.startswith("| x"))
-    assert "x\\|y\\`&lt;b>" in row
-    assert row.count(" | ") == 5  # the row still has exactly 6 cells
+    row = next(line for line in md.splitlines() if line.startswith("| <code>x"))
+    assert "<code>x&#124;y&#96;&#60;b&#62;</code>" in row  # inert inside the cell, and rendered as code
+    assert row.count("|") == 6  # the row still has exactly 5 cells
+    assert "- baseline: effective, `a\\|b.yaml`" in md

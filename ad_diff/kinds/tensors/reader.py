@@ -1,0 +1,157 @@
+"""Read a recorded tensor's elements chunk by chunk as numpy arrays, without torch for safetensors.
+
+safetensors data is memory-mapped and decoded chunk by chunk straight from the page cache into reused
+buffers; pages already read are released (``MADV_DONTNEED``), so resident memory stays at a few chunks
+whatever the tensor's size. Elements come back *decoded* to a float type numpy computes with:
+bf16 is taken as uint16 and shifted into the high half of a float32 (exact), fp8 goes through a 256-entry
+table, fp16 widens to float32, everything else (fp32, fp64, integers, bool) to float64. Complex tensors
+(``C64``) come back as interleaved (real, imag) float64 pairs, so both parts are compared.
+
+``.pt`` records are read from the tensor :mod:`ad_diff.kinds.tensors.pt` loaded (torch, imported lazily).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import mmap
+from dataclasses import replace
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from ad_diff.errors import InputError
+from ad_diff.kinds.tensors.header import ITEMSIZE
+from ad_diff.kinds.tensors.model import FileFormat, TensorRecord
+
+_RAW: dict[str, Any] = {
+    "BOOL": np.uint8, "U8": np.uint8, "I8": np.int8, "F8_E4M3": np.uint8, "F8_E5M2": np.uint8,
+    "I16": np.int16, "U16": np.uint16, "F16": np.float16, "BF16": np.uint16,
+    "I32": np.int32, "U32": np.uint32, "F32": np.float32,
+    "I64": np.int64, "U64": np.uint64, "F64": np.float64, "C64": np.float32,
+}  # fmt: skip
+NARROW = frozenset({"BF16", "F16", "F8_E4M3", "F8_E5M2"})
+"""Dtypes computed in float32: products of two of their values are exact in float32."""
+
+
+def compute_dtype(*dtypes: str) -> Any:
+    """float32 when every dtype is narrow (products stay exact), else float64."""
+    return np.float32 if all(d in NARROW for d in dtypes) else np.float64
+
+
+def lanes(dtype: str) -> int:
+    """Reals per element: 2 for complex (real and imaginary part are compared as two elements), else 1."""
+    return 2 if dtype == "C64" else 1
+
+
+class ChunkReader:
+    """Elements ``[start, start+count)`` of one record, decoded into a caller-provided float buffer."""
+
+    def __init__(self, record: TensorRecord) -> None:
+        self.record = record
+        self._map: Any = None
+        self._flat: Any = None
+        self._bits: Any = None
+        self._released = 0
+        if record.select is not None:
+            return  # read once through a reader of the whole stored tensor (_selected)
+        if record.fmt is FileFormat.SAFETENSORS:
+            if record.numel == 0:
+                return
+            try:
+                with record.path.open("rb") as f:
+                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+            except (OSError, ValueError) as e:
+                raise InputError(record.path, f"cannot be read ({getattr(e, 'strerror', None) or e})") from e
+        else:
+            from ad_diff.kinds.tensors.pt import flat_numpy
+
+            self._flat = flat_numpy(record)
+
+    def read(self, start: int, count: int, out: np.ndarray) -> np.ndarray:
+        """Decode elements ``start .. start+count`` into ``out[:count * lanes]`` (float32 or float64)."""
+        dtype = self.record.dtype
+        n = count * lanes(dtype)
+        raw = self._raw_chunk(start, count)
+        dst = out[:n]
+        if dtype == "BF16":
+            wide = dst.dtype != np.float32  # compared with a wider dtype: decode to float32 first
+            if wide and (self._bits is None or self._bits.size < n):
+                self._bits = np.empty(n, dtype=np.uint32)
+            bits = self._bits[:n] if wide else dst.view(np.uint32)
+            np.copyto(bits, raw)
+            bits <<= 16
+            if wide:
+                np.copyto(dst, bits.view(np.float32))
+        elif dtype in ("F8_E4M3", "F8_E5M2"):
+            np.take(_fp8_table(dtype, dst.dtype.str), raw, out=dst)
+        else:
+            np.copyto(dst, raw, casting="unsafe")
+        return dst
+
+    def _raw_chunk(self, start: int, count: int) -> np.ndarray:
+        rec = self.record
+        if rec.select is not None and self._flat is None:
+            self._flat = self._selected()
+        if self._flat is not None:
+            return self._flat[start * lanes(rec.dtype) : (start + count) * lanes(rec.dtype)]
+        size = ITEMSIZE[rec.dtype]
+        assert rec.data_offset is not None, "safetensors records carry their offset"
+        begin = rec.data_offset + start * size
+        if self._map is None or begin + count * size > len(self._map):
+            raise InputError(rec.path, f"truncated while reading tensor '{rec.name}'")
+        self._release(begin)
+        return np.frombuffer(self._map, dtype=_RAW[rec.dtype], count=count * lanes(rec.dtype), offset=begin)
+
+    def _selected(self) -> np.ndarray:
+        """The kept position of dim -2, copied once (bounded: one position of every sequence)."""
+        rec = self.record
+        assert rec.select is not None, "only for selected records"
+        seq, keep = rec.select
+        ln = lanes(rec.dtype)
+        width = rec.shape[-1] * ln
+        full = replace(rec, shape=(*rec.shape[:-2], seq, rec.shape[-1]), select=None)
+        src = ChunkReader(full)
+        try:
+            raw = src._raw_chunk(0, full.numel)
+            kept = np.ascontiguousarray(raw.reshape(-1, seq, width)[:, keep, :]).reshape(-1)
+            del raw  # the map cannot close while a view of it is alive
+            return kept
+        finally:
+            src.close()
+
+    def _release(self, upto: int) -> None:
+        """Drop the pages before ``upto`` from this process's resident set (they stay in the page cache)."""
+        upto -= upto % mmap.PAGESIZE
+        if upto > self._released and hasattr(mmap, "MADV_DONTNEED"):
+            self._map.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
+            self._released = upto
+
+    def close(self) -> None:
+        """Unmap the file."""
+        if self._map is not None:
+            with contextlib.suppress(BufferError):  # a view still alive (error mid-chunk): the GC unmaps it
+                self._map.close()
+            self._map = None
+
+
+@cache
+def _fp8_table(dtype: str, result: str) -> np.ndarray:
+    """The value of every fp8 code: E4M3 (``fn``: bias 7, no Inf, NaN at S.1111.111) or E5M2 (IEEE-like)."""
+    exp_bits, man_bits = (4, 3) if dtype == "F8_E4M3" else (5, 2)
+    bias = (1 << (exp_bits - 1)) - 1
+    out = np.empty(256, dtype=np.float32)
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        e = (code >> man_bits) & ((1 << exp_bits) - 1)
+        m = code & ((1 << man_bits) - 1)
+        top = (1 << exp_bits) - 1
+        if dtype == "F8_E4M3" and e == top and m == (1 << man_bits) - 1:
+            out[code] = np.nan
+        elif dtype == "F8_E5M2" and e == top:
+            out[code] = sign * np.inf if m == 0 else np.nan
+        elif e == 0:
+            out[code] = sign * m * 2.0 ** (1 - bias - man_bits)
+        else:
+            out[code] = sign * (1 + m / (1 << man_bits)) * 2.0 ** (e - bias)
+    return out.astype(np.dtype(result))

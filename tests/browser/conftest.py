@@ -1,0 +1,19 @@
+"""Print where the browser test left its screenshots (the artifacts a reviewer looks at)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.browser import comment
+from tests.conftest import ROOT
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    """One line naming the screenshot folder, when the rendering test ran."""
+    if any(
+        r.nodeid.startswith("tests/browser/") and r.when == "call"
+        for rs in terminalreporter.stats.values()
+        for r in rs
+        if hasattr(r, "nodeid")
+    ):
+        terminalreporter.write_line(f"PR-comment screenshots (780 px column): {comment.artifacts_dir(ROOT)}")

@@ -1,0 +1,47 @@
+"""Markdown and terminal rendering of the tensor section."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.console import Console
+
+from ad_diff.kinds.tensors.analysis import analyze_tensors
+from ad_diff.kinds.tensors.section import render_markdown, render_terminal
+from ad_diff.settings import Settings
+
+FIX = Path(__file__).resolve().parents[4] / "fixtures" / "tensors"
+
+
+def _analysis(base: Path, cand: Path, **kw: object):
+    return analyze_tensors(base / "tensors", cand / "tensors", Settings(baseline=base, candidate=cand, **kw))  # type: ignore[arg-type]
+
+
+def test_markdown_shows_verdicts_and_evidence() -> None:
+    a = _analysis(FIX / "gpu" / "baseline", FIX / "gpu" / "within")
+    md = render_markdown(a)
+    assert "| <code>logits</code> |" in md
+    assert "acceptable drift" in md
+    assert "baseline's RMSE" in md  # reference-mode evidence
+    assert "100.0% /" in md  # top-1 agreement
+
+
+def test_markdown_links_plots_and_escapes_names() -> None:
+    a = _analysis(FIX / "synthetic" / "beyond" / "baseline", FIX / "synthetic" / "beyond" / "candidate", tensor_plots=True)
+    md = render_markdown(a, "plots")
+    assert "beyond tolerance" in md
+    assert "](plots/logits-" in md and "-hist.png)" in md
+
+
+def test_markdown_lists_one_sided_and_unreadable() -> None:
+    a = _analysis(FIX / "synthetic" / "garbage" / "baseline", FIX / "synthetic" / "garbage" / "candidate")
+    md = render_markdown(a)
+    assert "unreadable candidate file `more.pt`" in md
+    assert "Recorded in one run only" in md
+
+
+def test_terminal_renders() -> None:
+    a = _analysis(FIX / "synthetic" / "nan" / "baseline", FIX / "synthetic" / "nan" / "candidate")
+    con = Console(record=True, width=160)
+    con.print(render_terminal(a))
+    assert "new NaN/Inf" in con.export_text()

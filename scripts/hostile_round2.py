@@ -75,6 +75,37 @@ def config_fifo(d: Path) -> None:
     os.mkfifo(c / "config" / "zz.yaml")
 
 
+CANARY = "outside_canary_7f3a"
+"""A name that only files outside the run folders hold: if it shows up in any output, one was read."""
+
+
+def graphs_symlink_outside(d: Path) -> None:
+    """A dump links to a file outside the run folder (a dump whose node is named :data:`CANARY`), and the
+    baseline's whole ``graphs/`` folder is a link to a copy outside."""
+    b, c = h._pair(d)
+    dump = h.dump_text("pattern_matcher", "match_rope_pattern", step=3).replace("%rope", f"%{CANARY}")
+    _link(c / "graphs" / "003_pattern_matcher_match_rope_pattern.txt", _outside(d, "dump.txt", dump))
+    (d / "outside" / "graphs").mkdir()
+    for f in sorted((b / "graphs").iterdir()):
+        (d / "outside" / "graphs" / f.name).write_text(f.read_text().replace("%mm", f"%{CANARY}"))
+        f.unlink()
+    (b / "graphs").rmdir()
+    _link(b / "graphs", d / "outside" / "graphs")
+
+
+def tensors_symlink_outside(d: Path) -> None:
+    """``tensors/outputs.safetensors`` links outside (a tensor named :data:`CANARY`) and a FIFO is named like
+    a tensor file (opening it would block)."""
+    b, c = h._pair(d)
+    h.write_tensors(b, {"logits": ("F32", (4, 4), h.f32(h.LOGITS))})
+    (c / "tensors").mkdir()
+    raw = h.safetensors_bytes({CANARY: ("F32", (4, 4), h.f32(h.LOGITS))})
+    (d / "outside").mkdir(exist_ok=True)
+    (d / "outside" / "outputs.safetensors").write_bytes(raw)
+    _link(c / "tensors" / "outputs.safetensors", d / "outside" / "outputs.safetensors")
+    os.mkfifo(c / "tensors" / "nodes.safetensors")
+
+
 # ---------------------------------------------------------------------------------------------- bombs
 
 _LAUGHS = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
@@ -219,7 +250,8 @@ def comment_limit_small(d: Path) -> None:
 
 
 CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
-    config_symlink_outside, cli_args_symlink_outside, layers_symlink_outside, config_fifo, config_alias_bomb,
+    config_symlink_outside, cli_args_symlink_outside, layers_symlink_outside, config_fifo,
+    graphs_symlink_outside, tensors_symlink_outside, config_alias_bomb,
     config_deep_nesting, config_huge_int, graphs_huge_counter, pyproject_dotted_key_bomb, config_int_key,
     config_null_key, config_binary_key, config_null_transform_entry, config_duplicate_key,
     expected_duplicate_key, cli_args_bad_transform, cli_args_non_utf8, layers_non_utf8, pyproject_non_utf8,
@@ -228,4 +260,4 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
 )}
 #: Links and FIFOs: git cannot hold them meaningfully, the test builds them.
 RUNTIME_ONLY = frozenset({"config_symlink_outside", "cli_args_symlink_outside", "layers_symlink_outside",
-                          "config_fifo"})
+                          "config_fifo", "graphs_symlink_outside", "tensors_symlink_outside"})

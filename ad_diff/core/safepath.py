@@ -3,6 +3,8 @@
 A run folder comes from a stranger's CI job: any entry may be a symbolic link to ``~/.config/gh/hosts.yml``
 or a FIFO that blocks ``open()`` forever. Every reader of run-folder files goes through here:
 
+* :func:`refusal` says why an entry may not be read (``None`` when it may), for listings that report
+  refused entries as findings instead of failing;
 * :func:`check_file` resolves the path (links inside the folder are fine) and refuses it, with an
   :class:`~ad_diff.errors.InputError` naming the path, when it resolves outside ``root``, is a broken or
   looping link, or is not a regular file (FIFO, socket, device, folder);
@@ -40,7 +42,7 @@ def is_inside(path: Path, root: Path) -> bool:
     return True
 
 
-def _refusal(path: Path, root: Path) -> str | None:
+def refusal(path: Path, root: Path) -> str | None:
     """Why ``path`` may not be read as a file of ``root``, or ``None`` when it may."""
     try:
         info = path.lstat()
@@ -74,7 +76,7 @@ def _refusal(path: Path, root: Path) -> str | None:
 def check_file(path: Path, root: Path, what: str) -> Path:
     """The resolved path of ``path`` when it is a regular file inside ``root``; else :class:`InputError`
     naming ``path``, why, and ``what`` was expected there."""
-    why = _refusal(path, root)
+    why = refusal(path, root)
     if why is not None:
         raise InputError(path, f"{why}; expected {what}")
     return path.resolve()
@@ -133,7 +135,7 @@ def walk_files(folder: Path, root: Path,
             p = Path(dirpath, name)
             if p.suffix.lower() not in suffixes:
                 continue
-            why = _refusal(p, root)
+            why = refusal(p, root)
             if why is None:
                 found.append(p)
             else:
@@ -141,4 +143,5 @@ def walk_files(folder: Path, root: Path,
     return sorted(found), sorted(refused)
 
 
-__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "read_bytes", "read_text", "walk_files"]
+__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "read_bytes", "read_text", "refusal",
+           "walk_files"]

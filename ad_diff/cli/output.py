@@ -87,8 +87,8 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     result = with_note(result, opts.get("_config_note"))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
-    sys.stdout.write(_safe(ReportFormat(opts["format"]).format.render(result, verdict, color=use_color,
-                                                                       comment_limit=limit)))
+    sys.stdout.write(_safe(ReportFormat(opts["format"]).renderer.render(result, verdict, color=use_color,
+                                                                         comment_limit=limit)))
     for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
         path = opts.get(fmt.value)
         if path is not None:

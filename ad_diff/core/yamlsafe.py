@@ -24,12 +24,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import yaml  # type: ignore[import-untyped]  # no types-PyYAML in the environment
-from yaml.composer import Composer  # type: ignore[import-untyped]
-from yaml.constructor import SafeConstructor  # type: ignore[import-untyped]
-from yaml.events import AliasEvent, CollectionStartEvent  # type: ignore[import-untyped]
-from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode  # type: ignore[import-untyped]
-from yaml.resolver import Resolver  # type: ignore[import-untyped]
+import yaml
+from yaml.composer import Composer
+from yaml.constructor import SafeConstructor
+from yaml.events import AliasEvent, CollectionStartEvent
+from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
+from yaml.resolver import Resolver
 
 from ad_diff.errors import InputError
 
@@ -50,18 +50,18 @@ _REFUSED_TAGS = {
 }
 
 try:  # libyaml scans and parses ~10x faster; composition (where the limits are) stays in Python
-    from yaml.cyaml import CParser as _Parser  # type: ignore[import-untyped]
+    from yaml.cyaml import CParser as _Parser  # type: ignore[attr-defined]  # C extension, not in stubs
 
     _PARSER_BASES: tuple[Any, ...] = (_Parser,)
 except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml.parser import Parser  # type: ignore[import-untyped]
-    from yaml.reader import Reader  # type: ignore[import-untyped]
-    from yaml.scanner import Scanner  # type: ignore[import-untyped]
+    from yaml.parser import Parser
+    from yaml.reader import Reader
+    from yaml.scanner import Scanner
 
     _PARSER_BASES = (Reader, Scanner, Parser)
 
 
-class _Refused(yaml.MarkedYAMLError):  # type: ignore[misc]
+class _Refused(yaml.MarkedYAMLError):
     """A limit of this module was hit at ``problem_mark``."""
 
 
@@ -69,7 +69,7 @@ def _refuse(mark: Any, problem: str) -> _Refused:
     return _Refused(problem=problem, problem_mark=mark)
 
 
-class _BoundedConstructor(SafeConstructor):  # type: ignore[misc]
+class _BoundedConstructor(SafeConstructor):
     """``SafeConstructor`` producing JSON-like data only."""
 
     def construct_yaml_int(self, node: ScalarNode) -> int:
@@ -92,12 +92,12 @@ class _BoundedConstructor(SafeConstructor):  # type: ignore[misc]
                                        "numbers, booleans, null, lists and mappings)")
 
 
-_BoundedConstructor.add_constructor("tag:yaml.org,2002:int", _BoundedConstructor.construct_yaml_int)
-_BoundedConstructor.add_constructor("tag:yaml.org,2002:timestamp",
-                                    _BoundedConstructor.construct_timestamp_as_text)
+_add: Any = _BoundedConstructor.add_constructor  # the stubs type the callback against SafeConstructor
+_add("tag:yaml.org,2002:int", _BoundedConstructor.construct_yaml_int)
+_add("tag:yaml.org,2002:timestamp", _BoundedConstructor.construct_timestamp_as_text)
 for _tag in _REFUSED_TAGS:
-    _BoundedConstructor.add_constructor(_tag, _BoundedConstructor.construct_refused)
-_BoundedConstructor.add_constructor(None, _BoundedConstructor.construct_refused)
+    _add(_tag, _BoundedConstructor.construct_refused)
+_add(None, _BoundedConstructor.construct_refused)
 
 
 class _BoundedLoader(Composer, *_PARSER_BASES, _BoundedConstructor, Resolver):  # type: ignore[misc]
@@ -114,7 +114,7 @@ class _BoundedLoader(Composer, *_PARSER_BASES, _BoundedConstructor, Resolver):  
         self._depth = 0
         self._open: set[str] = set()
 
-    def compose_node(self, parent: Node | None, index: Any) -> Node:
+    def compose_node(self, parent: Node | None, index: Any) -> Node | None:
         event = self.peek_event()
         if isinstance(event, AliasEvent):
             if event.anchor in self._open:
@@ -128,14 +128,14 @@ class _BoundedLoader(Composer, *_PARSER_BASES, _BoundedConstructor, Resolver):  
         if anchor is not None:
             self._open.add(anchor)
         try:
-            node: Node = super().compose_node(parent, index)
+            node = super().compose_node(parent, index)
         finally:
             self._depth -= 1
             if anchor is not None:
                 self._open.discard(anchor)
         return node
 
-    def compose_mapping_node(self, anchor: str | None) -> MappingNode:
+    def compose_mapping_node(self, anchor: Any) -> MappingNode:  # the stubs misdeclare ``anchor``
         node: MappingNode = super().compose_mapping_node(anchor)
         seen: dict[str, int] = {}
         for key, _ in node.value:

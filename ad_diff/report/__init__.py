@@ -88,7 +88,7 @@ class ReportFormat(str, Enum):
     json = "json"
 
     @property
-    def format(self) -> Format:
+    def renderer(self) -> Format:
         """The :class:`Format` that renders it."""
         return Format(self.value)
 

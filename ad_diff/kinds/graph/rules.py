@@ -103,7 +103,9 @@ LOG_SAYS_MATCHES_BUT_GRAPH_SAME = Rule(
     "Cross-check of one run's log against its own dumps: the transform logged matches but its dump is "
     "byte-identical to the previous dump, for a transform that acts outside the graph (sharding detection, "
     "weights, caches, compilation: any stage but post_export, pattern_matcher and post_load_fusion, and "
-    "`detect_*` passes), so this is informational. In the graph stages it is ADG012.",
+    "`detect_*` passes), so this is informational. It is reported only when one run shows it: when both "
+    "runs log matches and leave the dump unchanged, that is how the transform works (a cache or weight "
+    "transform writes no node), and a note in every report would be noise. In the graph stages it is ADG012.",
 )
 
 DUMP_UNREADABLE = Rule(

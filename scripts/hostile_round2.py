@@ -244,6 +244,12 @@ def long_failure_line(d: Path) -> None:
     h._pair(d, _failed("RuntimeError: " + "overflow " * 11_000 + "THE END"))
 
 
+def secret_in_failure(d: Path) -> None:
+    """A failure line quoting a token and a URL with a password (a crash that printed its environment):
+    the raw log text reaches the JSON rows and the root cause's evidence, not only finding messages."""
+    h._pair(d, _failed(f"HTTPError: 401 for https://bob:hunter2@hub.example/x (token {TOKEN})"))
+
+
 def comment_limit_small(d: Path) -> None:
     """Run with ``--comment-limit 100`` (too small for the verdict): a usage error."""
     h._pair(d)
@@ -256,6 +262,7 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     config_null_key, config_binary_key, config_null_transform_entry, config_duplicate_key,
     expected_duplicate_key, cli_args_bad_transform, cli_args_non_utf8, layers_non_utf8, pyproject_non_utf8,
     config_takeover_paths, config_takeover_gate, config_secrets, mention_names, long_failure_line,
+    secret_in_failure,
     comment_limit_small,
 )}
 #: Links and FIFOs: git cannot hold them meaningfully, the test builds them.

@@ -1,9 +1,11 @@
 """Where the CLI writes: the stdout report, the report files the user asked for, and plots.
 
-Every writer goes through :func:`_safe`: text from the inputs may hold lone surrogates (an undecodable file
-name, a JSON ``"\\ud800"``) that no UTF-8 stream accepts; they are written as ``\\ud800`` escapes instead
-of crashing the report. The sentence naming the config file in use (``resolve_options``) is added to the
-notes of every report here.
+Every writer goes through :func:`safe_text`: text from the inputs may hold lone surrogates (an undecodable
+file name, a JSON ``"\\ud800"``) that no UTF-8 stream accepts; they are written as ``\\ud800`` escapes
+instead of crashing the report. And whatever path a credential took into a report (a config value, a log
+line quoted in a failure, a name), the last pass replaces every credential-shaped string with
+``[redacted]`` (:func:`ad_diff.core.redact.redact_text`). The sentence naming the config file in use
+(``resolve_options``) is added to the notes of every report here.
 """
 
 from __future__ import annotations
@@ -15,20 +17,24 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff.core.escape import surrogate_safe
+from ad_diff.core.redact import redact_text
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
 from ad_diff.result import BatchResult, DiffResult
 
 
-def _safe(text: str) -> str:
-    return surrogate_safe(text)
+def safe_text(text: str) -> str:
+    """``text`` as every report and message is written: credentials redacted, lone surrogates escaped."""
+    return surrogate_safe(redact_text(text))
+
+
 
 
 def write_output(path: Path, text: str) -> None:
     """Write one report file the user asked for (and only there)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(_safe(text), encoding="utf-8")
+        path.write_text(safe_text(text), encoding="utf-8")
     except OSError as e:
         raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
 
@@ -38,7 +44,7 @@ def append_output(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(_safe(text))
+            fh.write(safe_text(text))
     except OSError as e:
         raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
 
@@ -46,7 +52,7 @@ def append_output(path: Path, text: str) -> None:
 def emit(text: str, output: Path | None) -> None:
     """Print ``text``, or write it to ``output`` when given."""
     if output is None:
-        sys.stdout.write(_safe(text))
+        sys.stdout.write(safe_text(text))
     else:
         write_output(output, text)
 
@@ -87,7 +93,7 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     result = with_note(result, opts.get("_config_note"))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
-    sys.stdout.write(_safe(ReportFormat(opts["format"]).renderer.render(result, verdict, color=use_color,
+    sys.stdout.write(safe_text(ReportFormat(opts["format"]).renderer.render(result, verdict, color=use_color,
                                                                          comment_limit=limit)))
     for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
         path = opts.get(fmt.value)

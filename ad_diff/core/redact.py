@@ -26,6 +26,9 @@ from typing import Any
 REDACTED = "[redacted]"
 
 SECRET_VALUE = re.compile(
+    # A prefix counts only at the start of a word: 'mask-…', 'fuse_hf_…' or 'sigh_…' in an op or transform
+    # name is not a credential.
+    r"(?<![A-Za-z0-9_])(?:"
     r"gh[pousr]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{20,}"
     r"|hf_[A-Za-z0-9]{20,}"
@@ -36,6 +39,7 @@ SECRET_VALUE = re.compile(
     r"|npm_[A-Za-z0-9]{36}"
     r"|pypi-[A-Za-z0-9_-]{40,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
+    r")"
     r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
     r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"
     r"|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}"

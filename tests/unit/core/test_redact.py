@@ -54,3 +54,10 @@ def test_tree_redaction_keeps_structure_and_harmless_values() -> None:
 def test_redact_text() -> None:
     assert redact_text(f"failed with {GH}") == f"failed with {REDACTED}"
     assert redact_text("nothing to see") == "nothing to see"
+
+
+@pytest.mark.parametrize("name", ["mask-attention_pattern_matcher_x", "fuse_hf_abcdefghijklmnopqrstuvwxyz",
+                                  "task-abcdefghijklmnopqrstuvwxyz", "sigh_abcdefghijklmnopqrstuvwxyz"])
+def test_a_prefix_inside_a_name_is_not_a_credential(name: str) -> None:
+    assert redact_text(f"transform {name} failed") == f"transform {name} failed"
+    assert redact_text(f"token={GH}") == f"token={REDACTED}"  # after punctuation it still is one

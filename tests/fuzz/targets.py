@@ -53,6 +53,25 @@ def _files(*patterns: str) -> list[Seed]:
     return out
 
 
+CANARY = "outside_canary_7f3a"
+"""Held only by ``outside.yaml`` next to the CLI targets' run folders: an output showing it read a file
+outside the runs (the inputs may name ``../../outside.yaml``, e.g. in an order file)."""
+
+
+class Leak(AssertionError):
+    """An output holds a credential-shaped string or :data:`CANARY` (recorded apart from crashes)."""
+
+
+def check_leaks(*texts: str) -> None:
+    """Raise :class:`Leak` when any output text holds a credential or the canary."""
+    from ad_diff.core.redact import SECRET_VALUE
+
+    for text in texts:
+        m = SECRET_VALUE.search(text)
+        if m is not None or CANARY in text:
+            raise Leak(f"an output holds {'the outside canary' if m is None else 'a credential'}")
+
+
 def _accept(fn: Callable[[], object]) -> None:
     """Run ``fn``; an AdDiffError is the expected refusal of bad input."""
     with contextlib.suppress(AdDiffError):
@@ -67,7 +86,8 @@ YAML_TOKENS = (
     b"[" * 80, b"{" * 80, BIG_INT, b"!!set {a}", b"!!python/object:os.system", b"&x ", b"\n  - ", b": ",
     b"'", b'"', b"\t", b"\n- ", b"transforms:\n  x: oops\n", b"transforms: ~\n", b"enabled: maybe\n",
     b"stage: [1]\n", b"expected:\n", b"\xff\xfe", b"\x00", b"---\n", b"...\n", b"1:2:3:4:5:6:7", b"2024-01-01",
-    b".nan", b"ghp_" + b"a" * 36, b"hf_token: x\n", b"%TAG ! tag:x,2000:\n",
+    b".nan", b"ghp_" + b"a" * 36, b"hf_token: x\n", b"%TAG ! tag:x,2000:\n", b"../../outside.yaml\n",
+    b"https://bob:hunter2hunter2@example.com/x ", b"api_key: sk-" + b"k" * 30 + b"\n",
 )
 TOML_TOKENS = (
     b"[tool.ad-diff]\n", b"a" + b".a" * 300 + b" = 1\n", b'"""', b"'''", b"#", b"\\", b"[[x]]\n",
@@ -78,7 +98,7 @@ LOG_TOKENS = (
     b"[SUMMARY] ", b"matches=", b"\x1b[31m", b"\r", b"\n", b"[RANK 1] ", b"Traceback (most recent call last):\n",
     b"1..2s", b"total=1.2.3s", b"time: 1..2s", BIG_INT, b"[RANK " + BIG_INT + b"] ", b"matches=" + BIG_INT,
     b"[stage=", b", transform=", b"] ", b"skipped", b"disabled", b"failed", b"\xff", b"\x00", b"@user ",
-    b"https://x.y/z ", b"\xed\xa0\x80",
+    b"https://x.y/z ", b"\xed\xa0\x80", b"token ghp_" + b"b" * 36 + b" ",
 )
 DUMP_TOKENS = (
     b" : ", b"%", b"(", b")", b"[", b", ", b"\r\n", b"\n", b"=" * 80 + b"\n", b"# GraphModule: x\n", b"\xff",
@@ -310,6 +330,7 @@ def _cli_case(seed: Seed, data: bytes, scratch: Path) -> Path:
     shutil.rmtree(case, ignore_errors=True)
     shutil.copytree(_cli_pair_template(), case)
     (case / "candidate" / seed[0]).write_bytes(data)
+    (case / "outside.yaml").write_text(f"{CANARY}: 1\ntransforms: {{{CANARY}: {{stage: export}}}}\n")
     return case
 
 
@@ -323,7 +344,9 @@ def run_cli(seed: Seed, data: bytes, scratch: Path) -> None:
     case = _cli_case(seed, data, scratch)
     try:
         result = pipeline.run(Settings(baseline=case / "baseline", candidate=case / "candidate"))
-    except AdDiffError:
+    except AdDiffError as e:  # credentials in it are redacted when printed; a file outside is never read
+        if CANARY in str(e):
+            raise Leak("an error message shows the outside canary") from None
         return
     verdict = gate.decide(result.findings, "error")
     out = scratch / "out"
@@ -335,9 +358,11 @@ def run_cli(seed: Seed, data: bytes, scratch: Path) -> None:
         with contextlib.redirect_stdout(buf):
             write_reports(opts, result, verdict)
         buf.getvalue().encode("utf-8")  # what a UTF-8 stdout would do with it
+        check_leaks(buf.getvalue())
+        if len((out / "r.md").read_text(encoding="utf-8")) > limit:
+            raise AssertionError(f"markdown report longer than --comment-limit {limit}")
     json.loads((out / "r.json").read_text(encoding="utf-8"))
-    if len((out / "r.md").read_text(encoding="utf-8")) > 65_536:
-        raise AssertionError("markdown report longer than --comment-limit")
+    check_leaks(*(p.read_text(encoding="utf-8") for p in sorted(out.iterdir())))
 
 
 def run_cli_subprocess(seed: Seed, data: bytes, scratch: Path) -> None:
@@ -362,6 +387,8 @@ def run_cli_subprocess(seed: Seed, data: bytes, scratch: Path) -> None:
         raise CliCrash(proc.returncode, proc.stderr[-2000:])
     if proc.returncode == 2 and not proc.stderr.startswith("ad-diff: error: "):
         raise CliCrash(proc.returncode, "exit 2 without the error line: " + proc.stderr[-2000:])
+    outputs = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(scratch.glob("r.*"))]
+    check_leaks(proc.stdout, proc.stderr, *outputs)
 
 
 CLI_CPU_SECONDS = 20

@@ -85,7 +85,8 @@ YAML_TOKENS = (
     b"&a [*a, *a]", b"*a", b"<<: *a\n", b"!!binary aGk=", b"? [a]\n: 1\n", b"~: 1\n", b"1: x\n", b"null: 1\n",
     b"[" * 80, b"{" * 80, BIG_INT, b"!!set {a}", b"!!python/object:os.system", b"&x ", b"\n  - ", b": ",
     b"'", b'"', b"\t", b"\n- ", b"transforms:\n  x: oops\n", b"transforms: ~\n", b"enabled: maybe\n",
-    b"stage: [1]\n", b"expected:\n", b"\xff\xfe", b"\x00", b"---\n", b"...\n", b"1:2:3:4:5:6:7", b"2024-01-01",
+    b"stage: [1]\n", b"expected:\n", b"\xff\xfe", b"\x00", b"---\n", b"...\n", b"1:2:3:4:5:6:7",
+    b"2024-01-01",
     b".nan", b"ghp_" + b"a" * 36, b"hf_token: x\n", b"%TAG ! tag:x,2000:\n", b"../../outside.yaml\n",
     b"https://bob:hunter2hunter2@example.com/x ", b"api_key: sk-" + b"k" * 30 + b"\n",
 )
@@ -95,7 +96,8 @@ TOML_TOKENS = (
     b"markdown = '../../x.md'\n", b"step_summary = '/tmp/x'\n", b"comment_limit = -5\n", b"inf", b"nan",
 )
 LOG_TOKENS = (
-    b"[SUMMARY] ", b"matches=", b"\x1b[31m", b"\r", b"\n", b"[RANK 1] ", b"Traceback (most recent call last):\n",
+    b"[SUMMARY] ", b"matches=", b"\x1b[31m", b"\r", b"\n", b"[RANK 1] ",
+    b"Traceback (most recent call last):\n",
     b"1..2s", b"total=1.2.3s", b"time: 1..2s", BIG_INT, b"[RANK " + BIG_INT + b"] ", b"matches=" + BIG_INT,
     b"[stage=", b", transform=", b"] ", b"skipped", b"disabled", b"failed", b"\xff", b"\x00", b"@user ",
     b"https://x.y/z ", b"\xed\xa0\x80", b"token ghp_" + b"b" * 36 + b" ",
@@ -158,7 +160,8 @@ def run_safetensors(seed: Seed, data: bytes, scratch: Path) -> None:
 
 def _safetensors_seeds() -> list[Seed]:
     out = []
-    for name, raw in _files("tensors/synthetic/*/*/tensors/*.safetensors", "hostile/*/*/tensors/*.safetensors"):
+    found = _files("tensors/synthetic/*/*/tensors/*.safetensors", "hostile/*/*/tensors/*.safetensors")
+    for name, raw in found:
         n = struct.unpack("<Q", raw[:8])[0] if len(raw) >= 8 else 0
         if 0 < n < 100_000 and len(raw) >= 8 + n:
             out.append((name, raw[8 : 8 + n].rstrip(b" ")))
@@ -237,7 +240,8 @@ def run_settings(seed: Seed, data: bytes, scratch: Path) -> None:
 
 
 SETTINGS_SEEDS: list[Seed] = [
-    (".ad-diff.yaml", b"fail_on: collapse\ncollapse_fraction: 0.25\nignore_codes: [ADL005]\nexpected: exp.yaml\n"
+    (".ad-diff.yaml", b"fail_on: collapse\ncollapse_fraction: 0.25\nignore_codes: [ADL005]\n"
+                      b"expected: exp.yaml\n"
                       b"tolerances: {default: {atol: 1.0e-5}, 'layer1.*': {rtol: 0.001, statistic: max}}\n"
                       b"markdown: out/r.md\njunit: out/j.xml\ncomment_limit: 5000\n"),
     ("pyproject.toml", b'[project]\nname = "x"\nversion = "1.0"\n\n[tool.ad-diff]\nfail_on = "never"\n'
@@ -268,9 +272,11 @@ def _scenario_findings() -> tuple[tuple[Any, ...], tuple[Any, ...]]:
 
 
 EXPECTED_SEEDS: list[Seed] = [
-    ("expected.yaml", b"expected:\n  - transform: fuse_gemms\n    after: disabled\n    reason: on purpose (PR 1)\n"
+    ("expected.yaml", b"expected:\n  - transform: fuse_gemms\n    after: disabled\n"
+                      b"    reason: on purpose (PR 1)\n"
                       b"  - transform: 'match_*'\n    before: 16\n    after: 0\n    model: llama*\n"
-                      b"    reason: rope is matched by the fused attention\n  - code: ADC0*\n    reason: x\n"),
+                      b"    reason: rope is matched by the fused attention\n"
+                      b"  - code: ADC0*\n    reason: x\n"),
     ("expected.yaml", b"- transform: fuse_rmsnorm\n  reason: r\n- category: match_loss\n  stage: post_*\n"
                       b"  reason: r2\n"),
 ]
@@ -290,7 +296,8 @@ def _snapshot_seeds() -> list[Seed]:
     from ad_diff.kinds.log import snapshot
 
     out = []
-    for case in ("hostile/dump_crlf/baseline", "scenarios/multi_rank/baseline", "scenarios/crash_midway/baseline"):
+    cases = ("hostile/dump_crlf/baseline", "scenarios/multi_rank/baseline", "scenarios/crash_midway/baseline")
+    for case in cases:
         out.append(("counts.yaml", snapshot.dump(snapshot.take(FIXTURES / case)).encode()))
     return out
 
@@ -374,7 +381,8 @@ def run_cli_subprocess(seed: Seed, data: bytes, scratch: Path) -> None:
         resource.setrlimit(resource.RLIMIT_CPU, (CLI_CPU_SECONDS, CLI_CPU_SECONDS + 5))
 
     try:
-        proc = subprocess.run([sys.executable, "-m", "ad_diff", str(case / "baseline"), str(case / "candidate"),
+        proc = subprocess.run([sys.executable, "-m", "ad_diff", str(case / "baseline"),
+                               str(case / "candidate"),
                                "--markdown", str(scratch / "r.md"), "--json", str(scratch / "r.json"),
                                "--junit", str(scratch / "r.xml"), "--comment-limit", "1000"],
                               cwd=scratch, env=env, capture_output=True, text=True, timeout=600,
@@ -419,7 +427,8 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("expected_changes", lambda: EXPECTED_SEEDS, YAML_TOKENS, run_expected, 9),
     Target("snapshot", _snapshot_seeds, YAML_TOKENS, run_snapshot, 5),
     Target("cli", _cli_seeds, YAML_TOKENS + LOG_TOKENS + DUMP_TOKENS + JSON_TOKENS, run_cli, 2),
-    Target("cli_subprocess", _cli_seeds, YAML_TOKENS + LOG_TOKENS + DUMP_TOKENS, run_cli_subprocess, 0.015, 60),
+    Target("cli_subprocess", _cli_seeds, YAML_TOKENS + LOG_TOKENS + DUMP_TOKENS, run_cli_subprocess, 0.015,
+           60),
 )}
 """Every target by name."""
 

@@ -17,6 +17,8 @@ from typing import Annotated, TypeVar
 import typer
 
 from ad_diff import __version__
+from ad_diff.core.escape import surrogate_safe
+from ad_diff.core.redact import redact_text
 from ad_diff.errors import AdDiffError
 
 # ad_diff.gate (and through it core.model) is imported where an exit code is needed, not here: `--help`
@@ -36,7 +38,8 @@ T = TypeVar("T")
 
 
 def _err(msg: str) -> None:
-    typer.echo(f"ad-diff: error: {msg}", err=True)
+    # an error may quote a few characters of a file: never a credential, never an unencodable surrogate
+    typer.echo(f"ad-diff: error: {surrogate_safe(redact_text(msg))}", err=True)
 
 
 def error_json(e: AdDiffError) -> str:
@@ -78,7 +81,7 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
         if os.environ.get("AD_DIFF_DEBUG"):
             traceback.print_exc()
         typer.echo(
-            f"ad-diff: internal error: {type(e).__name__}: {e}\n"
+            f"ad-diff: internal error: {type(e).__name__}: {surrogate_safe(redact_text(str(e)))}\n"
             "This is a bug in ad-diff; rerun with AD_DIFF_DEBUG=1 for the traceback and report it.",
             err=True,
         )

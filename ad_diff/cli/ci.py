@@ -16,7 +16,7 @@ from typer.core import TyperCommand
 
 from ad_diff.cli.app import app, guarded
 from ad_diff.cli.options import build_settings, json_on_stdout, resolve_options, shared_options
-from ad_diff.cli.output import write_output, write_reports
+from ad_diff.cli.output import safe_text, write_output, write_reports
 from ad_diff.errors import UsageError
 
 
@@ -53,7 +53,7 @@ def snapshot(
         data = {**snap.take(run, rank=rank, log=log), "source": snapshot_source(run, output)}
         text = snap.dump(data)
         if output is None:
-            sys.stdout.write(text)
+            sys.stdout.write(safe_text(text))
         else:
             write_output(output, text)
             typer.echo(f"ad-diff: wrote {output}", err=True)

@@ -23,6 +23,7 @@ from ad_diff.result import DiffResult
 NOUNS: dict[Category, tuple[str, str]] = {
     Category.MATCH_LOSS: ("match loss", "match losses"),
     Category.METADATA_LOSS: ("metadata loss", "metadata losses"),
+    Category.SHAPE_CHANGE: ("shape change", "shape changes"),
     Category.NUMERIC_DRIFT: ("drifting tensor", "drifting tensors"),
     Category.INCOMPLETE_RUN: ("incomplete run", "incomplete runs"),
     Category.STATE_CHANGE: ("state change", "state changes"),

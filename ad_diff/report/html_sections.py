@@ -16,7 +16,7 @@ from typing import Any
 from ad_diff.core.escape import code_spans
 from ad_diff.core.model import BASELINE
 from ad_diff.kinds.config.model import ConfigAnalysis
-from ad_diff.kinds.config.section import CHECK_TEXT, change_label, change_value, explanation_lists
+from ad_diff.kinds.config.section import CHECK_TEXT, change_label
 from ad_diff.kinds.graph.diff import GraphAnalysis, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.model import Region
 from ad_diff.kinds.graph.section import (
@@ -230,23 +230,23 @@ def tensor_view(a: TensorAnalysis) -> dict[str, Any]:
 def config_view(a: ConfigAnalysis) -> dict[str, Any]:
     """The config section: where each run's config came from, what changed, what the logs contradict."""
     sources = [
-        {"run": run, "kind": cfg.source.kind, "files": list(cfg.source.files), "rule": cfg.source.order_rule}
+        {"run": run, "kind": cfg.source.kind.value, "files": list(cfg.source.files),
+         "rule": cfg.source.order_rule}
         if cfg is not None else {"run": run, "kind": "none", "files": [], "rule": ""}
         for run, cfg in (("baseline", a.baseline), ("candidate", a.candidate))
     ]
     diff = a.diff
-    changes = [(t.transform, t.stage or "", change_label(c), change_value(c, "before"),
-                change_value(c, "after"), c.origin() or "") for t in (diff.transforms if diff else ())
-               for c in t.changes]
-    settings = [(s.key, change_value(s, "before"), change_value(s, "after"), s.origin() or "")
+    changes = [(t.transform, t.stage or "", change_label(c), c.before_text, c.after_text, c.origin() or "")
+               for t in (diff.transforms if diff else ()) for c in t.changes]
+    settings = [(s.key, s.before_text, s.after_text, s.origin() or "")
                 for s in (diff.settings if diff else ())]
-    checks = [(ch.run, ch.transform, CHECK_TEXT.get(ch.kind, ch.kind), ch.config_value, ch.log_value,
-               ch.origin or "") for ch in a.checks]
-    explained, unexplained = explanation_lists(a.explained)  # as the markdown section lists them
+    checks = [(ch.run, ch.transform, CHECK_TEXT[ch.kind], ch.config_value, ch.log_value, ch.origin or "")
+              for ch in a.checks]
+    explained, unexplained = a.explained, a.unexplained  # as the markdown section lists them
     notes = [*a.notes] + [f"{run}: {n}" for run, cfg in (("baseline", a.baseline), ("candidate", a.candidate))
                           if cfg is not None for n in cfg.source.notes]
     return {
-        "sources": sources, "identical": diff is not None and not diff, "changes": changes,
+        "sources": sources, "identical": diff is not None and diff.identical, "changes": changes,
         "settings": settings, "checks": checks, "unexplained": [f.message for f in unexplained],
         "explained": [(f.message, f.explained_by, f.gating) for f in explained], "notes": notes,
     }

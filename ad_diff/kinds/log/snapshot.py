@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff import __version__
+from ad_diff.core import safepath
 from ad_diff.core.model import BASELINE, State, TransformRecord
 from ad_diff.discover import RunArtifacts, discover
 from ad_diff.errors import InputError
@@ -63,9 +64,7 @@ def check_coverage(snapshot_path: Path, graphs: Path | None) -> list[tuple[str, 
     Returns ``(stage/transform[#k], nodes without metadata in the snapshot, now)`` per such transform;
     empty when the snapshot holds no coverage or nothing was lost.
     """
-    import yaml
-
-    data = yaml.safe_load(snapshot_path.read_text(encoding="utf-8"))
+    data = _load(snapshot_path)
     golden = data.get("metadata_coverage") if isinstance(data, dict) else None
     if not isinstance(golden, dict) or not golden or graphs is None:
         return []
@@ -133,6 +132,19 @@ def dump(data: dict[str, Any]) -> str:
     return text
 
 
+def _load(path: Path) -> Any:
+    """A snapshot's YAML through the bounded loader (aliases, depth, integers and keys limited)."""
+    what = "a snapshot written by `ad-diff snapshot` (UTF-8 YAML)"
+    from ad_diff.core.yamlsafe import load_yaml  # yaml only when a snapshot is read
+
+    raw = safepath.read_bytes(path, path.resolve().parent, what, 16 << 20)
+    try:
+        return load_yaml(safepath.decode_utf8(raw, path, what), path)
+    except InputError as e:
+        raise InputError(path, f"not valid YAML; expected a snapshot written by `ad-diff snapshot` "
+                               f"({e.detail.removeprefix('invalid YAML: ')})", e.line) from None
+
+
 def is_snapshot(path: Path) -> bool:
     """Whether ``path`` names a snapshot file rather than a run folder."""
     return path.is_file() and path.suffix in (".yaml", ".yml")
@@ -158,15 +170,7 @@ def _record(path: Path, i: int, t: Any) -> TransformRecord:
 
 def load_as_run(path: Path) -> tuple[RunArtifacts, RunLog]:
     """Read a snapshot file into a synthetic baseline (artifacts without graphs/tensors, and a RunLog)."""
-    import yaml
-
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except OSError as e:
-        raise InputError(path, f"cannot read the snapshot ({e.strerror or e})") from e
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        raise InputError(path, f"not valid YAML; expected a snapshot written by `ad-diff snapshot` ({e})"
-                         ) from e
+    data = _load(path)
     if not isinstance(data, dict) or _MARKER not in data:
         raise InputError(path, f"not an ad-diff snapshot (no `{_MARKER}` key); write one with "
                                "`ad-diff snapshot RUN/ -o FILE.yaml`, or pass a run folder")

@@ -20,7 +20,6 @@ from ad_diff.core.escape import surrogate_safe
 from ad_diff.core.redact import redact_text
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
-from ad_diff.result import BatchResult, DiffResult
 
 
 def safe_text(text: str) -> str:
@@ -130,6 +129,8 @@ def with_note(result: Any, note: str | None) -> Any:
     """``result`` (one comparison, or every model of a batch) with ``note`` added to its notes."""
     if note is None:
         return result
+    from ad_diff.result import BatchResult, DiffResult  # here: --help must not load the result model
+
     if isinstance(result, BatchResult):
         models = tuple(dataclasses.replace(m, result=with_note(m.result, note)) if m.result is not None else m
                        for m in result.models)

@@ -138,7 +138,7 @@ def _exact(al: SectionAlignment) -> None:
             al.pair(i, j, MatchKind.EXACT)
 
 
-def _unique(al: SectionAlignment, kind: MatchKind, key) -> int:  # type: ignore[no-untyped-def]
+def _unique(al: SectionAlignment, kind: MatchKind, key) -> int:
     """Pair unmatched nodes whose ``key`` is unique among the unmatched nodes of each side."""
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
@@ -191,7 +191,7 @@ def _ext(x: GraphIndex, i: int) -> tuple[str, ...]:
     return tuple(strip_counter(e) for e in x.ext[i])
 
 
-def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:  # type: ignore[no-untyped-def]
+def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
         if j < 0:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import dataclass
 from difflib import SequenceMatcher
 
 from ad_diff.core.gcpause import paused_gc
@@ -87,6 +88,32 @@ class SectionAlignment:
         """Every node aligned and no aligned node reads different inputs or literals."""
         return not self.unmatched and not self.rewired
 
+    def kept(self) -> AlignedSection:
+        """What the next transform's hints read of this alignment (see :class:`AlignedSection`)."""
+        b, c = self.b, self.c
+        return AlignedSection(self.section, b.names, b.pos, b.targets, self.mb, c.names, c.pos, c.targets,
+                              c.inputs, tuple(self.regions))
+
+
+@dataclass(frozen=True, slots=True)
+class AlignedSection:
+    """The part of a :class:`SectionAlignment` kept after it, for the root-cause hints of the next transform
+    (:mod:`ad_diff.kinds.graph.hints`): names, positions and targets of both sides, the pairing, the
+    candidate's inputs and the regions. Signatures, users, literals and the parsed nodes are dropped, which
+    is most of an index's memory."""
+
+    section: str
+    names_b: list[str]
+    pos_b: dict[str, int]
+    targets_b: list[str]
+    mb: list[int]
+    """Baseline index -> candidate index (-1 unmatched)."""
+    names_c: list[str]
+    pos_c: dict[str, int]
+    targets_c: list[str]
+    inputs_c: list[list[int]]
+    regions: tuple[Region, ...]
+
 
 def align_sections(
     b: GraphSection, c: GraphSection, fmt_b: str = "D3", fmt_c: str = "D3"
@@ -97,7 +124,8 @@ def align_sections(
 
 
 def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionAlignment:
-    al = SectionAlignment(b.name, GraphIndex(b), GraphIndex(c))
+    B = GraphIndex(b)
+    al = SectionAlignment(b.name, B, GraphIndex(c, like=B))
     _exact(al)
     _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))
     _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.bwd[i]))
@@ -118,23 +146,33 @@ def identical_alignment(sec: GraphSection) -> list[NodePair]:
 
 def _exact(al: SectionAlignment) -> None:
     """Same-name pairs that the structure confirms (see the module docstring). Candidate nodes are visited in
-    dump order, so every input's own decision is made before its users are looked at."""
+    dump order, so every input's own decision is made before its users are looked at.
+
+    The leading nodes both sections share (:attr:`GraphIndex.shared`) pair with themselves without a look:
+    each has its own name at its own position on both sides (no name repeats there), the same target,
+    metadata, inputs and forward signature, which is everything this step compares."""
     B, C, mb = al.b, al.c, al.mb
+    shared = C.shared
+    if shared:
+        al.mb[:shared] = al.mc[:shared] = range(shared)
+        al.kind[:shared] = [MatchKind.EXACT] * shared
     nodes_c = C.section.nodes
-    for j, name in enumerate(C.names):
-        i = B.pos.get(name)
-        if i is None or B.targets[i] != C.targets[j]:
+    pos_b, tb, tc, metas_b, metas_c = B.pos, B.targets, C.targets, B.metas, C.metas
+    for j in range(shared, len(C)):
+        name = C.names[j]
+        i = pos_b.get(name)
+        if i is None or tb[i] != tc[j]:
             continue
-        agree = meta_agrees(B.metas[i], C.metas[j])
+        agree = meta_agrees(metas_b[i], metas_c[j])
         op = nodes_c[j].op
         if op != "call":  # a placeholder's own name is its identity, unless it is a counter name
             if agree or op == "output" or not has_counter(name):
                 al.pair(i, j, MatchKind.EXACT)
             continue
         ib, ic = B.inputs[i], C.inputs[j]
-        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or _ext(B, i) != _ext(C, j):
+        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
             continue
-        if B.fwd[i] == C.fwd[j] or all(mb[x] == y for x, y in zip(ib, ic, strict=True)):
+        if B.fwd[i] == C.fwd[j] or [mb[x] for x in ib] == ic:
             al.pair(i, j, MatchKind.EXACT)
 
 
@@ -166,11 +204,11 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
 
     def fwd_b(x: GraphIndex, i: int) -> object:
         ins = tuple(k if mb[k] >= 0 else -1 for k in x.inputs[i])
-        return (x.targets[i], x.lits[i], ins, _ext(x, i)) if any(k >= 0 for k in ins) else ("-", i)
+        return (x.targets[i], x.lits[i], ins, x.ext[i]) if any(k >= 0 for k in ins) else ("-", i)
 
     def fwd_c(x: GraphIndex, j: int) -> object:
         ins = tuple(mc[k] for k in x.inputs[j])
-        return (x.targets[j], x.lits[j], ins, _ext(x, j)) if any(k >= 0 for k in ins) else ("+", j)
+        return (x.targets[j], x.lits[j], ins, x.ext[j]) if any(k >= 0 for k in ins) else ("+", j)
 
     def bwd_b(x: GraphIndex, i: int) -> object:
         us = tuple(sorted((u, k) for u, k in x.users[i] if mb[u] >= 0))
@@ -185,10 +223,6 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
         n += _unique2(al, MatchKind.STRUCTURAL, bwd_b, bwd_c)
         if not n:
             break
-
-
-def _ext(x: GraphIndex, i: int) -> tuple[str, ...]:
-    return tuple(strip_counter(e) for e in x.ext[i])
 
 
 def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:
@@ -245,17 +279,17 @@ def _sequence(al: SectionAlignment) -> None:
 
 def _rewired(al: SectionAlignment) -> None:
     B, C, mb = al.b, al.c, al.mb
-    for i, j in enumerate(mb):
+    for i in range(C.shared, len(mb)):  # the shared leading nodes read the same paired inputs: see _exact
+        j = mb[i]
         if j < 0:
             continue
         ib, ic = B.inputs[i], C.inputs[j]
-        if (
-            len(ib) != len(ic)
-            or B.lits[i] != C.lits[j]
-            or _ext(B, i) != _ext(C, j)
-            or any(mb[x] >= 0 and mb[x] != y for x, y in zip(ib, ic, strict=True))
-        ):
+        if len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
             al.rewired.append((B.names[i], C.names[j]))
+        else:
+            got = [mb[x] for x in ib]  # the candidate nodes this node's inputs are paired with
+            if got != ic and any(m >= 0 and m != y for m, y in zip(got, ic, strict=True)):
+                al.rewired.append((B.names[i], C.names[j]))
 
 
 def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:

@@ -1,23 +1,31 @@
-"""Content-addressed loading of graph dumps: read and hash each file, parse each distinct graph once.
+"""Content-addressed loading of graph dumps: read and hash each file, parse each distinct graph once, and
+each distinct line of those graphs once.
 
 Real AD runs write ~90 dumps per run and most consecutive ones hold the same graph: a disabled or
 zero-match transform repeats the previous graph byte for byte except its two header lines
 (``# Transform:`` / ``# Stage:``), and the baseline and candidate share every file before their first
 divergence. So dumps are keyed by a digest of the *body* (everything after the header): a body seen before
 is not parsed again, only its header fields are swapped in. The parse is deterministic and its only inputs
-besides the body are the header and the path, so the reused result equals a fresh parse.
+besides the body are the header and the path, so the reused result equals a fresh parse. A body not seen
+before is parsed through a :class:`~ad_diff.kinds.graph.parse.LineMemo`: its lines shared with the last few
+bodies (the previous dump of this run, the other run's dump of this transform) are not parsed again.
+
+The digest is xxHash's XXH3-128: it runs at memory speed, where blake2b took longer than the whole read. It
+is no cryptographic hash, and it need not be: whoever can write a run's dumps can make them equal the other
+run's anyway, and an accidental 128-bit collision is not a practical concern.
 """
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, replace
+
+import xxhash
 
 from ad_diff.core import safepath
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.model import GraphDump
 from ad_diff.kinds.graph.pair import DumpRef
-from ad_diff.kinds.graph.parse import header_fields, parse_text
+from ad_diff.kinds.graph.parse import LineMemo, header_fields, parse_text
 
 MAX_DUMP_BYTES = 256 << 20
 """Largest dump file read (bytes): a 50,000-node dump is about 10 MB; a bigger file is refused unread."""
@@ -29,7 +37,7 @@ class Loaded:
 
     dump: GraphDump | None
     digest: bytes
-    """blake2b of the body after the two header lines (equal digests = same graph)."""
+    """XXH3-128 of the body after the two header lines (equal digests = same graph)."""
     error: str | None = None
 
 
@@ -38,18 +46,24 @@ def body_start(data: bytes) -> int:
     return data.find(b"\n", data.find(b"\n") + 1) + 1
 
 
+def body_digest(data: bytes, cut: int) -> bytes:
+    """The digest of ``data[cut:]`` (a dump's body: see :func:`body_start`)."""
+    return xxhash.xxh3_128_digest(memoryview(data)[cut:])
+
+
 class DumpLoader:
     """Reads and hashes dump files; parses each distinct body once.
 
     ``size`` distinct parsed graphs are kept (least recently used dropped): two suffice for the analysis,
     which loads baseline and candidate alternately and only ever reuses the latest graph of either run.
-    ``reuse=False`` parses every file (used by tests to check that reuse changes nothing).
+    ``reuse=False`` parses every file, every line afresh (used by tests to check that reuse changes nothing).
     """
 
     def __init__(self, size: int = 2, reuse: bool = True) -> None:
         self.size = size
         self.reuse = reuse
         self.cache: dict[bytes, GraphDump] = {}
+        self.memo = LineMemo() if reuse else None
         self.parsed = 0
         """Files actually parsed (the rest were reused)."""
 
@@ -60,21 +74,26 @@ class DumpLoader:
         except InputError as e:
             return Loaded(None, b"", str(e))
         cut = body_start(data)
-        digest = hashlib.blake2b(memoryview(data)[cut:], digest_size=16).digest()
+        digest = body_digest(data, cut)
         hit = self.cache.pop(digest, None) if self.reuse else None
         if hit is not None:
             hit = self._rebadge(hit, ref, data[:cut])
         if hit is None:
             try:
-                hit = parse_text(data.decode("utf-8"), ref.path)
-            except InputError as e:
-                return Loaded(None, digest, str(e))
+                text = data.decode("utf-8")
             except UnicodeDecodeError as e:
                 line = data.count(b"\n", 0, e.start) + 1
                 return Loaded(None, digest, f"{ref.path}:{line}: expected UTF-8 text, found byte "
                                             f"0x{data[e.start]:02x} ({e.reason})")
+            del data  # the bytes and the parse need not be in memory together
+            try:
+                hit = parse_text(text, ref.path, self.memo)
+            except InputError as e:
+                return Loaded(None, digest, str(e))
+            del text
             self.parsed += 1
-        del data
+        else:
+            del data
         if self.reuse:
             self.cache[digest] = hit
             while len(self.cache) > self.size:
@@ -94,4 +113,4 @@ class DumpLoader:
         return replace(hit, path=ref.path, counter=ref.counter, transform=transform, stage=stage)
 
 
-__all__ = ["DumpLoader", "Loaded", "body_start"]
+__all__ = ["DumpLoader", "Loaded", "body_digest", "body_start"]

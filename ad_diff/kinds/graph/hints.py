@@ -22,7 +22,7 @@ from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
-    from ad_diff.kinds.graph.align import SectionAlignment
+    from ad_diff.kinds.graph.align import AlignedSection
     from ad_diff.kinds.graph.pair import LogIndex, TransformPair
 
 
@@ -50,7 +50,7 @@ def _lost_matches(
 
 def find_hints(
     tp: TransformPair,
-    prev: list[SectionAlignment] | None,
+    prev: list[AlignedSection] | None,
     prev_identical: bool,
     delta_b: RunDelta | None,
     delta_c: RunDelta | None,
@@ -76,23 +76,23 @@ def find_hints(
             )
         ]
     meta: dict[str, list[str]] = {}
-    form: dict[str, list[tuple[SectionAlignment, int]]] = {}
+    form: dict[str, list[tuple[AlignedSection, int]]] = {}
     for al in prev:
         prefix = "" if al.section == "(root)" else al.section + "/"
         for full in consumed:
             if prefix and not full.startswith(prefix):
                 continue
-            i = al.b.pos.get(full[len(prefix) :])
+            i = al.pos_b.get(full[len(prefix) :])
             if i is None:
                 continue
             j = al.mb[i]
             if j < 0:
-                cause = unmatched_b_since.get(al.b.names[i])
+                cause = unmatched_b_since.get(al.names_b[i])
                 if cause:
                     form.setdefault(cause, []).append((al, i))
                 continue
-            for k in [j, *al.c.inputs[j]]:
-                cname = al.c.names[k]
+            for k in [j, *al.inputs_c[j]]:
+                cname = al.names_c[k]
                 cause = lost_since.get(cname)
                 if cause and cname not in meta.get(cause, []):
                     meta.setdefault(cause, []).append(cname)
@@ -113,14 +113,14 @@ def find_hints(
     for cause in sorted(form):
         stage, transform, _ = split_dump_key(cause)
         items = form[cause]
-        b_nodes = sorted({al.b.names[i] for al, i in items})
-        b_targets = [al.b.targets[i] for al, i in sorted(items, key=lambda t: t[1])]
+        b_nodes = sorted({al.names_b[i] for al, i in items})
+        b_targets = [al.targets_b[i] for al, i in sorted(items, key=lambda t: t[1])]
         c_targets: list[str] = []
         wanted = set(b_nodes)
         for al in prev:
             for r in al.regions:
                 if wanted.intersection(r.baseline):
-                    c_targets.extend(al.c.targets[al.c.pos[n]] for n in r.candidate)
+                    c_targets.extend(al.targets_c[al.pos_c[n]] for n in r.candidate)
         hints.append(
             Hint(
                 HintKind.OP_FORM_CHANGED_UPSTREAM,

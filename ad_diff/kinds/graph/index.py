@@ -10,8 +10,9 @@ because AD derives them from the module path and they anchor each layer.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 
-from ad_diff.kinds.graph.model import GraphSection, NodeMeta
+from ad_diff.kinds.graph.model import GraphNode, GraphSection, NodeMeta
 
 _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 _COUNTER = re.compile(r"_\d+$")
@@ -68,37 +69,76 @@ def has_counter(name: str) -> bool:
     return name[-1:].isdigit() and _COUNTER.search(name) is not None
 
 
+def shared_prefix(a: tuple[GraphNode, ...], b: tuple[GraphNode, ...]) -> int:
+    """How many leading nodes ``a`` and ``b`` share as the same objects (the parser's memo hands out one
+    object per line text and line number, so this is the run of identical leading lines)."""
+    n = 0
+    for x, y in zip(a, b, strict=False):
+        if x is not y:
+            break
+        n += 1
+    return n
+
+
 class GraphIndex:
-    """Positions, edges and signatures of one section's nodes (dump order = topological order)."""
+    """Positions, edges and signatures of one section's nodes (dump order = topological order).
+
+    ``GraphIndex(section, like)`` takes what it can from the index ``like`` of the other run's section: where
+    both begin with the same nodes and neither repeats a name, the leading nodes resolve their inputs to the
+    same positions and so get the same inputs, literals and forward signatures; only their users (and so
+    their backward signatures) can differ. :attr:`shared` says how many were taken.
+    """
 
     __slots__ = ("section", "names", "targets", "pos", "inputs", "ext", "users", "fwd", "bwd", "lits",
-                 "metas")
+                 "metas", "shared")
+    fwd: list[int]
+    bwd: list[int]
 
-    def __init__(self, section: GraphSection) -> None:
+    def __init__(self, section: GraphSection, like: GraphIndex | None = None) -> None:
         self.section = section
         nodes = section.nodes
-        self.names = [n.name for n in nodes]
-        # A placeholder's target is its name; a counter name (``fused_weight_3``) is no identity, so those
-        # pair by the structure around them, like call nodes.
-        self.targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
-                        for n in nodes]
-        keys: dict[NodeMeta | None, MetaKey] = {}  # few distinct metadata texts: compare each once
-        self.metas = [keys[n.meta] if n.meta in keys else keys.setdefault(n.meta, meta_key(n.meta))
-                      for n in nodes]
-        """:func:`meta_key` of every node."""
-        pos = {name: i for i, name in enumerate(self.names)}
+        self.names = names = [n.name for n in nodes]
+        pos = dict(zip(names, range(len(names)), strict=True))
         self.pos = pos
         n = len(nodes)
+        shared = 0
+        if like is not None and len(pos) == n and len(like.pos) == len(like):
+            shared = shared_prefix(like.section.nodes, nodes)
+        self.shared = shared
+        """Leading nodes whose inputs, literals and forward signatures were taken from ``like``."""
+        # A placeholder's target is its name; a counter name (``fused_weight_3``) is no identity, so those
+        # pair by the structure around them, like call nodes.
+        self.targets = targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
+                                  for n in nodes]
+        # Few distinct metadata objects (the parser shares one per text): compute each key once, by identity
+        # (the nodes keep every one of them alive meanwhile, so no id is reused).
+        keys: dict[int, MetaKey] = {}
+        self.metas = [keys[m] if (m := id(n.meta)) in keys else keys.setdefault(m, meta_key(n.meta))
+                      for n in nodes]
+        """:func:`meta_key` of every node."""
         self.inputs: list[list[int]] = [[] for _ in range(n)]
         self.users: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        users = self.users
         self.ext: list[tuple[str, ...]] = [()] * n
-        """External (undumped) names each node reads, e.g. weights."""
+        """External (undumped) names each node reads, e.g. weights, counter suffix removed."""
         self.lits: list[tuple[str, ...]] = [()] * n
         """Literal args, with list literals reduced to their non-node text."""
         fwd = [0] * n
-        for i, node in enumerate(nodes):
+        if like is not None and shared:
+            # Read-only once built, so the lists can be the same objects in both indexes.
+            self.inputs[:shared] = like.inputs[:shared]
+            self.ext[:shared] = like.ext[:shared]
+            self.lits[:shared] = like.lits[:shared]
+            fwd[:shared] = like.fwd[:shared]
+            cut = (shared,)  # users are appended in node order: the leading nodes' users come first
+            for q, us in enumerate(like.users[:shared]):
+                if us:
+                    users[q] = us[:bisect_left(us, cut)]
+        get = pos.get
+        for i in range(shared, n):
+            node = nodes[i]
             if node.op == "placeholder":
-                fwd[i] = hash(("P", strip_counter(node.name)))  # a counter name is no identity
+                fwd[i] = hash(("P", targets[i]))  # the name without its counter: a counter is no identity
                 continue
             labels: list[object] = []
             ins = self.inputs[i]
@@ -106,25 +146,26 @@ class GraphIndex:
             lits: list[str] = []
             for k, a in enumerate(node.args):
                 if a.node:
-                    j = pos.get(a.text)
+                    j = get(a.text)
                     if j is None or j >= i:
-                        ext.append(a.text)
-                        labels.append(("W", strip_counter(a.text)))
+                        w = strip_counter(a.text)
+                        ext.append(w)
+                        labels.append(("W", w))
                     else:
                         ins.append(j)
-                        self.users[j].append((i, k))
+                        users[j].append((i, k))
                         labels.append(fwd[j])
                 elif a.refs:
                     sub: list[object] = []
                     resolved = False
                     for r in a.refs:
-                        j = pos.get(r)
+                        j = get(r)
                         if j is None or j >= i:
                             sub.append(r)  # not a node: a symbol such as s44 printed inside a list
                         else:
                             resolved = True
                             ins.append(j)
-                            self.users[j].append((i, k))
+                            users[j].append((i, k))
                             sub.append(fwd[j])
                     labels.append(("R", tuple(sub)))
                     if not resolved:  # node names inside lists are compared through the inputs instead
@@ -136,16 +177,16 @@ class GraphIndex:
                 self.ext[i] = tuple(ext)
             if lits:
                 self.lits[i] = tuple(lits)
-            fwd[i] = hash((self.targets[i], tuple(labels)))
+            fwd[i] = hash((targets[i], tuple(labels)))
         self.fwd = fwd
         bwd = [0] * n
         for i in range(n - 1, -1, -1):
-            us = self.users[i]
-            key = tuple(sorted((bwd[u], k) for u, k in us)) if us else ()
+            us = users[i]
+            key = tuple(sorted([(bwd[u], k) for u, k in us])) if us else ()
             if nodes[i].op == "placeholder":
-                bwd[i] = hash(("P", strip_counter(self.names[i]), key))
+                bwd[i] = hash(("P", targets[i], key))
             else:
-                bwd[i] = hash((self.targets[i], key))
+                bwd[i] = hash((targets[i], key))
         self.bwd = bwd
 
     def __len__(self) -> int:

@@ -6,33 +6,46 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.align import SectionAlignment, align_sections
+from ad_diff.kinds.graph.align import AlignedSection, SectionAlignment, align_sections
 from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
 from ad_diff.kinds.graph.index import meta_agrees, norm_target
-from ad_diff.kinds.graph.model import GraphDump, MatchKind, NodeMeta, Region, Unmatched, UnmatchedReason
+from ad_diff.kinds.graph.model import (
+    UNKNOWN_DTYPES,
+    Arg,
+    GraphDump,
+    GraphNode,
+    MatchKind,
+    NodeMeta,
+    Region,
+    Unmatched,
+    UnmatchedReason,
+)
 
 
 def coverage(dump: GraphDump) -> Coverage:
     """Share of nodes (placeholders, calls) and of ``%name`` arguments with known metadata."""
     nk = nt = ak = at = 0
     by_target: dict[str, list[int]] = {}
+    unknown = UNKNOWN_DTYPES  # NodeMeta.known, inlined: this loop visits every node and argument
     for sec in dump.sections:
         for n in sec.nodes:
-            if n.meta is None:
+            meta = n.meta
+            if meta is None:
                 continue
             nt += 1
-            if n.meta.known:
+            known = meta.dtype not in unknown
+            if known:
                 nk += 1
             if n.op == "call":
                 counts = by_target.get(n.target)
                 if counts is None:
                     counts = by_target[n.target] = [0, 0]
-                counts[0 if n.meta.known else 1] += 1
+                counts[0 if known else 1] += 1
             for a in n.args:
                 if a.node:
                     at += 1
                     # D1 arguments carry no metadata at all: they count as unknown only if D2/D3.
-                    if a.meta is None or a.meta.known:
+                    if a.meta is None or a.meta.dtype not in unknown:
                         ak += 1
     merged: dict[str, list[int]] = {}  # addresses in Python targets differ per process: merge them
     for t, (k, u) in by_target.items():
@@ -48,17 +61,33 @@ def _meta_text(m: NodeMeta | None) -> str:
     return m.dtype if m.shape is None else f"{m.shape} : {m.dtype}"
 
 
-def node_table(dump: GraphDump) -> dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]]:
-    """``section/name -> (target, line-free args text, meta, args)`` for within-run comparison."""
-    out: dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]] = {}
+NodeTable = dict[str, GraphNode]
+"""A dump's nodes by ``section/name`` (root nodes by name alone): how one run's consecutive dumps meet."""
+
+
+def node_table(dump: GraphDump) -> NodeTable:
+    """``section/name -> node`` for within-run comparison."""
+    out: NodeTable = {}
     for sec in dump.sections:
-        prefix = "" if sec.name == "(root)" else sec.name + "/"
-        for n in sec.nodes:
-            out[prefix + n.name] = (n.target, "", n.meta, tuple((a.text, a.node, a.refs) for a in n.args))
+        if sec.name == "(root)":
+            out.update({n.name: n for n in sec.nodes})
+        else:
+            prefix = sec.name + "/"
+            out.update({prefix + n.name: n for n in sec.nodes})
     return out
 
 
-NodeTable = dict[str, tuple[str, str, NodeMeta | None, tuple[object, ...]]]
+def _same_wiring(x: tuple[Arg, ...], y: tuple[Arg, ...]) -> bool:
+    """Whether two nodes read the same: argument texts, kinds and list references, not the metadata written
+    beside ``%name`` arguments."""
+    if x is y:
+        return True
+    if len(x) != len(y):
+        return False
+    for a, b in zip(x, y, strict=True):
+        if a is not b and (a.text != b.text or a.node != b.node or a.refs != b.refs):
+            return False
+    return True
 
 
 def run_delta(
@@ -89,13 +118,13 @@ def run_delta(
     added = sum(1 for k in b if k not in a)
     meta_changed = 0
     rewired = 0
-    for k, (t, _, m, args) in b.items():
+    for k, n in b.items():
         old = a.get(k)
-        if old is None:
+        if old is None or old is n:  # the same object: a line both dumps share (parse.LineMemo)
             continue
-        if old[2] != m:
+        if old.meta is not n.meta and old.meta != n.meta:
             meta_changed += 1
-        if old[0] != t or old[3] != args:
+        if old.target != n.target or not _same_wiring(old.args, n.args):
             rewired += 1
     # A node kept by name but given another target or other inputs counts as removed and added.
     return RunDelta(added + rewired, len(removed) + rewired, meta_changed, True, tuple(removed))
@@ -106,11 +135,12 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
     out: list[MetaChange] = []
     nb, nc = al.b.section.nodes, al.c.section.nodes
     kb, kc = al.b.metas, al.c.metas
-    for i, j in enumerate(al.mb):
+    for i in range(al.c.shared, len(al.mb)):  # the shared leading nodes pair with themselves: same metadata
+        j = al.mb[i]
         if j < 0:
             continue
         mb, mc = nb[i].meta, nc[j].meta
-        if mb is None or mc is None or mb == mc:
+        if mb is None or mc is None or mb is mc or mb == mc:
             continue
         if mb.known and not mc.known:
             kind = MetaChangeKind.LOST
@@ -128,7 +158,8 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
 class DumpAlignment:
     """What aligning every section of two dumps measures (before telling new differences from inherited)."""
 
-    aligns: list[SectionAlignment]
+    aligns: list[AlignedSection]
+    """What the next transform's hints read of each section's alignment."""
     unmatched: tuple[Unmatched, ...]
     regions: tuple[Region, ...]
     rewired: tuple[tuple[str, str], ...]
@@ -141,7 +172,7 @@ def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
     """Align every section of two dumps (a section present on one side only is unmatched as a whole)."""
     secs_c = {s.name: s for s in dc.sections}
     secs_b = {s.name: s for s in db.sections}
-    aligns: list[SectionAlignment] = []
+    aligns: list[AlignedSection] = []
     unmatched: list[Unmatched] = []
     regions: list[Region] = []
     rewired: list[tuple[str, str]] = []
@@ -156,7 +187,7 @@ def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
                              for n in sb.nodes)
             continue
         al = align_sections(sb, sc, db.fmt, dc.fmt)
-        aligns.append(al)
+        aligns.append(al.kept())
         for k, v in al.counts().items():
             counts[k] = counts.get(k, 0) + v
         offset = len(regions)

@@ -4,6 +4,11 @@
 analysis hashes bytes first and parses each distinct content once). ``render(dump)`` writes the dump back in
 its own format so that ``parse(render(d)) == d``.
 
+A node depends only on its line's text and on whether the dump is D1 (dtype only), plus its line number. So
+``parse_text(..., memo=LineMemo())`` parses each distinct line once: consecutive dumps of a run, and the two
+runs' dumps of one transform, share almost all of their lines, and a line met in one of the last few bodies
+takes its node from there (a copy with this line number where it moved). The result equals a fresh parse.
+
 The loop is kept tight on purpose (str methods, no per-line regex): a 50k-node dump must parse in well under
 a second. Every line that fits no grammar raises :class:`InputError` with file and line; nothing is guessed.
 """
@@ -11,7 +16,9 @@ a second. Every line that fits no grammar raises :class:`InputError` with file a
 from __future__ import annotations
 
 import re
+from dataclasses import fields
 from pathlib import Path
+from sys import intern
 from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
@@ -23,6 +30,7 @@ SEP = "=" * 80
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 _NOT_REFS = frozenset({"True", "False", "None", "inf", "nan"})
 _OPEN = {"(": ")", "[": "]", "{": "}"}
+_TOKEN = re.compile(r"[()\[\]{}]|, ")
 
 
 def parse(path: Path) -> GraphDump:
@@ -78,13 +86,41 @@ def counter_of(path: Path) -> int | None:
     return dump_counter(path.name)
 
 
-def parse_text(text: str, path: Path) -> GraphDump:
-    """Parse dump ``text`` (read from ``path``, used in messages)."""
+class LineMemo:
+    """The nodes of recently parsed dump lines, by line text (see the module docstring).
+
+    Two generations per grammar (D1, and D2/D3): a line found in the older one moves to the newer one, and
+    the older one is dropped once the newer one holds ``keep`` times the lines of the largest body parsed so
+    far. So the memo holds the lines of the last few bodies (at most about four), never every line ever read
+    (``keep=1`` finds as many lines as 2 or 4 on the benchmark pairs, at less memory). Only lines that parsed
+    are stored, so a body that fails half way leaves nothing wrong behind.
+    """
+
+    def __init__(self, keep: float = 1) -> None:
+        self.keep = keep
+        self.limit = 0.0
+        self._gens: dict[bool, tuple[dict[str, GraphNode], dict[str, GraphNode]]] = {}
+
+    def begin(self, d1: bool, lines: int) -> tuple[dict[str, GraphNode], dict[str, GraphNode]]:
+        """The (newer, older) generations for a body of ``lines`` lines in the D1 grammar or not."""
+        self.limit = max(self.limit, self.keep * lines)
+        new, old = self._gens.get(d1) or ({}, {})
+        if len(new) > self.limit:
+            new, old = {}, new
+        self._gens[d1] = new, old
+        return new, old
+
+    def __len__(self) -> int:
+        return sum(len(a) + len(b) for a, b in self._gens.values())
+
+
+def parse_text(text: str, path: Path, memo: LineMemo | None = None) -> GraphDump:
+    """Parse dump ``text`` (read from ``path``, used in messages), reusing ``memo``'s lines if given."""
     with paused_gc():
-        return _parse_text(text, path)
+        return _parse_text(text, path, memo)
 
 
-def _parse_text(text: str, path: Path) -> GraphDump:
+def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
     if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")
@@ -92,15 +128,21 @@ def _parse_text(text: str, path: Path) -> GraphDump:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)
     transform, stage = _header(path, lines[0], lines[1])
     counter = counter_of(path)
-    if len(lines) > 2 and lines[2].startswith("# GraphModules found: "):
-        return _parse_d3(lines, path, transform, stage, counter)
-    body = [(i + 1, ln) for i, ln in enumerate(lines[2:], start=2) if ln]
-    fmt = _detect_flat(body, path)
-    nodes = _parse_nodes(body, path, fmt)
-    return GraphDump(path, fmt, transform, stage, (GraphSection("(root)", nodes),), counter)
+    d3 = len(lines) > 2 and lines[2].startswith("# GraphModules found: ")
+    fmt = "D3" if d3 else _detect_flat(lines, path)
+    memo_io = memo.begin(fmt == "D1", len(lines)) if memo is not None else None
+    if d3:
+        sections = _parse_d3(lines, path, memo_io)
+    else:
+        sections = (GraphSection("(root)", _parse_nodes(lines, 2, len(lines), path, fmt, memo_io)),)
+    return GraphDump(path, fmt, transform, stage, sections, counter)
 
 
-def _parse_d3(lines: list[str], path: Path, transform: str, stage: str, counter: int | None) -> GraphDump:
+_MemoIO = tuple[dict[str, GraphNode], dict[str, GraphNode]] | None
+"""A :class:`LineMemo`'s (newer, older) generations for one body's grammar."""
+
+
+def _parse_d3(lines: list[str], path: Path, memo_io: _MemoIO) -> tuple[GraphSection, ...]:
     try:
         declared = int(lines[2][22:])
     except ValueError:
@@ -116,23 +158,23 @@ def _parse_d3(lines: list[str], path: Path, transform: str, stage: str, counter:
             raise InputError(path, "expected a section header ('=' x 80, '# GraphModule: <name>', '=' x 80)",
                              i + 1)
         name = lines[i + 1][15:]
-        j = i + 3
-        body: list[tuple[int, str]] = []
-        while j < n and lines[j] != SEP:
-            if lines[j]:
-                body.append((j + 1, lines[j]))
-            j += 1
-        sections.append(GraphSection(name, _parse_nodes(body, path, "D3")))
+        try:
+            j = lines.index(SEP, i + 3)
+        except ValueError:
+            j = n
+        sections.append(GraphSection(name, _parse_nodes(lines, i + 3, j, path, "D3", memo_io)))
         i = j
     if len(sections) != declared:
         raise InputError(path, f"header declares {declared} GraphModules but {len(sections)} sections follow",
                          3)
-    return GraphDump(path, "D3", transform, stage, tuple(sections), counter)
+    return tuple(sections)
 
 
-def _detect_flat(body: list[tuple[int, str]], path: Path) -> str:
-    """D1 (dtype only) or D2 (shape and dtype), from the first placeholder or call line."""
-    for lineno, ln in body:
+def _detect_flat(lines: list[str], path: Path) -> str:
+    """D1 (dtype only) or D2 (shape and dtype), from the first placeholder or call line after the header."""
+    for lineno, ln in enumerate(lines[2:], start=3):
+        if not ln:
+            continue
         if ln.startswith("%"):
             head = ln.split(" = ", 1)
             if len(head) == 1:  # placeholder: '%x : dtype' (D1) or '%x : shape : dtype' (D2)
@@ -144,18 +186,37 @@ def _detect_flat(body: list[tuple[int, str]], path: Path) -> str:
     return "D2"
 
 
-def _parse_nodes(body: list[tuple[int, str]], path: Path, fmt: str) -> tuple[GraphNode, ...]:
+def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, memo_io: _MemoIO = None
+                 ) -> tuple[GraphNode, ...]:
+    """The nodes of ``lines[start:stop]`` (blank lines skipped)."""
     d1 = fmt == "D1"
     nodes: list[GraphNode] = []
     append = nodes.append
     # Identical metadata and argument texts repeat a lot (a node read by several users renders the same
-    # argument text each time): share one object per distinct text, which halves the allocations.
+    # argument text each time): share one object per distinct text, which halves the allocations. Names,
+    # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also
+    # each reference to it), which halves a parsed dump's size again.
     metas: dict[str, NodeMeta] = {}
     args: dict[str, Arg] = {}
-    for lineno, ln in body:
+    new, old = memo_io if memo_io is not None else (None, None)
+    for lineno in range(start + 1, stop + 1):
+        ln = lines[lineno - 1]
+        if not ln:
+            continue
+        if new is not None:
+            hit = new.get(ln)
+            if hit is None and old:
+                hit = old.get(ln)
+                if hit is not None:
+                    new[ln] = hit
+            if hit is not None:
+                if hit.line != lineno:  # the same node one line further: a copy with its own number
+                    hit = new[ln] = _node(hit.name, hit.op, hit.target, hit.args, hit.meta, lineno)
+                append(hit)
+                continue
         if ln[:1] == "%":
             sp = ln.find(" ")
-            name = ln[1:sp] if sp > 0 else ""
+            name = intern(ln[1:sp]) if sp > 0 else ""
             if not name.isidentifier():
                 raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}",
                                  lineno)
@@ -164,16 +225,39 @@ def _parse_nodes(body: list[tuple[int, str]], path: Path, fmt: str) -> tuple[Gra
                 append(_call(name, rest[3:], lineno, path, d1, metas, args))
             elif rest.startswith(" : "):
                 meta = _meta(rest[3:], lineno, path, d1)
-                append(GraphNode(name, "placeholder", name, (), meta, lineno))
+                append(_node(name, "placeholder", name, (), meta, lineno))
             else:
                 raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name",
                                  lineno)
         elif ln == "output" or ln.startswith("output "):
             outs = tuple(_out_arg(a) for a in _split_args(ln[7:], lineno, path)) if len(ln) > 7 else ()
-            append(GraphNode("output", "output", "output", outs, None, lineno))
+            append(_node("output", "output", "output", outs, None, lineno))
         else:
             raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
+        if new is not None:
+            new[ln] = nodes[-1]
     return tuple(nodes)
+
+
+_SET = tuple(GraphNode.__dict__[f.name].__set__ for f in fields(GraphNode))
+"""The slot writers of :class:`GraphNode`, in field order (name, op, target, args, meta, line)."""
+
+
+def _node(name: str, op: str, target: str, args: tuple[Arg, ...], meta: NodeMeta | None, line: int
+          ) -> GraphNode:
+    """``GraphNode(name, op, target, args, meta, line)``, written slot by slot: a frozen dataclass's
+    ``__init__`` goes through ``object.__setattr__`` for every field, at twice the cost, and the parser makes
+    one node per line (the memo renumbers most of those it reuses: a line added or removed further up moves
+    every line below it)."""
+    out: GraphNode = object.__new__(GraphNode)
+    s_name, s_op, s_target, s_args, s_meta, s_line = _SET
+    s_name(out, name)
+    s_op(out, op)
+    s_target(out, target)
+    s_args(out, args)
+    s_meta(out, meta)
+    s_line(out, line)
+    return out
 
 
 def _meta(text: str, lineno: int, path: Path, d1: bool) -> NodeMeta:
@@ -200,7 +284,8 @@ def _call(
     tail = rest[len(head) + 3 :]
     meta = metas.get(tail)
     if meta is None:
-        meta = metas[tail] = NodeMeta(None, parts[1]) if d1 else NodeMeta(parts[1], parts[2])
+        meta = metas[tail] = NodeMeta(None, intern(parts[1])) if d1 else NodeMeta(intern(parts[1]),
+                                                                                  intern(parts[2]))
     # The target may be '<built-in function getitem>' or '<function f at 0x..>': skip '<...>' first.
     start = head.find(">") + 1 if head.startswith("<") else 0
     op = head.find("(", start)
@@ -212,9 +297,9 @@ def _call(
         for text in _split_args(inner, lineno, path):
             a = cache.get(text)
             if a is None:
-                a = cache[text] = _arg(text, lineno, path, d1)
+                a = cache[text] = _arg(text, lineno, path, d1, metas)
             args.append(a)
-    return GraphNode(name, "call", head[:op], tuple(args), meta, lineno)
+    return _node(name, "call", intern(head[:op]), tuple(args), meta, lineno)
 
 
 def _split_args(text: str, lineno: int, path: Path) -> list[str]:
@@ -222,34 +307,38 @@ def _split_args(text: str, lineno: int, path: Path) -> list[str]:
     if "(" not in text and "[" not in text and "{" not in text:
         return text.split(", ")
     out: list[str] = []
-    depth, start, stack = 0, 0, []
-    for i, ch in enumerate(text):
-        if ch in _OPEN:
-            stack.append(_OPEN[ch])
-            depth += 1
-        elif ch in ")]}":
-            if not stack or stack.pop() != ch:
-                raise InputError(path, f"unbalanced '{ch}' in the argument list", lineno)
-            depth -= 1
-        elif ch == "," and depth == 0 and text.startswith(", ", i):
-            out.append(text[start:i])
-            start = i + 2
+    start = 0
+    stack: list[str] = []
+    for m in _TOKEN.finditer(text):  # brackets and separators only: the text between them is not looked at
+        tok, i = m.group(), m.start()
+        if tok == ", ":
+            if not stack:
+                out.append(text[start:i])
+                start = i + 2
+        elif tok in _OPEN:
+            stack.append(_OPEN[tok])
+        elif not stack or stack.pop() != tok:
+            raise InputError(path, f"unbalanced '{tok}' in the argument list", lineno)
     if stack:
         raise InputError(path, "unbalanced brackets in the argument list", lineno)
     out.append(text[start:])
     return out
 
 
-def _arg(text: str, lineno: int, path: Path, d1: bool) -> Arg:
+def _arg(text: str, lineno: int, path: Path, d1: bool, metas: dict[str, NodeMeta]) -> Arg:
     if text[:1] == "%":
         if d1:
-            name, meta = text[1:], None
+            name, meta = intern(text[1:]), None
         else:
             parts = text.split(" : ")
             if len(parts) != 3:
                 raise InputError(path, f"expected '%<name> : <shape> : <dtype>' argument, got {text[:60]!r}",
                                  lineno)
-            name, meta = parts[0][1:], NodeMeta(parts[1], parts[2])
+            name = intern(parts[0][1:])
+            tail = text[len(parts[0]) + 3 :]  # 'shape : dtype', the key the call lines' metadata uses
+            meta = metas.get(tail)
+            if meta is None:
+                meta = metas[tail] = NodeMeta(intern(parts[1]), intern(parts[2]))
         if not name.isidentifier():
             raise InputError(path, f"expected a node name after '%' in argument {text[:60]!r}", lineno)
         return Arg(name, True, meta)

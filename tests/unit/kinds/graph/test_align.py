@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ad_diff.kinds.graph.align import align_sections, scope_of
+from ad_diff.kinds.graph.align import SectionAlignment, align_sections, scope_of
 from ad_diff.kinds.graph.diff import MetaChangeKind
-from ad_diff.kinds.graph.index import norm_target, strip_counter
+from ad_diff.kinds.graph.index import GraphIndex, norm_target, strip_counter
 from ad_diff.kinds.graph.measure import meta_changes
 from ad_diff.kinds.graph.model import GraphSection, MatchKind
-from ad_diff.kinds.graph.parse import parse_text
+from ad_diff.kinds.graph.parse import LineMemo, parse_text
 from scripts.synth_dumps import Spec, build
 
 
@@ -174,3 +174,44 @@ def test_lost_metadata_still_pairs_exactly() -> None:
     al = align_sections(base, cand)
     assert {p.baseline: p.match_kind for p in al.pairs()}["neg"] is MatchKind.EXACT
     assert [m.kind for m in meta_changes(al)] == [MetaChangeKind.LOST]
+
+
+def _result(al: SectionAlignment) -> tuple[object, ...]:
+    return (al.mb, al.mc, al.kind, al.unmatched, al.regions, al.rewired, meta_changes(al))
+
+
+def test_shared_leading_nodes_change_no_result() -> None:
+    """Both sections parsed through one memo share their leading nodes as objects, so the index takes them
+    from the baseline's and pairs them without a look: the alignment equals one over separate parses."""
+    pairs = [(Spec(layers=3), Spec(layers=3, unfused_layers=(2,))),
+             (Spec(layers=3, fused_norm=False), Spec(layers=3, fused_norm=False, norm_meta=False)),
+             (Spec(layers=4, rope_narrow=True), Spec(layers=4, rope_fused=True, rope_fused_layers=(3,))),
+             (Spec(layers=2), Spec(layers=2, counter_offset=1)),
+             (Spec(layers=2), Spec(layers=2))]
+    for sb, sc in pairs:
+        memo = LineMemo()
+        b = parse_text(build(sb), Path("b"), memo).sections[0]
+        c = parse_text(build(sc), Path("c"), memo).sections[0]
+        fast = align_sections(b, c)
+        slow = align_sections(section(sb), section(sc))
+        assert slow.c.shared == 0
+        if sb == sc or sb.layers == 3:
+            assert fast.c.shared > 0
+        assert _result(fast) == _result(slow), (sb, sc)
+        plain = GraphIndex(c)
+        for field in ("names", "targets", "metas", "inputs", "ext", "lits", "users", "fwd", "bwd"):
+            assert getattr(fast.c, field) == getattr(plain, field), field
+
+
+def test_repeated_names_take_nothing_from_the_other_index() -> None:
+    text = build(Spec(layers=2))
+    lines = text.split("\n")
+    k = next(i for i, ln in enumerate(lines) if ln.startswith("%embedding"))
+    dup = "\n".join([*lines[: k + 1], lines[k].replace("%embedding =", "%input_ids ="), *lines[k + 1 :]])
+    memo = LineMemo()
+    b = parse_text(text, Path("b"), memo).sections[0]
+    c = parse_text(dup, Path("c"), memo).sections[0]  # 'input_ids' twice: positions are not the same
+    fast = align_sections(b, c)
+    assert fast.c.shared == 0
+    slow = align_sections(section(Spec(layers=2)), parse_text(dup, Path("c")).sections[0])
+    assert _result(fast) == _result(slow)

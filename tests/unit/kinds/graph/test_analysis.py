@@ -223,3 +223,36 @@ def test_generated_scenarios(name: str) -> None:
         assert [f for f in findings(a) if f.severity is not Severity.INFO] == []
     if name == "metadata_loss":
         assert "ADG001" in codes(a)
+
+
+SCENARIOS = sorted(p.name for p in (ROOT / "fixtures" / "scenarios").iterdir()
+                   if (p / "baseline" / "graphs").is_dir() and (p / "candidate" / "graphs").is_dir())
+
+
+def test_scenarios_with_dumps_found() -> None:
+    assert len(SCENARIOS) >= 15, SCENARIOS
+
+
+@pytest.mark.parametrize("name", SCENARIOS)
+def test_reuse_changes_nothing_on_the_scenarios(name: str) -> None:
+    """Parsing each line once, reusing whole parses, node tables, coverage and alignments (``reuse=True``)
+    measures exactly what parsing and aligning every dump afresh does, region snippets and hints included."""
+    root = ROOT / "fixtures" / "scenarios" / name
+    logs = [_log(root / run) for run in ("baseline", "candidate")]
+    fast = analyze_graphs(root / "baseline" / "graphs", root / "candidate" / "graphs", *logs)
+    slow = analyze_graphs(root / "baseline" / "graphs", root / "candidate" / "graphs", *logs, reuse=False)
+    assert fast == slow
+    assert to_jsonable(fast) == to_jsonable(slow)
+    assert [[(r.baseline_lines, r.candidate_lines) for r in d.regions] for d in fast.transforms] == \
+        [[(r.baseline_lines, r.candidate_lines) for r in d.regions] for d in slow.transforms]
+
+
+def _log(run: Path) -> RunLog | None:
+    from ad_diff.errors import AdDiffError
+    from ad_diff.kinds.log import parse as log_parser
+
+    logs = sorted(run.glob("*.log"))
+    try:
+        return log_parser.parse(logs[0]) if logs else None
+    except AdDiffError:
+        return None

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ad_diff.errors import InputError
-from ad_diff.kinds.graph.parse import as_dict, parse, parse_text, read_header, render
+from ad_diff.kinds.graph.parse import LineMemo, _split_args, as_dict, parse, parse_text, read_header, render
+from scripts.synth_dumps import Spec, build
 
 DIR = Path(__file__).resolve().parents[4] / "fixtures" / "parsers" / "dump"
 CASES = sorted(p.stem for p in DIR.glob("*.txt"))
@@ -95,3 +99,116 @@ def test_empty_and_unreadable(tmp_path: Path) -> None:
         parse(empty)
     with pytest.raises(InputError, match="cannot read"):
         parse(tmp_path / "missing.txt")
+
+
+# ------------------------------------------------------------------------------------------ line memo
+
+
+def _bodies() -> list[tuple[str, str]]:
+    """A run-like sequence of (name, text): a graph, the same graph with lines moved (an unfused layer adds
+    lines up front), renamed counters, and the parser fixtures (D1, D2, D3 mixed)."""
+    out = [(f"synth{k}", build(spec)) for k, spec in enumerate([
+        Spec(layers=3, fused_norm=False), Spec(layers=3, unfused_layers=(0,)), Spec(layers=3),
+        Spec(layers=3, counter_offset=2), Spec(layers=3, norm_meta=False), Spec(layers=3, rope_fused=True)])]
+    return out + [(c, (DIR / f"{c}.txt").read_text(encoding="utf-8")) for c in CASES]
+
+
+def test_memo_parse_equals_a_fresh_parse() -> None:
+    memo = LineMemo()
+    for _ in range(2):  # the second round finds every line in the memo
+        for name, text in _bodies():
+            assert parse_text(text, Path(name), memo) == parse_text(text, Path(name)), name
+
+
+def _ssa(text: str) -> list[str]:
+    return [x for x in text.split("\n") if x.startswith(("%", "output"))]
+
+
+def test_memo_reuses_nodes_and_renumbers_moved_lines() -> None:
+    memo = LineMemo()
+    ta, tb = build(Spec(layers=3)), build(Spec(layers=3, unfused_layers=(1,)))
+    a = parse_text(ta, Path("a"), memo).sections[0].nodes
+    b = parse_text(tb, Path("b"), memo).sections[0].nodes
+    node_a = dict(zip(_ssa(ta), a, strict=True))
+    same = moved = 0
+    for ln, n in zip(_ssa(tb), b, strict=True):
+        old = node_a.get(ln)
+        if old is None:
+            continue
+        if old.line == n.line:
+            assert n is old
+            same += 1
+        else:  # a copy with its own line number, sharing what was parsed
+            assert n.args is old.args
+            assert n.meta is old.meta
+            moved += 1
+    assert same > 10, same  # lines before layer 1 stay put
+    assert moved > 10, moved  # later ones move
+    assert b == parse_text(tb, Path("b")).sections[0].nodes
+
+
+def test_memo_keeps_grammars_apart() -> None:
+    """``%x : torch.float32`` is a D1 placeholder but no D2 line: each grammar has its own memo."""
+    memo = LineMemo()
+    d1 = ("# Transform: t\n# Stage: s\n\n%x : torch.float32\n"
+          "%y = aten.relu.default(%x) : torch.float32\noutput %y\n")
+    assert parse_text(d1, Path("d1"), memo).fmt == "D1"
+    d2 = ("# Transform: t\n# Stage: s\n\n%x : 2x3 : torch.float32\n"
+          "%y = aten.relu.default(%x : 2x3 : torch.float32) : 2x3 : torch.float32\noutput %y\n")
+    assert parse_text(d2, Path("d2"), memo) == parse_text(d2, Path("d2"))
+    bad = d2 + "%z : torch.float32\n"  # a D1 line inside a D2 body, after the memo has seen it as D1
+    with pytest.raises(InputError, match=r"d2x:7.*'<shape> : <dtype>'"):
+        parse_text(bad, Path("d2x"), memo)
+
+
+def test_memo_after_a_failed_body() -> None:
+    memo = LineMemo()
+    good = build(Spec(layers=2))
+    lines = good.split("\n")
+    broken = "\n".join(lines[:20] + ["%bad line here"] + lines[20:])
+    with pytest.raises(InputError, match=r"broken:21"):
+        parse_text(broken, Path("broken"), memo)
+    with pytest.raises(InputError, match=r"broken:21"):  # the same message with a warm memo
+        parse_text(broken, Path("broken"), memo)
+    assert parse_text(good, Path("good"), memo) == parse_text(good, Path("good"))
+
+
+def test_memo_stays_bounded() -> None:
+    memo = LineMemo()
+    sizes = []
+    for k in range(12):
+        parse_text(build(Spec(layers=2, counter_offset=100 * k)), Path(f"{k}"), memo)  # every line new
+        sizes.append(len(memo))
+    one = len(build(Spec(layers=2)).split("\n"))
+    assert max(sizes) <= 4 * one, sizes  # the last bodies' lines, not all twelve
+
+
+def _split_reference(text: str) -> list[str] | str:
+    """The character loop ``_split_args`` replaced (differential oracle: same pieces, same errors)."""
+    if "(" not in text and "[" not in text and "{" not in text:
+        return text.split(", ")
+    out, start, stack = [], 0, []
+    for i, ch in enumerate(text):
+        if ch in "([{":
+            stack.append({"(": ")", "[": "]", "{": "}"}[ch])
+        elif ch in ")]}":
+            if not stack or stack.pop() != ch:
+                return f"unbalanced '{ch}'"
+        elif ch == "," and not stack and text.startswith(", ", i):
+            out.append(text[start:i])
+            start = i + 2
+    if stack:
+        return "unbalanced brackets"
+    out.append(text[start:])
+    return out
+
+
+@settings(max_examples=3000, deadline=None)
+@given(st.text(alphabet="()[]{}, a%", max_size=24))
+def test_split_args_matches_the_character_loop(text: str) -> None:
+    want = _split_reference(text)
+    if isinstance(want, str):
+        with pytest.raises(InputError, match=re.escape(want)):
+            _split_args(text, 1, Path("x"))
+    else:
+        assert _split_args(text, 1, Path("x")) == want, text

@@ -12,13 +12,6 @@ from tests.fuzz import targets
 HERE = Path(__file__).parent / "reproducers"
 
 OPEN: dict[str, str] = {
-    "log/time_two_dots": "kinds/log/parse.py: float('1..2') in the timing regex",
-    "log/fuzz_80dd40d19517": "kinds/log/parse.py: float('1..00') in the timing regex",
-    "log/rank_4400_digits": "kinds/log/parse.py:split: int() beyond 4,300 digits",
-    "log/fuzz_23a438aeb7e5": "kinds/log/parse.py:split: int() beyond 4,300 digits",
-    "log/matches_4400_digits": "kinds/log/parse.py:on_transform_message: int() beyond 4,300 digits",
-    "log/fuzz_625c384f26c9": "kinds/log/parse.py:on_transform_message: int() beyond 4,300 digits",
-    "snapshot/nodes_lots": "kinds/log/snapshot.py:check_coverage: int('lots')",
 }
 """Reproducer (``target/name``) -> where it still crashes, for the owner of that file."""
 

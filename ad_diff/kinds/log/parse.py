@@ -346,12 +346,18 @@ def parse(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
         lines = CapturedLines(lf.path, WHAT)
         captured.append(lines)
         feed, file_rank = p.feed, lf.rank
-        if file_rank is None:
-            for n, text, complete, launcher in lines:
-                feed(n, text, complete, launcher)
-        else:
-            for n, text, complete, launcher in lines:
-                feed(n, text, complete, launcher if launcher is not None else file_rank)
+        n = 0
+        try:
+            if file_rank is None:
+                for n, text, complete, launcher in lines:
+                    feed(n, text, complete, launcher)
+            else:
+                for n, text, complete, launcher in lines:
+                    feed(n, text, complete, launcher if launcher is not None else file_rank)
+        except ValueError as e:  # float('1..2') seconds, a count or rank beyond int()'s 4,300 digits
+            raise InputError(
+                lf.path, f"holds a number AD never writes (a count, rank or time): {str(e)[:120]}", n
+            ) from None
         if p.lines == 0 and len(files) == 1:
             raise InputError(lf.path, f"is empty; expected {WHAT}")
         total_lines += p.lines

@@ -74,7 +74,12 @@ def check_coverage(snapshot_path: Path, graphs: Path | None) -> list[tuple[str, 
         then = golden.get(key)
         if not isinstance(then, dict):
             continue
-        before = int(then.get("nodes", 0)) - int(then.get("with_meta", 0))
+        try:
+            before = int(then.get("nodes", 0)) - int(then.get("with_meta", 0))
+        except (TypeError, ValueError):
+            raise InputError(
+                snapshot_path, f"metadata_coverage.{key}: expected whole numbers for nodes and with_meta"
+            ) from None
         after = now["nodes"] - now["with_meta"]
         # Report where the loss first appears (or grows), not at every later dump that inherits it.
         if after - before > excess:

@@ -8,6 +8,7 @@ explain passes over all findings. Rendering and gating happen after, on the retu
 
 from __future__ import annotations
 
+from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, Finding
 from ad_diff.discover import RunArtifacts, discover
 from ad_diff.explain import run as explain
@@ -29,6 +30,7 @@ def _runs(settings: Settings) -> tuple[RunArtifacts, RunArtifacts, bool]:
     return discover(settings.baseline, BASELINE, settings.baseline_log), cand, False
 
 
+@paused_gc()  # millions of small cycle-free objects: the collector's scans cost more than they free
 def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     """Compare the baseline and candidate runs described by ``settings``.
 
@@ -48,7 +50,11 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         else:
             ctx.sections[kind.key.name] = section
             if kind is LOG:
-                ctx.baseline_log, ctx.candidate_log, ctx.rows = section.baseline, section.candidate, section.rows
+                ctx.baseline_log, ctx.candidate_log, ctx.rows = (
+                    section.baseline,
+                    section.candidate,
+                    section.rows,
+                )
         findings += kind.classify(section, ctx)
     explained = explain(ctx, findings, KINDS)
     return DiffResult(
@@ -58,7 +64,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         candidate_log=ctx.candidate_log,
         transforms=ctx.rows,
         findings=explained.findings,
-        sections={k: v for k, v in ctx.sections.items() if k != LOG.key.name},
+        sections=dict(ctx.sections),
         skipped=skipped,
         notes=tuple(ctx.notes),
         groups=explained.groups,

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterator
-from typing import IO
 from contextlib import contextmanager
+from typing import IO
 
 ProgressFn = Callable[[str, int, "int | None"], None]
 """``progress(description, completed, total)``; ``total`` is ``None`` when unknown. Calls with the same
@@ -33,16 +33,22 @@ def progress_enabled(explicit: bool | None, stream: object = None) -> bool:
 
 @contextmanager
 def progress_bar(enabled: bool, stream: IO[str] | None = None) -> Iterator[ProgressFn]:
-    """Yield a progress callback: rich bars on ``stream`` (stderr) when ``enabled``, :func:`no_progress` otherwise."""
+    """Yield a progress callback: rich bars on ``stream`` (stderr) when ``enabled``, :func:`no_progress`
+    otherwise."""
     if not enabled:
         yield no_progress
         return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                   console=Console(stderr=True) if stream is None else Console(file=stream, force_terminal=True),
-                   transient=True)
+    bar = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True) if stream is None else Console(file=stream, force_terminal=True),
+        transient=True,
+    )
     tasks: dict[str, object] = {}
 
     def update(description: str, completed: int, total: int | None) -> None:

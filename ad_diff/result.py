@@ -74,6 +74,8 @@ class BatchResult:
     """Models with a baseline but no candidate run: gate unless ``fail_on`` is ``never``."""
     candidate_only: tuple[str, ...] = ()
     """Models new in the candidate root: listed, not compared, not gating."""
+    render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Extra facts for the batch renderers, set by the CLI (e.g. where the HTML summary page was written)."""
 
     @property
     def exit_code(self) -> int:

@@ -1,129 +1,391 @@
-"""End-to-end benchmark: ad-diff vs the Python read floor vs ``diff -ru`` on a large generated run pair.
+"""Speed and memory benchmark (issue 15): every figure of the issue's target table, measured side by side.
 
-Usage: python scripts/bench.py [--layers 80] [--transforms 90] [--nodes 50000] [--dir DIR] [--no-scaling]
+    python scripts/bench.py [--repeats 5] [--json FILE] [--dir DIR] [--quick] [--format json]
+                            [--no-moe] [--no-tensor-pair] [--no-history]
+    python scripts/bench.py --profile llama80 [--dir DIR]     # cProfile of one ad-diff run, top functions
+    python scripts/bench.py --startup [--repeats 15] [--extra-path DIR]   # the start-up rows alone
 
-Generates (scripts/fixturegen/large.py) a baseline/candidate pair: an MoE decoder of ``--layers`` layers,
-``--transforms`` AD transforms, dumps of ``--nodes``+ nodes, most consecutive dumps the same graph, and one
-injected regression (match_rmsnorm_pattern misses 4 layers in the candidate). Then measures, each in its own
-process (wall time, peak RSS):
+Workloads, generated into ``--dir`` (reused by a later run while the sizes and the generators' source are
+unchanged; a temporary folder, deleted afterwards, when no ``--dir`` is given):
 
-* ad-diff end to end (``python -m ad_diff BASE CAND -f json``: log + dumps, every analysis on);
-* the Python read floor: open every dump of both runs and split it into lines, nothing more;
-* ``diff -ru BASE/graphs CAND/graphs`` (what people do today: C, no semantics).
+* ``llama80``/``llama160``: ``scripts/benchgen/llama.py`` pairs (bf16 Llama-3-70B shapes, 92 dumps per
+  run, recorded bf16 logits, one injected loss: match_rmsnorm_pattern misses one norm of the middle layer);
+* ``moe``: the ``scripts/fixturegen/large.py`` pair (80 layers, 90 transforms, 50k+ nodes per dump);
+* ``log-only``: the 80-layer logs alone.
 
-and prints the ratios ad-diff/read-floor and ad-diff/diff, peak RSS divided by the byte size of the largest
-baseline+candidate dump pair, and (unless ``--no-scaling``) the time ratio when the layers double and the
-peak-RSS ratio when the transforms halve (memory should be flat in the number of dumps).
+Every command runs in its own process, started here with this interpreter and ``PYTHONPATH`` = this
+checkout: ``python -c pass``, ``ad-diff --help`` (``python -m ad_diff``), ad-diff on each pair (``-f
+json`` to /dev/null) and the read floor on each pair: a Python script that opens and splits every dump line
+of both runs, reads the logs and the tensor files, and nothing more. The commands run interleaved (A, B,
+C, A, B, C, ...) ``--repeats`` times and the table shows medians, because the machine is shared. Wall time
+is ``perf_counter`` around the child; CPU time and peak RSS are its ``os.wait4`` rusage, taken by a tiny
+launcher per run (``scripts/benchgen/runner.py`` says why a launcher: the RSS a forking parent reached
+would otherwise count as the child's).
+
+Every file is read once before timing, so all commands read from the page cache. The first run of each
+ad-diff command keeps its output (``DIR/outputs/``): it must exit 1 and its JSON must hold a gated
+match_loss finding at the injected transform (and a tensors section where logits were recorded). A command
+failing that is INVALID in the table: its time would measure something else. A later run with another
+exit code makes it INVALID too.
+
+Rows measured by ``scripts/bench_tensors.py`` and ``scripts/bench_history.py`` are called as functions when
+those scripts are present (the seam is described in ``scripts/benchgen/external.py``).
+
+``--quick`` uses small sizes and one repeat: a smoke test of this script, whose figures mean nothing.
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
+import os
+import platform
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
+from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
+SCRIPTS = ROOT / "scripts"
+sys.path.insert(0, str(SCRIPTS))
 
+from benchgen.external import history_row, tensor_row  # noqa: E402
+from benchgen.llama import make_llama_pair  # noqa: E402
+from benchgen.runner import Cmd, Target, check_report, log_only, run_once, warm, workload  # noqa: E402
+from benchgen.startup import env_for, startup_commands, startup_targets  # noqa: E402
 from fixturegen.large import make_large_pair  # noqa: E402
 
 READ_FLOOR = """
 import sys
 from pathlib import Path
 n = 0
-for d in sys.argv[1:]:
-    for p in sorted(Path(d).iterdir()):
-        with open(p, encoding="utf-8") as f:
-            n += len(f.read().split("\\n"))
+for run in sys.argv[1:]:
+    for p in sorted(Path(run).rglob("*")):
+        if p.suffix in (".txt", ".log"):
+            with open(p, encoding="utf-8") as f:
+                n += len(f.read().split("\\n"))
+        elif p.is_file():
+            n += len(p.read_bytes())
 print(n)
 """
-
-# Runs one command and reports its wall time and peak RSS: a fresh wrapper per command, because
-# RUSAGE_CHILDREN's ru_maxrss is the largest of all children a process ever waited for.
-MEASURE = """
-import json, resource, subprocess, sys, time
-t = time.perf_counter()
-rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE).returncode
-wall = time.perf_counter() - t
-print(json.dumps({"wall": wall, "rss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, "rc": rc}))
-"""
+LOST_AT = "match_rmsnorm_pattern"
+"""Where every generated pair's injected loss shows (both generators lose RMSNorm matches)."""
 
 
-def measure(cmd: list[str], repeat: int) -> dict[str, float]:
-    """Best wall time and its peak RSS over ``repeat`` runs of ``cmd``."""
-    best: dict[str, float] | None = None
-    for _ in range(repeat):
-        out = subprocess.run([sys.executable, "-c", MEASURE, *cmd], capture_output=True, text=True, check=True)
-        got = json.loads(out.stdout)
-        if best is None or got["wall"] < best["wall"]:
-            best = got
-    assert best is not None
-    return best
+def _say(line: str = "") -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
 
 
-def largest_pair_bytes(base: Path, cand: Path) -> int:
-    """Byte size of the largest baseline+candidate dump pair (same file name in both runs)."""
-    sizes = [(p.stat().st_size + (cand / p.name).stat().st_size) for p in base.iterdir() if (cand / p.name).exists()]
-    return max(sizes)
+@dataclass(frozen=True)
+class Sizes:
+    """Workload sizes."""
+
+    llama: tuple[int, int] = (80, 160)
+    moe: tuple[int, int, int] = (80, 90, 50_000)
+    """layers, transforms, nodes per dump."""
 
 
-def bench_pair(root: Path, layers: int, transforms: int, nodes: int, repeat: int) -> dict[str, float]:
-    """Generate one pair under ``root`` and measure the three tools on it."""
-    if root.exists():
-        shutil.rmtree(root)
-    t = time.perf_counter()
-    info = make_large_pair(root, layers=layers, transforms=transforms, nodes_per_dump=nodes)
-    gen = time.perf_counter() - t
-    base, cand = root / "baseline", root / "candidate"
-    gb, gc = base / "graphs", cand / "graphs"
-    run_bytes = sum(p.stat().st_size for p in gb.iterdir())
-    print(f"pair: layers={layers} transforms={transforms} files/run={info['files_per_run']} "
-          f"nodes/dump={info['min_nodes_per_dump']}..{info['max_nodes_per_dump']} "
-          f"experts/layer={info['experts_per_layer']} size/run={run_bytes / 2**20:.0f} MiB (generated in {gen:.1f}s)")
-    subprocess.run(["cat", *map(str, sorted(gb.iterdir())), *map(str, sorted(gc.iterdir()))],
-                   stdout=subprocess.DEVNULL, check=True)  # warm the page cache: every tool reads from memory
-    ad = measure([sys.executable, "-m", "ad_diff", str(base), str(cand), "-f", "json"], repeat)
-    floor = measure([sys.executable, "-c", READ_FLOOR, str(gb), str(gc)], repeat)
-    diff = measure(["diff", "-ru", str(gb), str(gc)], repeat)
-    if ad["rc"] != 1:  # the injected regression must gate
-        print(f"  WARNING: ad-diff exited {ad['rc']}, expected 1 (gated regression)")
-    pair = largest_pair_bytes(gb, gc)
-    for name, m in (("ad-diff", ad), ("read floor", floor), ("diff -ru", diff)):
-        print(f"  {name:<11} {m['wall']:7.2f} s   peak RSS {m['rss_kb'] / 1024:7.1f} MiB")
-    print(f"  ad-diff / read floor = {ad['wall'] / floor['wall']:.2f}x   ad-diff / diff -ru = "
-          f"{ad['wall'] / diff['wall']:.2f}x")
-    print(f"  peak RSS / largest dump pair ({pair / 2**20:.1f} MiB) = {ad['rss_kb'] * 1024 / pair:.1f}x")
-    return {"ad": ad["wall"], "rss": ad["rss_kb"], "floor": floor["wall"], "diff": diff["wall"]}
+QUICK = Sizes(llama=(2, 4), moe=(2, 20, 200))
+
+
+def _fmt(v: float | None, unit: str) -> str:
+    if v is None:
+        return "-"
+    return {"x": f"{v:.2f}x", "s": f"{v:.3f} s", "MiB": f"{v:.1f} MiB"}.get(unit, f"{v:.3g} {unit}")
+
+
+def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target]:
+    """The issue's target rows from the medians (plus the machine-load ratios as notes)."""
+    if "llama80 ad-diff" not in c:  # --startup
+        return startup_targets(c)
+
+    def ratio(a: str, b: str, what: str, limit: float) -> Target:
+        ad, fl = c[a], c[b]
+        note = f"{ad.med('wall'):.2f} s / {fl.med('wall'):.2f} s; CPU {ad.med('cpu') / fl.med('cpu'):.2f}x"
+        return Target(what, ad.med("wall") / fl.med("wall"), limit, "x", note, ad.invalid or fl.invalid)
+
+    rows = [
+        ratio("llama160 ad-diff", "llama160 floor", "160-layer pair: ad-diff / read floor", 2.5),
+        ratio("llama80 ad-diff", "llama80 floor", "80-layer pair: ad-diff / read floor", 3.0),
+    ]
+    if has_moe:
+        moe = c["moe ad-diff"]
+        pair = w["moe"]["largest_pair_bytes"]
+        rows += [
+            ratio("moe ad-diff", "moe floor", "MoE pair: ad-diff / read floor", 2.0),
+            Target(
+                "MoE pair: peak RSS / largest dump pair",
+                moe.med("rss_kb") * 1024 / pair,
+                8.0,
+                "x",
+                f"{moe.med('rss_kb') / 1024:.0f} MiB / {pair / 2**20:.1f} MiB",
+                moe.invalid,
+            ),
+        ]
+    big = c["llama160 ad-diff"]
+    rows.append(
+        Target(
+            "160-layer pair with tensors: peak RSS",
+            big.med("rss_kb") / 1024,
+            120.0,
+            "MiB",
+            f"read floor {c['llama160 floor'].med('rss_kb') / 1024:.0f} MiB",
+            big.invalid,
+        )
+    )
+    one, two = c["llama80 ad-diff"], c["llama160 ad-diff"]
+    floors = c["llama160 floor"].med("wall") / c["llama80 floor"].med("wall")
+    rows.append(
+        Target(
+            "doubling the layers (80 -> 160): ad-diff time",
+            two.med("wall") / one.med("wall"),
+            2.1,
+            "x",
+            f"CPU {two.med('cpu') / one.med('cpu'):.2f}x; read floor {floors:.2f}x",
+            one.invalid or two.invalid,
+        )
+    )
+    return rows + startup_targets(c)
+
+
+def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[str, dict]:
+    """Every workload under ``root`` (reused when already there; only the log-only one and its source with
+    ``startup``)."""
+    w: dict[str, dict] = {}
+    for name, layers in zip(
+        ("llama80", "llama160"), sz.llama, strict=True
+    ):  # names = role (sizes in --quick)
+        if startup and name != "llama80":
+            continue
+        w[name] = workload(root, name, {"layers": layers}, functools.partial(make_llama_pair, layers=layers))
+    if moe and not startup:
+        layers, transforms, nodes = sz.moe
+        w["moe"] = workload(
+            root,
+            "moe",
+            {"layers": layers, "transforms": transforms, "nodes": nodes},
+            lambda d: make_large_pair(d, layers=layers, transforms=transforms, nodes_per_dump=nodes),
+        )
+    w["log-only"] = workload(
+        root, "log-only", {"layers": sz.llama[0]}, lambda d: log_only(d, root / "llama80")
+    )
+    return w
+
+
+def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startup: bool) -> dict[str, Cmd]:
+    """The measured commands, in the order they run within a repeat."""
+    py = sys.executable
+    c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt)
+    if startup:
+        return c
+    for name in ["llama80", "llama160", *(["moe"] if "moe" in w else [])]:
+        b, cand = str(root / name / "baseline"), str(root / name / "candidate")
+        argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
+        c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, LOST_AT, tensors=name.startswith("llama"))
+        c[f"{name} floor"] = Cmd(f"{name} floor", [py, "-c", READ_FLOOR, b, cand], 0)
+    return c
+
+
+def measure(
+    cmds: dict[str, Cmd], env: dict[str, str], repeats: int, loads: list[float], outputs: Path
+) -> None:
+    """Run every command ``repeats`` times, interleaved, in ``outputs`` (no ``ad_diff`` there, so that
+    ``PYTHONPATH`` alone chooses the code). The first run of each ad-diff pair command keeps its output in
+    ``outputs`` and is checked (:func:`check_report`); the later ones write to /dev/null."""
+    outputs.mkdir(parents=True, exist_ok=True)
+    for i in range(repeats):
+        for cmd in cmds.values():
+            safe = re.sub(r"[^\w.-]+", "_", cmd.name)
+            keep = outputs / f"{safe}.json" if i == 0 and cmd.lost_at else None
+            wall, cpu, rss, rc = run_once(cmd.argv, env_for(cmd, env), keep, cwd=outputs)
+            cmd.wall.append(wall)
+            cmd.cpu.append(cpu)
+            cmd.rss_kb.append(rss)
+            cmd.rcs.append(rc)
+            if keep is not None:
+                cmd.invalid = check_report(cmd, rc, keep)
+            elif rc != cmd.expect_rc and not cmd.invalid:
+                cmd.invalid = f"a timed run exited {rc}, expected {cmd.expect_rc}"
+        loads.append(os.getloadavg()[0])
+        _say(f"  repeat {i + 1}/{repeats} done (1-min load average {loads[-1]:.1f})")
+
+
+def report(
+    cmds: dict[str, Cmd], w: dict[str, dict], rows: list[Target], repeats: int, loads: list[float]
+) -> None:
+    """Print the workloads, the commands' medians and the target table."""
+    _say()
+    _say("workloads:")
+    for name, info in w.items():
+        if name == "log-only":
+            continue
+        _say(
+            f"  {name:<9} {info['dumps_per_run']} dumps/run, {info['mb_per_run']:.1f} MB/run, largest dump "
+            f"pair {info['largest_pair_bytes'] / 2**20:.2f} MiB, tensors {info['tensor_bytes']} B/run "
+            f"(generated in {info.get('generated_s', 0):.1f} s)"
+        )
+    _say(f"commands (median of {repeats}, interleaved): wall s, CPU s, peak RSS MiB, exit codes")
+    width = max(18, *(len(n) for n in cmds))
+    for cmd in cmds.values():
+        bad = f"  INVALID: {cmd.invalid}" if cmd.invalid else ""
+        _say(
+            f"  {cmd.name:<{width}} {cmd.med('wall'):8.3f} {cmd.med('cpu'):8.3f} "
+            f"{cmd.med('rss_kb') / 1024:8.1f}  {sorted(set(cmd.rcs))}{bad}"
+        )
+    _say(
+        f"machine: {platform.system()} {platform.machine()}, {os.cpu_count()} CPUs, python "
+        f"{platform.python_version()}; 1-min load average during the runs {min(loads):.1f}..{max(loads):.1f}"
+    )
+    _say()
+    width = max(len(r.what) for r in rows)
+    _say(f"  {'target':<{width}}  {'measured':>10}  {'limit':>10}  status")
+    for r in rows:
+        _say(
+            f"  {r.what:<{width}}  {_fmt(r.value, r.unit):>10}  {'<= ' + _fmt(r.limit, r.unit):>10}  "
+            f"{r.status:<8}  {r.invalid or r.note}"
+        )
+
+
+def profile(root: Path, name: str, env: dict[str, str], fmt: str) -> None:
+    """Write ``root/<name>.prof`` (cProfile of one ad-diff run) and print its top functions."""
+    out = root / f"{name}.prof"
+    b, c = root / name / "baseline", root / name / "candidate"
+    subprocess.run(
+        [sys.executable, "-m", "cProfile", "-o", str(out), "-m", "ad_diff", str(b), str(c), "-f", fmt],
+        stdout=subprocess.DEVNULL,
+        env=env,
+        check=False,
+    )
+    import pstats
+
+    for key in ("tottime", "cumulative"):
+        _say(f"--- {name}: top 30 by {key} ({out})")
+        pstats.Stats(str(out), stream=sys.stdout).sort_stats(key).print_stats(30)
+
+
+def as_json(
+    a: argparse.Namespace,
+    repeats: int,
+    loads: list[float],
+    w: dict[str, dict],
+    cmds: dict[str, Cmd],
+    rows: list[Target],
+    ext: dict[str, dict],
+) -> dict[str, object]:
+    """Every figure of a run, for ``--json``."""
+    machine = {
+        "system": platform.system(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "load_avg_1min": loads,
+    }
+    commands = {
+        k: {
+            "argv": ["<read floor>" if x == READ_FLOOR else x for x in v.argv],
+            "wall_s": v.wall,
+            "cpu_s": v.cpu,
+            "rss_kb": v.rss_kb,
+            "rc": v.rcs,
+            "invalid": v.invalid,
+            "median_wall_s": v.med("wall"),
+            "median_cpu_s": v.med("cpu"),
+            "median_rss_kb": v.med("rss_kb"),
+        }
+        for k, v in cmds.items()
+    }
+    targets = [
+        {
+            "what": r.what,
+            "value": r.value,
+            "limit": r.limit,
+            "unit": r.unit,
+            "status": r.status,
+            "note": r.note,
+            "invalid": r.invalid,
+        }
+        for r in rows
+    ]
+    return {
+        "schema": 1,
+        "quick": a.quick,
+        "repeats": repeats,
+        "format": a.format,
+        "machine": machine,
+        "workloads": w,
+        "commands": commands,
+        "targets": targets,
+        "external": ext,
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Command line (see the module docstring)."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--layers", type=int, default=80)
-    ap.add_argument("--transforms", type=int, default=90)
-    ap.add_argument("--nodes", type=int, default=50_000, help="nodes per dump (the most fused graph)")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per tool (best wall time kept)")
-    ap.add_argument("--dir", type=Path, help="where to generate the pairs (default: a temporary folder)")
-    ap.add_argument("--no-scaling", action="store_true", help="skip the doubled-layers and halved-transforms runs")
-    args = ap.parse_args(argv)
-    tmp = Path(tempfile.mkdtemp(prefix="ad-diff-bench-")) if args.dir is None else args.dir
+    ap.add_argument("--repeats", type=int, help="interleaved runs per command (default 5; 1 with --quick)")
+    ap.add_argument("--json", type=Path, help="write every figure to this file")
+    ap.add_argument(
+        "--dir", type=Path, help="where the workloads are generated and kept (default: temporary)"
+    )
+    ap.add_argument("--quick", action="store_true", help="small sizes, one repeat: a smoke test")
+    ap.add_argument("--format", default="json", help="ad-diff output format measured (default json)")
+    ap.add_argument("--no-moe", action="store_true", help="skip the MoE pair (763 MB per run)")
+    ap.add_argument("--no-tensor-pair", action="store_true", help="skip the tensor pair row")
+    ap.add_argument("--no-history", action="store_true", help="skip the history row")
+    ap.add_argument(
+        "--profile", choices=("llama80", "llama160", "moe"), help="profile one ad-diff run instead"
+    )
+    ap.add_argument("--startup", action="store_true", help="only python -c pass, --help and log-only")
+    ap.add_argument(
+        "--extra-path",
+        type=Path,
+        action="append",
+        default=[],
+        help="also run the start-up rows with DIR "
+        "first on PYTHONPATH (e.g. another version of a dependency installed with pip --target DIR)",
+    )
+    a = ap.parse_args(argv)
+    repeats = a.repeats or (1 if a.quick else 5)
+    sz = QUICK if a.quick else Sizes()
+    root = (a.dir or Path(tempfile.mkdtemp(prefix="ad-diff-bench-"))).resolve()  # commands run elsewhere
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+    }
     try:
-        print(f"machine: {sys.platform}, python {sys.version.split()[0]}")
-        one = bench_pair(tmp / "pair", args.layers, args.transforms, args.nodes, args.repeat)
-        if not args.no_scaling:
-            two = bench_pair(tmp / "pair", 2 * args.layers, args.transforms, 2 * args.nodes, args.repeat)
-            print(f"scaling, layers x2: ad-diff time x{two['ad'] / one['ad']:.2f} (target <= 2.2), "
-                  f"read floor x{two['floor'] / one['floor']:.2f}")
-            half = bench_pair(tmp / "pair", args.layers, max(2, args.transforms // 2), args.nodes, args.repeat)
-            print(f"memory, transforms x2 ({max(2, args.transforms // 2)} -> {args.transforms}): peak RSS "
-                  f"x{one['rss'] / half['rss']:.2f} (flat = 1.0)")
+        w = generate(root, sz, moe=not a.no_moe or a.profile == "moe", startup=a.startup)
+        if a.profile:
+            profile(root, a.profile, env, a.format)
+            if a.dir is None:
+                _say("(the profile is deleted with the temporary folder: pass --dir to keep it)")
+            return 0
+        cmds = commands(root, w, a.format, a.extra_path, a.startup)
+        size = warm([root / name for name in w])
+        _say(f"workloads in {root} ({size / 1e6:.0f} MB, read once to warm the page cache); measuring")
+        loads = [os.getloadavg()[0]]
+        measure(cmds, env, repeats, loads, root / "outputs")
+        rows = targets(cmds, w, "moe" in w)
+        ext: dict[str, dict] = {}
+        if not (a.no_tensor_pair or a.startup):
+            more, ext["tensor_pair"] = tensor_row(root / "tensor-pair", repeats, a.quick)
+            rows += more
+        if not (a.no_history or a.startup):
+            more, ext["history"] = history_row(root / "history", repeats, a.quick)
+            rows += more
+        report(cmds, w, rows, repeats, loads)
+        if a.quick:
+            _say("(--quick: small sizes, one repeat; these figures are not the issue's)")
+        if a.json:
+            a.json.write_text(
+                json.dumps(as_json(a, repeats, loads, w, cmds, rows, ext), indent=2, default=str) + "\n"
+            )
     finally:
-        if args.dir is None:
-            shutil.rmtree(tmp, ignore_errors=True)
+        if a.dir is None:
+            shutil.rmtree(root, ignore_errors=True)
     return 0
 
 

@@ -458,6 +458,13 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
 RUNTIME_ONLY = frozenset({"dump_huge_line", "symlink_loop", "unreadable", "graphs_empty", "pt_expanded", "pt_meta",
                           "pt_sparse", "pt_quantized", "pt_self_reference", "pt_deep_list"})
 
+# Round two (issue 14: containment, bombs, odd YAML, config takeover, output safety) lives in its own module.
+import hostile_round2  # noqa: E402
+
+hostile_round2.h = sys.modules[__name__]
+CASES.update(hostile_round2.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_round2.RUNTIME_ONLY
+
 
 def build_case(name: str, dest: Path) -> Path:
     """Build case ``name`` into ``dest`` (``dest/baseline``, ``dest/candidate``); returns ``dest``."""

@@ -52,3 +52,15 @@ def v3(stage: str, transform: str, result: str, rank: int | None = 0) -> str:
     r = f" [RANK {rank}]" if rank is not None else ""
     tail = "" if result == "disabled" else " | time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)"
     return f"[AUTO-DEPLOY] [INFO]{r} [stage={stage}, transform={transform}] [SUMMARY] {result}{tail}\n"
+
+
+@pytest.fixture(scope="session")
+def moe4_pair(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """The benchmark generator's MoE decoder at 4 layers, every AD transform (90), 200 nodes a dump: the
+    "4-layer model" of the size and layout tests (generated once per session)."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from fixturegen.large import make_large_pair
+
+    out = tmp_path_factory.mktemp("moe4")
+    make_large_pair(out, layers=4, transforms=90, nodes_per_dump=200)
+    return out / "baseline", out / "candidate"

@@ -5,8 +5,12 @@ the comparison commands; ``output`` where reports are written. Each command fami
 the app from its own module: ``compare``; ``ci`` (snapshot, record, batch); ``fusion`` (candidates, note).
 """
 
-from ad_diff.cli import ci, compare, fusion  # noqa: F401  (each module registers its commands)
-from ad_diff.cli import history  # noqa: F401  (registers `history`)
+from ad_diff.cli import (  # noqa: F401  (each module registers its commands)
+    ci,
+    compare,
+    fusion,
+    history,  # noqa: F401  (registers `history`)
+)
 from ad_diff.cli.app import app, main
 
 __all__ = ["app", "main"]

@@ -17,8 +17,12 @@ from typing import Annotated, TypeVar
 import typer
 
 from ad_diff import __version__
+from ad_diff.core.escape import surrogate_safe
+from ad_diff.core.redact import redact_text
 from ad_diff.errors import AdDiffError
-from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
+
+# ad_diff.gate (and through it core.model) is imported where an exit code is needed, not here: `--help`
+# would otherwise build every finding class before printing a line.
 
 app = typer.Typer(
     name="ad-diff",
@@ -34,23 +38,50 @@ T = TypeVar("T")
 
 
 def _err(msg: str) -> None:
-    typer.echo(f"ad-diff: error: {msg}", err=True)
+    # an error may quote a few characters of a file: never a credential, never an unencodable surrogate
+    typer.echo(f"ad-diff: error: {surrogate_safe(redact_text(msg))}", err=True)
 
 
-def guarded(fn: Callable[[], T]) -> T:
-    """Run ``fn``; turn user errors into exit 2 and bugs into exit 3, never a traceback for bad input."""
+def error_json(e: AdDiffError) -> str:
+    """The JSON object an input error prints on stdout under ``--format json`` (docs/report-schema.md)."""
+    import json
+
+    from ad_diff.errors import InputError
+    from ad_diff.gate import EXIT_INPUT_ERROR
+    from ad_diff.report.json import SCHEMA_VERSION
+
+    where: dict[str, object] = {"path": None, "line": None}
+    if isinstance(e, InputError):
+        where = {"path": str(e.path), "line": e.line}
+    body = {"schema_version": SCHEMA_VERSION, "verdict": "error", "exit_code": EXIT_INPUT_ERROR,
+            "error": {"message": str(e), **where}}
+    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False)
+
+
+def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) -> T:
+    """Run ``fn``; turn user errors into exit 2 and bugs into exit 3, never a traceback for bad input.
+
+    ``json_errors()`` says whether the user asked for JSON on stdout: a user error then also prints
+    :func:`error_json` there, so a CI step parsing stdout reads the error instead of failing on nothing.
+    """
     try:
         return fn()
     except AdDiffError as e:
+        from ad_diff.gate import EXIT_INPUT_ERROR
+
         _err(str(e))
+        if json_errors is not None and json_errors():
+            typer.echo(error_json(e))
         raise typer.Exit(EXIT_INPUT_ERROR) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: report a bug, not a traceback
+        from ad_diff.gate import EXIT_INTERNAL_ERROR
+
         if os.environ.get("AD_DIFF_DEBUG"):
             traceback.print_exc()
         typer.echo(
-            f"ad-diff: internal error: {type(e).__name__}: {e}\n"
+            f"ad-diff: internal error: {type(e).__name__}: {surrogate_safe(redact_text(str(e)))}\n"
             "This is a bug in ad-diff; rerun with AD_DIFF_DEBUG=1 for the traceback and report it.",
             err=True,
         )
@@ -109,6 +140,8 @@ def main(argv: list[str] | None = None) -> None:
     elif args and args[0] not in _ROOT_OPTIONS:
         guess = None if Path(args[0]).exists() else suggest_command(args[0], commands)
         if guess is not None:
+            from ad_diff.gate import EXIT_INPUT_ERROR
+
             _err(f"'{args[0]}' is neither a command nor an existing run folder; did you mean '{guess}'? "
                  f"(commands: {', '.join(sorted(commands))})")
             raise SystemExit(EXIT_INPUT_ERROR)
@@ -116,6 +149,9 @@ def main(argv: list[str] | None = None) -> None:
     try:
         app(args=args, prog_name="ad-diff")
     except SystemExit as e:
-        if hint is not None and e.code == EXIT_INPUT_ERROR:
-            typer.echo(f"ad-diff: note: {hint}", err=True)
+        if hint is not None:
+            from ad_diff.gate import EXIT_INPUT_ERROR
+
+            if e.code == EXIT_INPUT_ERROR:
+                typer.echo(f"ad-diff: note: {hint}", err=True)
         raise

@@ -15,8 +15,8 @@ import typer
 from typer.core import TyperCommand
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.options import build_settings, resolve_options, shared_options
-from ad_diff.cli.output import write_output, write_reports
+from ad_diff.cli.options import build_settings, json_on_stdout, resolve_options, shared_options
+from ad_diff.cli.output import safe_text, write_output, write_reports
 from ad_diff.errors import UsageError
 
 
@@ -53,7 +53,7 @@ def snapshot(
         data = {**snap.take(run, rank=rank, log=log), "source": snapshot_source(run, output)}
         text = snap.dump(data)
         if output is None:
-            sys.stdout.write(text)
+            sys.stdout.write(safe_text(text))
         else:
             write_output(output, text)
             typer.echo(f"ad-diff: wrote {output}", err=True)
@@ -123,11 +123,14 @@ def batch(
     no candidate run gates; a model only in the candidate root is listed as new.
     """
 
+    wants_json = json_on_stdout(ctx)
+
     def go() -> int:
         from ad_diff.progress import progress_bar
         from ad_diff.workflows.batch import run_batch
 
         opts = resolve_options(ctx)
+        wants_json.append(opts["format"] == "json")
         if opts.get("jobs") is not None and opts["jobs"] < 1:
             raise UsageError(f"--jobs must be at least 1, not {opts['jobs']}")
 
@@ -140,4 +143,4 @@ def batch(
         write_reports(opts, result, None)
         return result.exit_code
 
-    raise typer.Exit(guarded(go))
+    raise typer.Exit(guarded(go, lambda: wants_json[-1]))

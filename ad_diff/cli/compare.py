@@ -9,7 +9,13 @@ from typing import Annotated
 import typer
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.options import build_settings, resolve_options, shared_options, tensor_options
+from ad_diff.cli.options import (
+    build_settings,
+    json_on_stdout,
+    resolve_options,
+    shared_options,
+    tensor_options,
+)
 from ad_diff.cli.output import write_plots, write_reports
 
 
@@ -30,10 +36,12 @@ def compare(
         help="Baseline run folder (AD log, graphs/, tensors/), or a snapshot file written by "
         "`ad-diff snapshot` (*.yaml).")],
     candidate: Annotated[Path, typer.Argument(metavar="CANDIDATE", help="Candidate run folder.")],
-    baseline_log: Annotated[Path | None, typer.Option(
-        metavar="FILE", help="Baseline log file (default: the *.log in the folder).")] = None,
-    candidate_log: Annotated[Path | None, typer.Option(
-        metavar="FILE", help="Candidate log file (default: the *.log in the folder).")] = None,
+    baseline_log: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="Baseline log file (default: found in the folder, docs/run-folder.md); repeat "
+        "it for one file per rank.")] = None,
+    candidate_log: Annotated[list[Path] | None, typer.Option(
+        metavar="FILE", help="Candidate log file (default: found in the folder); repeat it for one file per "
+        "rank.")] = None,
     baseline_config: Annotated[Path | None, typer.Option(
         metavar="PATH",
         help="Baseline AD config (file or folder; default: config/ or *.yaml in the run).")] = None,
@@ -54,6 +62,8 @@ def compare(
 ) -> None:
     """Compare BASELINE and CANDIDATE run folders; exit 0 (pass), 1 (gated regression) or 2 (input error)."""
 
+    wants_json = json_on_stdout(ctx)
+
     def go() -> int:
         import dataclasses
 
@@ -61,8 +71,9 @@ def compare(
         from ad_diff.progress import progress_bar
 
         opts = resolve_options(ctx)
-        settings = build_settings(opts, baseline, candidate, baseline_log=baseline_log,
-                                  candidate_log=candidate_log, baseline_config=baseline_config,
+        wants_json.append(opts["format"] == "json")
+        settings = build_settings(opts, baseline, candidate, baseline_log=tuple(baseline_log or ()),
+                                  candidate_log=tuple(candidate_log or ()), baseline_config=baseline_config,
                                   candidate_config=candidate_config)
         device = tensor_device.value if tensor_device is not None else None
         settings = tensor_options(settings, tol, device, plots)
@@ -74,4 +85,4 @@ def compare(
         write_reports(opts, result, verdict)
         return verdict.exit_code
 
-    raise typer.Exit(guarded(go))
+    raise typer.Exit(guarded(go, lambda: wants_json[-1]))

@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.output import emit
+from ad_diff.cli.output import emit, terminal_width
 from ad_diff.errors import AdDiffError
 
 
@@ -30,13 +30,6 @@ class CandidatesFormat(str, Enum):
     markdown = "markdown"
     json = "json"
     text = "text"
-
-
-def terminal_width() -> int:
-    """``COLUMNS`` when set, else the terminal's width, else 100 (output piped nowhere in particular)."""
-    import shutil
-
-    return shutil.get_terminal_size(fallback=(100, 24)).columns
 
 
 def _use_color() -> bool:
@@ -80,7 +73,7 @@ def candidates(
         if chosen is CandidatesFormat.terminal:
             from ad_diff.workflows.candidates.terminal import render_terminal
 
-            text = render_terminal(report, terminal_width(), color=output is None and _use_color())
+            text = render_terminal(report, terminal_width(100), color=output is None and _use_color())
         else:
             text = {
                 CandidatesFormat.markdown: cr.render_markdown,

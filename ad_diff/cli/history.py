@@ -16,8 +16,8 @@ from typing import Annotated
 import typer
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.options import ConfigOpt, resolve_options
-from ad_diff.cli.output import write_output
+from ad_diff.cli.options import ConfigOpt, NoConfigOpt, resolve_options
+from ad_diff.cli.output import safe_text, write_output
 from ad_diff.report import ReportFormat
 from ad_diff.settings import FAIL_ON_CHOICES
 
@@ -100,6 +100,7 @@ def history(
         typer.Option(help="Progress bar on stderr (default: on a terminal, off in CI or when piped)."),
     ] = None,
     config: ConfigOpt = None,
+    no_config: NoConfigOpt = False,
 ) -> None:
     """Find the runs where a transform's state or match count stepped, and the last run before each step.
 
@@ -129,6 +130,8 @@ def history(
         )
         with progress_bar(progress_enabled(opts.get("progress"))) as bar:
             result = run_history(root, hopts, bar)
+        if opts["_config_note"] is not None:  # the config file in use is named in every report
+            result = dataclasses.replace(result, notes=(*result.notes, opts["_config_note"]))
         if table is not None:
             export.write_table(result, table)
             result = dataclasses.replace(result, notes=(*result.notes, f"long table written to {table}"))
@@ -145,11 +148,11 @@ def history(
         base = (md_path.parent if md_path is not None else Path.cwd()).resolve()
         links = {k: urllib.parse.quote(os.path.relpath(p.resolve(), base)) for k, p in written.items()}
         if fmt_ is ReportFormat.terminal:
-            sys.stdout.write(render.render_terminal(result, color=use_color))
+            sys.stdout.write(safe_text(render.render_terminal(result, color=use_color)))
         elif fmt_ is ReportFormat.markdown:
-            sys.stdout.write(render.render_markdown(result, links))
+            sys.stdout.write(safe_text(render.render_markdown(result, links)))
         else:
-            sys.stdout.write(serialize.render_json(result))
+            sys.stdout.write(safe_text(serialize.render_json(result)))
         if md_path is not None:
             write_output(md_path, render.render_markdown(result, links))
         if opts.get("json") is not None:

@@ -4,6 +4,10 @@
 :data:`SHARED`, and :func:`shared_options` appends them to a command's signature, so the two commands' help
 and behaviour cannot drift apart. Commands read every option through ``ctx.params`` in
 :func:`resolve_options` (defaults < config file < what the user typed).
+
+A config file can change the gate (``fail_on: never``) and where reports go, and one found in the current
+folder may come from a pull request's checkout: :func:`resolve_options` says on stderr which file was used
+and which settings it set, and the same sentence goes into every report (``--no-config`` ignores it).
 """
 
 from __future__ import annotations
@@ -13,14 +17,15 @@ import inspect
 import typing
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, Any, Optional, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import typer
 
-from ad_diff.errors import AdDiffError
-from ad_diff.report import ReportFormat
-from ad_diff.report.markdown import COMMENT_LIMIT
-from ad_diff.settings import FAIL_ON_CHOICES, Settings
+from ad_diff.core.escape import excerpt, surrogate_safe
+from ad_diff.core.redact import redact_text
+from ad_diff.errors import AdDiffError, UsageError
+from ad_diff.report import COMMENT_LIMIT, ReportFormat
+from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, Settings
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -28,8 +33,10 @@ OPTION_KEYS: dict[str, str] = {
     "rank": "rank", "fail_on": "fail_on", "collapse_fraction": "collapse_fraction", "fmt": "format",
     "markdown": "markdown", "json_out": "json", "ignore_transform": "ignore_transforms",
     "ignore_code": "ignore_codes", "graphs": "graphs", "tensors": "tensors", "color": "color",
-    "expected": "expected", "junit": "junit", "step_summary": "step_summary", "comment_limit": "comment_limit",
+    "expected": "expected", "junit": "junit", "step_summary": "step_summary",
+    "comment_limit": "comment_limit",
     "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
+    "html": "html",
 }
 
 
@@ -52,23 +59,68 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
         user_given = getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
         target = passed if user_given else defaults
         target[key] = () if value is None and key.startswith("ignore_") else value
-    path = find_config(ctx.params.get("config"))
-    file_values = load_config(path) if path is not None else {}
+    explicit = ctx.params.get("config")
+    if ctx.params.get("no_config") and explicit is not None:
+        raise UsageError("--config and --no-config exclude each other")
+    path: Path | None = None
+    file_values: dict[str, Any] = {}
+    if not ctx.params.get("no_config"):
+        try:
+            path = find_config(explicit)
+            file_values = load_config(path, auto=explicit is None) if path is not None else {}
+        except AdDiffError as e:
+            if explicit is not None:
+                raise
+            raise AdDiffError(f"{e} (a config file found in the current folder: fix it, name another with "
+                              "--config, or pass --no-config to ignore it)") from None
     opts = merge(defaults, file_values, passed)
     opts["_config_path"] = path
+    opts["_config_note"] = None
+    if path is not None:
+        opts["_config_note"] = config_note(path, explicit is None, file_values, passed)
+        typer.echo(f"ad-diff: {surrogate_safe(redact_text(opts['_config_note']))}", err=True)
     if opts["fail_on"] not in FAIL_ON_CHOICES:
         raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
     if not 0 < opts["collapse_fraction"] <= 1:
         raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
+    if opts.get("comment_limit", MIN_COMMENT_LIMIT) < MIN_COMMENT_LIMIT:  # history has no --comment-limit
+        raise UsageError(f"--comment-limit must be at least {MIN_COMMENT_LIMIT} characters (room for the "
+                         f"verdict), not {opts['comment_limit']}")
     # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
-    from ad_diff.kinds.tensors.tolerance import validate_entry
+    tolerances = opts.get("tolerances") or {}
+    if tolerances:  # the tolerance module brings the tensor model: only for a config that sets some
+        from ad_diff.kinds.tensors.tolerance import validate_entry
 
-    for pattern, entry in (opts.get("tolerances") or {}).items():
+    for pattern, entry in tolerances.items():
         try:
             validate_entry(str(pattern), entry)
         except AdDiffError as e:
             raise AdDiffError(f"{path}: {e}") from e
     return opts
+
+
+def config_note(path: Path, auto: bool, file_values: dict[str, Any], passed: dict[str, Any]) -> str:
+    """The sentence naming the config file in use and what it set (shown on stderr and in every report)."""
+    how = "found in the current folder" if auto else "given with --config"
+    used = [f"{k}={_show(v)}" for k, v in sorted(file_values.items()) if k not in passed]
+    over = sorted(k for k in file_values if k in passed)
+    text = f"settings from {path} ({how}): " + (", ".join(used) if used else "nothing")
+    if over:
+        text += "; overridden on the command line: " + ", ".join(over)
+    return text
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, (dict, list, tuple)):
+        return "{...}" if isinstance(value, dict) else f"[{len(value)} item(s)]"
+    return excerpt(str(value), 80)
+
+
+def json_on_stdout(ctx: typer.Context) -> list[bool]:
+    """``[True]`` when ``--format json`` was typed; a command appends the resolved answer (the config file may
+    say ``format: json``) once it has read the options. For :func:`ad_diff.cli.app.guarded`'s
+    ``json_errors``."""
+    return [ctx.params.get("fmt") is ReportFormat.json]
 
 
 def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extra: Any) -> Settings:
@@ -81,24 +133,28 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
         ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
         tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
         expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
-        config_explained_gates=bool(opts.get("config_explained_gates", False)), **extra,
+        config_explained_gates=bool(opts.get("config_explained_gates", False)),
+        tensor_plots=opts.get("html") is not None, **extra,  # the HTML report draws the drift plots
     )
 
 
-def tensor_options(settings: Settings, tol: list[str] | None, device: str | None, plots: Path | None) -> Settings:
+def tensor_options(settings: Settings, tol: list[str] | None, device: str | None,
+                   plots: Path | None) -> Settings:
     """Merge ``--tol`` specs over the config file's tolerances; set device and plots."""
     import dataclasses
 
-    from ad_diff.kinds.tensors.tolerance import parse_cli
-
     tolerances = {k: dict(v) for k, v in settings.tolerances.items()}
+    if tol:  # the tolerance module brings the tensor model: only when --tol is given
+        from ad_diff.kinds.tensors.tolerance import parse_cli
+
     for spec in tol or ():
         try:
             pattern, entry = parse_cli(spec)
         except ValueError as e:
             raise AdDiffError(f"--tol {spec!r}: {e}") from e
         tolerances.setdefault(pattern, {}).update(entry)
-    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plots is not None, "plots_dir": plots}
+    plot_data = settings.tensor_plots or plots is not None
+    changes: dict[str, Any] = {"tolerances": tolerances, "tensor_plots": plot_data, "plots_dir": plots}
     if device is not None:
         if device not in ("cpu", "cuda", "auto"):
             raise AdDiffError(f"--tensor-device must be cpu, cuda or auto, not {device!r}")
@@ -106,45 +162,61 @@ def tensor_options(settings: Settings, tol: list[str] | None, device: str | None
     return dataclasses.replace(settings, **changes)
 
 
-
-ConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--config", help="Config file (.ad-diff.yaml or pyproject.toml [tool.ad-diff]); default: ./.ad-diff.yaml, "
-    "else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the file.")]
+NoConfigOpt = Annotated[bool, typer.Option(
+    "--no-config",
+    help="Ignore ./.ad-diff.yaml and ./pyproject.toml: defaults and command-line options only.")]
+ConfigOpt = Annotated[Path | None, typer.Option(
+    "--config", help="Config file (.ad-diff.yaml or pyproject.toml [tool.ad-diff]); default: "
+    "./.ad-diff.yaml, else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the "
+    "file.")]
 
 #: Options of every comparison command: parameter name -> (annotation, default).
 SHARED: dict[str, tuple[Any, Any]] = {
-    "rank": (Annotated[int, typer.Option(help="Rank whose log lines are compared.")], 0),
+    "rank": (Annotated[int | None, typer.Option(
+        help="Compare only this rank (default: every rank both runs have; rank 0 leads the report).")], None),
     "fail_on": (Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")], "error"),
-    "collapse_fraction": (Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")], 0.5),
+    "collapse_fraction": (Annotated[float, typer.Option(
+        help="Loss share (0-1] that counts as a collapse.")], 0.5),
     "fmt": (Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")],
             ReportFormat.terminal),
-    "markdown": (Annotated[Optional[Path], typer.Option("--markdown", help="Also write the markdown report here.")],
-                 None),
-    "json_out": (Annotated[Optional[Path], typer.Option("--json", help="Also write the JSON report here.")], None),
-    "ignore_transform": (Annotated[Optional[list[str]], typer.Option(
+    "markdown": (Annotated[Path | None, typer.Option(
+        "--markdown", help="Also write the markdown report here.")], None),
+    "json_out": (Annotated[Path | None, typer.Option(
+        "--json", help="Also write the JSON report here.")], None),
+    "ignore_transform": (Annotated[list[str] | None, typer.Option(
         help="Transform key (glob) to leave out; repeatable.")], None),
-    "ignore_code": (Annotated[Optional[list[str]], typer.Option(help="Finding code (glob) to drop; repeatable.")],
-                    None),
+    "ignore_code": (Annotated[list[str] | None, typer.Option(
+        help="Finding code (glob) to drop; repeatable.")], None),
     "graphs": (Annotated[bool, typer.Option(help="Analyse graph dumps when both runs have them.")], True),
-    "tensors": (Annotated[bool, typer.Option(help="Compare recorded tensors when both runs have them.")], True),
-    "color": (Annotated[Optional[bool], typer.Option(
+    "tensors": (Annotated[bool, typer.Option(
+        help="Compare recorded tensors when both runs have them.")], True),
+    "color": (Annotated[bool | None, typer.Option(
         help="Colour the terminal report (default: when stdout is a TTY).")], None),
     "config": (ConfigOpt, None),
-    "expected": (Annotated[Optional[Path], typer.Option(
-        help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched entries "
-        "are stale.")], None),
-    "junit": (Annotated[Optional[Path], typer.Option("--junit", help="Also write a JUnit XML report here.")], None),
-    "step_summary": (Annotated[Optional[Path], typer.Option(
-        help="Append the markdown report (capped at 1 MiB) to this file, e.g. \"$GITHUB_STEP_SUMMARY\".")], None),
+    "no_config": (NoConfigOpt, False),
+    "expected": (Annotated[Path | None, typer.Option(
+        help="Expected-changes file: matching findings are acknowledged (shown, not gating); unmatched "
+        "entries are stale.")], None),
+    "junit": (Annotated[Path | None, typer.Option(
+        "--junit", help="Also write a JUnit XML report here.")], None),
+    "html": (Annotated[Path | None, typer.Option(
+        "--html", metavar="PATH", help="Also write the self-contained HTML report (timeline, rewritten "
+        "regions, drift plots) to this file; for batch, a folder with index.html and one report per model.")],
+        None),
+    "step_summary": (Annotated[Path | None, typer.Option(
+        help="Append the markdown report (capped at 1 MiB) to this file, e.g. \"$GITHUB_STEP_SUMMARY\".")],
+        None),
     "comment_limit": (Annotated[int, typer.Option(
-        help="Maximum characters of the --markdown report (PR comment).")], COMMENT_LIMIT),
-    "progress": (Annotated[Optional[bool], typer.Option(
+        help=f"Maximum characters of the --markdown report (PR comment); at least {MIN_COMMENT_LIMIT}.")],
+        COMMENT_LIMIT),
+    "progress": (Annotated[bool | None, typer.Option(
         help="Progress bars on stderr (default: on a terminal, off in CI or when piped).")], None),
 }
 
 
 def shared_options(fn: F) -> F:
-    """Append the :data:`SHARED` options to command ``fn``'s signature (``fn`` reads them from ``ctx.params``)."""
+    """Append the :data:`SHARED` options to command ``fn``'s signature (``fn`` reads them from
+    ``ctx.params``)."""
     hints = typing.get_type_hints(fn, include_extras=True)
     own = [p.replace(annotation=hints[p.name]) for p in inspect.signature(fn).parameters.values()]
     extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)

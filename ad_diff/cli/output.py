@@ -1,21 +1,37 @@
-"""Where the CLI writes: the stdout report, the report files the user asked for, and plots."""
+"""Where the CLI writes: the stdout report, the report files the user asked for, and plots.
+
+Every writer goes through :func:`safe_text`: text from the inputs may hold lone surrogates (an undecodable
+file name, a JSON ``"\\ud800"``) that no UTF-8 stream accepts; they are written as ``\\ud800`` escapes
+instead of crashing the report. And whatever path a credential took into a report (a config value, a log
+line quoted in a failure, a name), the last pass replaces every credential-shaped string with
+``[redacted]`` (:func:`ad_diff.core.redact.redact_text`). The sentence naming the config file in use
+(``resolve_options``) is added to the notes of every report here.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core.escape import surrogate_safe
+from ad_diff.core.redact import redact_text
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
+
+
+def safe_text(text: str) -> str:
+    """``text`` as every report and message is written: credentials redacted, lone surrogates escaped."""
+    return surrogate_safe(redact_text(text))
 
 
 def write_output(path: Path, text: str) -> None:
     """Write one report file the user asked for (and only there)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(safe_text(text), encoding="utf-8")
     except OSError as e:
         raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
 
@@ -25,7 +41,7 @@ def append_output(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as fh:
-            fh.write(text)
+            fh.write(safe_text(text))
     except OSError as e:
         raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
 
@@ -33,13 +49,30 @@ def append_output(path: Path, text: str) -> None:
 def emit(text: str, output: Path | None) -> None:
     """Print ``text``, or write it to ``output`` when given."""
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(safe_text(text))
     else:
         write_output(output, text)
 
 
+def _relative(path: Path, markdown: Path | None) -> str:
+    """``path`` as the markdown report names it: relative to the report's folder (else the current one)."""
+    base = markdown.parent if markdown is not None else Path.cwd()
+    try:
+        return Path(os.path.relpath(path.resolve(), base.resolve())).as_posix()
+    except ValueError:  # another drive (Windows)
+        return path.as_posix()
+
+
+def _with_options(result: Any, section: str, **values: Any) -> Any:
+    import dataclasses
+
+    merged = {**result.render_options, section: {**result.render_options.get(section, {}), **values}}
+    return dataclasses.replace(result, render_options=merged)
+
+
 def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
-    """Write PNGs of drifting tensors where ``--plots`` points and link them from the markdown report."""
+    """Write PNGs of drifting tensors where ``--plots`` points; the markdown report names the folder (a link
+    to a file of the job would be dead in a PR comment)."""
     import dataclasses
 
     ta = result.sections.get("tensors")
@@ -51,22 +84,94 @@ def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
         written = write_plots(ta, plots)
     except OSError as e:
         raise AdDiffError(f"{plots}: cannot write plots ({e.strerror or e})") from e
-    base = markdown.parent if markdown is not None else Path.cwd()
-    rel = os.path.relpath(plots.resolve(), base.resolve())
-    notes = (*result.notes, f"{len(written)} plot(s) written to {plots}")
-    return dataclasses.replace(result, notes=notes, render_options={**result.render_options, "tensors": {"plots_dir_rel": rel}})
+    result = dataclasses.replace(result, notes=(*result.notes, f"{len(written)} plot(s) written to {plots}"))
+    return _with_options(result, "tensors", plots_dir=_relative(plots, markdown)) if written else result
+
+
+def link_html(result: Any, html: Path, markdown: Path | None) -> Any:
+    """Let the markdown report of ``result`` name its HTML report ``html`` as the place for detail."""
+    rel = _relative(html, markdown)
+    return _with_options(_with_options(result, "report", html=rel), "tensors", html=rel)
+
+
+def _link_batch(batch: Any, folder: Path, markdown: Path | None) -> Any:
+    import dataclasses
+
+    from ad_diff.report.html import INDEX, page_name
+
+    models = tuple(
+        dataclasses.replace(m, result=link_html(m.result, folder / page_name(m.name), markdown))
+        if m.result is not None else m
+        for m in batch.models
+    )
+    return _with_options(dataclasses.replace(batch, models=models), "report",
+                         html=_relative(folder / INDEX, markdown))
+
+
+def write_html(path: Path, result: Any, verdict: Any) -> None:
+    """Write the HTML report: one file for a comparison; for a batch, the folder ``path`` with
+    ``index.html`` and one file per compared model (their names never leave the folder)."""
+    from ad_diff.report import html
+    from ad_diff.result import BatchResult
+
+    if not isinstance(result, BatchResult):
+        write_output(path, html.render(result, verdict))
+        return
+    if path.exists() and not path.is_dir():
+        raise AdDiffError(
+            f"{path}: batch --html needs a folder (it writes index.html and one report per model)"
+        )
+    for name, text in html.render_batch_pages(result).items():
+        write_output(path / name, text)
+
+
+def with_note(result: Any, note: str | None) -> Any:
+    """``result`` (one comparison, or every model of a batch) with ``note`` added to its notes."""
+    if note is None:
+        return result
+    from ad_diff.result import BatchResult, DiffResult  # here: --help must not load the result model
+
+    if isinstance(result, BatchResult):
+        models = tuple(dataclasses.replace(m, result=with_note(m.result, note)) if m.result is not None else m
+                       for m in result.models)
+        return dataclasses.replace(result, models=models)
+    if isinstance(result, DiffResult):
+        return dataclasses.replace(result, notes=(*result.notes, note))
+    return result
+
+
+MIN_WIDTH, MAX_WIDTH = 40, 400
+"""Terminal widths outside this range are clamped (a stray ``COLUMNS=5`` must not print one word a line)."""
+
+
+def terminal_width(fallback: int = 120) -> int:
+    """``COLUMNS`` when set, else the width of the terminal on stdout, else ``fallback`` (output piped)."""
+    import shutil
+
+    width = shutil.get_terminal_size(fallback=(fallback, 24)).columns
+    return min(max(width, MIN_WIDTH), MAX_WIDTH)
 
 
 def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
-    """Print the stdout report and write every report file asked for (single comparison or batch)."""
+    """Print the stdout report and write every report file asked for (single comparison or batch); with
+    ``--html`` the markdown names the HTML report as the place for detail."""
+    from ad_diff.result import BatchResult
+
+    result = with_note(result, opts.get("_config_note"))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
-    sys.stdout.write(ReportFormat(opts["format"]).format.render(result, verdict, color=use_color,
-                                                                 comment_limit=limit))
+    html = opts.get("html")
+    if html is not None:
+        write_html(html, result, verdict)
+        markdown = opts.get("markdown")
+        if isinstance(result, BatchResult):
+            result = _link_batch(result, html, markdown)
+        else:
+            result = link_html(result, html, markdown)
+    sys.stdout.write(safe_text(ReportFormat(opts["format"]).renderer.render(
+        result, verdict, color=use_color, comment_limit=limit, width=terminal_width())))
     for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
         path = opts.get(fmt.value)
         if path is not None:
             text = fmt.render(result, verdict, comment_limit=limit)
             (append_output if fmt is Format.step_summary else write_output)(path, text)
-
-

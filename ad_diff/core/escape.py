@@ -1,4 +1,12 @@
-"""Escaping of untrusted text (node, tensor, transform names, messages) for GitHub-flavoured markdown."""
+"""Escaping of untrusted text (node, tensor, transform names, messages) for GitHub-flavoured markdown.
+
+Text from the inputs must render as the same text, and must not act on GitHub: ``@user`` and
+``@org/team`` would notify people, ``#123`` and ``owner/repo#123`` would post cross-references, and bare
+URLs and e-mail addresses become links. :func:`md_escape` (and :func:`md_text`, :func:`md_inline`) put each
+of those in an inline code span, :func:`html_text` in a ``<code>`` element (GitHub links them in raw HTML
+text too), where GitHub neither links nor mentions, so it stays readable as written. Long text is cut by
+:func:`excerpt`.
+"""
 
 from __future__ import annotations
 
@@ -10,16 +18,39 @@ import re
 # become entities so no HTML can be injected (GitHub sanitises, but we must not rely on it).
 _MD_SPECIAL = re.compile(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
+# What GitHub turns into a link, a mention or a cross-reference in prose (never inside a code span).
+_ACTIVE = re.compile(
+    r"(?i:(?:https?|ftp)://|www\.)[^\s<>`]*[^\s<>`.,;:!?'\")\]]"  # bare URLs (GFM extended autolinks)
+    r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # e-mail addresses (mailto links)
+    r"|(?<![\w`])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9](?:[\w.-]*[\w-])?)?"  # @user, @org/team
+    r"|(?<![\w`])(?:[\w.-]+/[\w.-]+)?#\d+\b"  # #123, owner/repo#123
+    r"|(?<![\w`])GH-\d+\b"
+)
 
 _PIPE = re.compile(r"(\\*)\|")
 
 
-def md_escape(text: object) -> str:
-    """Return ``text`` safe to embed in markdown prose or a table cell (HTML entities + backslashes)."""
-    s = str(text)
+def _escape_plain(s: str, tick: str) -> str:
     s = s.replace("&", "&amp;").replace("<", "&lt;")
-    s = s.replace("\r", " ").replace("\n", " ")
-    return _MD_SPECIAL.sub(lambda m: "\\" + m.group(0), s)
+    return _MD_SPECIAL.sub(lambda m: tick if m.group(0) == "`" else "\\" + m.group(0), s)
+
+
+def _md(text: object, tick: str) -> str:
+    s = str(text).replace("\r", " ").replace("\n", " ")
+    out: list[str] = []
+    pos = 0
+    for m in _ACTIVE.finditer(s):
+        out.append(_escape_plain(s[pos:m.start()], tick))
+        out.append(md_code(m.group(0)))
+        pos = m.end()
+    out.append(_escape_plain(s[pos:], tick))
+    return "".join(out)
+
+
+def md_escape(text: object) -> str:
+    """Return ``text`` safe to embed in markdown prose or a table cell: HTML entities and backslashes for
+    markup, and mentions, issue references, URLs and e-mail addresses as inline code (see module doc)."""
+    return _md(text, "\\`")
 
 
 def md_code(text: object) -> str:
@@ -41,6 +72,26 @@ def fence_block(text: str, lang: str = "") -> str:
     return f"{fence}{lang}\n{text}\n{fence}"
 
 
+def excerpt(text: str, limit: int = 300) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start and end around a note saying how
+    much was left out (``abc… [99,700 characters omitted] …xyz``)."""
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 5, 1)
+    head = max(limit - tail - 40, 1)
+    return f"{text[:head]}… [{len(text) - head - tail:,} characters omitted] …{text[-tail:]}"
+
+
+def surrogate_safe(text: str) -> str:
+    """``text`` with lone surrogates (from undecodable file names or JSON ``"\\ud800"``) written as
+    ``\\ud800`` escapes, so it can be encoded as UTF-8 anywhere it is written."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 # Characters that HTML or markdown would interpret, as numeric entities: safe both inside an HTML block
 # (where markdown is not parsed and the browser decodes the entity) and in a table cell (where markdown is
 # parsed first: an entity is never a delimiter, a pipe entity never splits the cell). '_' only at a word
@@ -48,25 +99,52 @@ def fence_block(text: str, lang: str = "") -> str:
 _HTML_SPECIAL = re.compile(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
+def _html_plain(s: str) -> str:
+    return _HTML_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", s.replace("\r", " ").replace("\n", " "))
+
+
 def html_text(text: object) -> str:
-    """Return ``text`` as HTML text safe in table cells, ``<summary>`` and other raw HTML (one line)."""
-    s = str(text).replace("\r", " ").replace("\n", " ")
-    return _HTML_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", s)
+    """Return ``text`` as HTML text safe in table cells, ``<summary>`` and other raw HTML (one line).
+    GitHub links mentions, references and URLs in raw HTML text too, so those go in ``<code>``."""
+    s = str(text)
+    out: list[str] = []
+    pos = 0
+    for m in _ACTIVE.finditer(s):
+        out += [_html_plain(s[pos:m.start()]), f"<code>{_html_plain(m.group(0))}</code>"]
+        pos = m.end()
+    out.append(_html_plain(s[pos:]))
+    return "".join(out)
 
 
 def html_code(text: object) -> str:
     """Return ``text`` as a ``<code>`` element: renders as code inside table cells and HTML blocks, where a
     backtick code span would not (GitHub shows ``\\``` `` literally there) and cannot be closed early."""
-    return f"<code>{html_text(text)}</code>"
+    return f"<code>{_html_plain(str(text))}</code>"
 
 
 _SPAN = re.compile(r"`([^`\r\n]+)`")
 
 
+def code_spans(text: object) -> list[tuple[str, bool]]:
+    """``text`` cut into ``(piece, is_code)``: the ```…``` spans ad-diff writes around op names in its own
+    sentences, and the text between them (the pieces are raw: each report escapes them its own way)."""
+    s = str(text)
+    out: list[tuple[str, bool]] = []
+    last = 0
+    for m in _SPAN.finditer(s):
+        if m.start() > last:
+            out.append((s[last : m.start()], False))
+        out.append((m.group(1), True))
+        last = m.end()
+    if last < len(s):
+        out.append((s[last:], False))
+    return out
+
+
 def md_text(text: object) -> str:
     """:func:`md_escape`, with backticks as entities: safe right next to a code span (an escaped backtick
     before a code span's opening fence would read as one longer fence to simpler markdown readers)."""
-    return md_escape(text).replace("\\`", "&#96;")
+    return _md(text, "&#96;")
 
 
 def md_inline(text: object) -> str:

@@ -6,6 +6,7 @@ Reports never hand-write JSON for a model. A dataclass says how it serialises th
 * ``field(metadata=json_as("name"))``: written under another key;
 * ``field(metadata=json_pairs())``: a tuple of ``(key, value)`` pairs written as an object;
 * ``field(metadata=json_capped(500))``: a long list written as ``{count, items (first N), truncated}``;
+* ``field(metadata=json_with(fn))``: written as ``fn(value)`` (a summary or another spelling of the value);
 * ``field(metadata=json_first(500))``: a long list written as its first N items only (the count is
   elsewhere in the data);
 
@@ -18,7 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import PurePath
 from typing import Any
@@ -27,6 +28,7 @@ _OMIT = "json_omit"
 _NAME = "json_name"
 _PAIRS = "json_pairs"
 _CAP = "json_cap"
+_WITH = "json_with"
 _FIRST = "json_first"
 
 
@@ -48,6 +50,11 @@ def json_pairs() -> dict[str, Any]:
 def json_capped(limit: int) -> dict[str, Any]:
     """Field metadata: a list written as ``{"count", "items" (at most ``limit``), "truncated"}``."""
     return {_CAP: limit}
+
+
+def json_with(fn: Callable[[Any], Any]) -> dict[str, Any]:
+    """Field metadata: write ``fn(value)`` (then serialised like any value) instead of the value itself."""
+    return {_WITH: fn}
 
 
 def json_first(limit: int) -> dict[str, Any]:
@@ -83,7 +90,9 @@ def _dataclass(obj: Any) -> dict[str, Any]:
         if meta.get(_OMIT):
             continue
         value = getattr(obj, f.name)
-        if meta.get(_PAIRS):
+        if _WITH in meta:
+            value = meta[_WITH](value)
+        elif meta.get(_PAIRS):
             value = {str(to_jsonable(k)): v for k, v in value}
         elif _CAP in meta:
             items = list(value)

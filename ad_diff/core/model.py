@@ -158,7 +158,8 @@ class Category(str, Enum):
     def __str__(self) -> str:  # the value, in messages and f-strings (not ``Category.MATCH_LOSS``)
         return self.value
 
-    __format__ = str.__format__
+    def __format__(self, spec: str) -> str:  # f"{cat}" is the value too, on every Python version
+        return format(self.value, spec)
 
 
 class Severity(str, Enum):

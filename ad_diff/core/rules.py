@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from ad_diff.core.escape import excerpt
 from ad_diff.core.model import Category, Finding, Severity
+from ad_diff.core.redact import redact_text
+
+MESSAGE_LIMIT = 500
+"""Longest finding message (characters): a longer one (a 100,000-character failure line) becomes an
+excerpt."""
 
 #: Fixed category names that reports, configs and users rely on.
 CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
@@ -44,12 +50,14 @@ class Rule:
         evidence: dict[str, Any] | None = None,
         **fields: Any,
     ) -> Finding:
-        """Build a :class:`Finding` of this rule; ``fields`` fill the message template."""
+        """Build a :class:`Finding` of this rule; ``fields`` fill the message template. The message is cut to
+        :data:`MESSAGE_LIMIT` characters and credential-shaped text in it is redacted."""
+        message = self.template.format(transform=transform, stage=stage, node=node, tensor=tensor, **fields)
         return Finding(
             code=self.code,
             category=self.category,
             severity=severity or self.severity,
-            message=self.template.format(transform=transform, stage=stage, node=node, tensor=tensor, **fields),
+            message=excerpt(redact_text(message), MESSAGE_LIMIT),
             transform=transform,
             stage=stage,
             node=node,

@@ -23,9 +23,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ad_diff.core import safepath
 from ad_diff.core.model import Finding, Side, State, TransformComparison
+from ad_diff.core.yamlsafe import load_yaml_node
 from ad_diff.errors import InputError
 from ad_diff.explain.rules import STALE
 
@@ -52,7 +52,8 @@ class Expectation:
         """Short human description, e.g. ``transform=match_rope_pattern 16 -> 0``."""
         parts = [f"{k}={v}" for k, v in self.globs]
         if self.before is not None or self.after is not None:
-            parts.append(f"{'*' if self.before is None else self.before} -> {'*' if self.after is None else self.after}")
+            before = "*" if self.before is None else self.before
+            parts.append(f"{before} -> {'*' if self.after is None else self.after}")
         return " ".join(parts)
 
 
@@ -81,12 +82,13 @@ def _entry(path: Path, line: int, raw: Any) -> Expectation:
                 raise InputError(path, f"`{f}` must be a string (glob), got {raw[f]!r}", line)
             globs.append((f, str(raw[f])))
     if not any(f != "model" for f, _ in globs):
-        raise InputError(path, "an expected change must name at least one of code, category, transform, stage, "
-                               "node, tensor or message (it would acknowledge everything)", line)
+        raise InputError(path, "an expected change must name at least one of code, category, transform, "
+                               "stage, node, tensor or message (it would acknowledge everything)", line)
     counts: dict[str, int | str | None] = {}
     for f in COUNT_FIELDS:
         v = raw.get(f)
-        if v is not None and not (isinstance(v, int) and not isinstance(v, bool) and v >= 0) and v not in _STATES:
+        count = isinstance(v, int) and not isinstance(v, bool) and v >= 0
+        if v is not None and not count and v not in _STATES:
             raise InputError(path, f"`{f}` must be a match count (>= 0) or a state ({', '.join(_STATES)}), "
                                    f"got {v!r}", line)
         counts[f] = v
@@ -95,29 +97,27 @@ def _entry(path: Path, line: int, raw: Any) -> Expectation:
 
 def load(path: Path) -> Expectations:
     """Read an expected-changes YAML file; raise :class:`InputError` (with the line) when it is malformed."""
+    what = "an expected-changes file (UTF-8 YAML)"
+    raw = safepath.read_bytes(path, path.resolve().parent, what, 4 << 20)
     try:
-        text = path.read_text(encoding="utf-8")
-        node = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except OSError as e:
-        raise InputError(path, f"cannot read the expected-changes file ({e.strerror or e})") from e
-    except (yaml.YAMLError, UnicodeDecodeError) as e:
-        mark = getattr(e, "problem_mark", None)
-        raise InputError(path, f"not valid YAML ({getattr(e, 'problem', None) or e})",
-                         mark.line + 1 if mark else None) from e
+        data, node = load_yaml_node(safepath.decode_utf8(raw, path, what), path)
+    except InputError as e:  # the bounded loader: also aliases, depth, duplicate and non-string keys
+        detail = e.detail.removeprefix("invalid YAML: ")
+        raise InputError(path, f"not valid YAML ({detail})", e.line) from None
     if data is None:
         return Expectations(path, ())
     items_node = node
     if isinstance(data, dict):
         if set(data) - {"expected"}:
-            raise InputError(path, f"unknown top-level key {sorted(set(map(str, data)) - {'expected'})[0]!r}; "
-                                   "expected `expected:` holding a list of entries", 1)
+            key = sorted(set(map(str, data)) - {"expected"})[0]
+            raise InputError(path, f"unknown top-level key {key!r}; expected `expected:` holding a list of "
+                                   "entries", 1)
         data = data.get("expected") or []
         items_node = next(v for k, v in node.value if k.value == "expected")  # type: ignore[union-attr]
     if not isinstance(data, list):
         raise InputError(path, "expected a list of entries (or `expected:` holding one)", 1)
     lines = [n.start_mark.line + 1 for n in getattr(items_node, "value", [])] if data else []
-    return Expectations(path, tuple(_entry(path, ln, raw) for ln, raw in zip(lines, data)))
+    return Expectations(path, tuple(_entry(path, ln, raw) for ln, raw in zip(lines, data, strict=True)))
 
 
 def _side_values(s: Side) -> set[int | str]:

@@ -22,7 +22,10 @@ import dataclasses
 import re
 from collections.abc import Sequence
 
+from ad_diff.core.escape import excerpt
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
+from ad_diff.core.redact import redact_text
+from ad_diff.core.rules import MESSAGE_LIMIT
 from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints, parent, positions, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import gates
@@ -341,7 +344,9 @@ def build(
         title = marked(f.message, [where, f.node, f.tensor])
         raw.append((kind, title, "", where, pos[where] if where else None, [f], []))
     groups = [
-        CauseGroup(0, k, title, ev, t, by_row[t].stage if t in by_row else None, p, tuple(rf), tuple(cf))
+        # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
+        CauseGroup(0, k, title, excerpt(redact_text(ev), MESSAGE_LIMIT), t, by_row[t].stage if t in by_row
+                   else None, p, tuple(rf), tuple(cf))
         for k, title, ev, t, p, rf, cf in raw
     ]
     groups.sort(key=lambda g: (_band(g, fail_on), -1 if g.position is None else g.position, g.title))

@@ -60,7 +60,8 @@ class CauseGroup:
     """One root cause and everything that follows from it."""
 
     id: int
-    """1-based position in ``DiffResult.groups`` (the order every report uses); findings carry it (``group``)."""
+    """1-based position in ``DiffResult.groups`` (the order every report uses); findings carry it
+    (``group``)."""
     cause: CauseKind
     title_parts: tuple[TitlePart, ...]
     """The root cause in a few words; see :attr:`title`."""

@@ -45,8 +45,8 @@ class SectionKey(Generic[S]):
 class Skipped:
     """A kind (or part of one) that was not compared, and why: the one shape of a partial result.
 
-    ``reason`` is a machine-readable word (``disabled``, ``no_data``, ``one_sided``, ``empty``, ``unreadable``);
-    ``detail`` the sentence a report shows.
+    ``reason`` is a machine-readable word (``disabled``, ``no_data``, ``one_sided``, ``empty``,
+    ``unreadable``); ``detail`` the sentence a report shows.
     """
 
     reason: str

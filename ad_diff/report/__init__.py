@@ -7,17 +7,24 @@ Every format module is imported lazily, so ``--help`` and a terminal report neve
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from typing_extensions import assert_never
+if sys.version_info >= (3, 11):
+    from typing import assert_never
+else:  # typing_extensions costs ~10 ms of start-up where typing has it
+    from typing_extensions import assert_never
 
 if TYPE_CHECKING:
     from ad_diff.gate import Verdict
 
-__all__ = ["STEP_SUMMARY_LIMIT", "Format", "ReportFormat", "fit_bytes"]
+__all__ = ["COMMENT_LIMIT", "STEP_SUMMARY_LIMIT", "Format", "ReportFormat", "fit_bytes"]
 
+COMMENT_LIMIT = 65_536
+"""GitHub's maximum comment body length (characters). Here, not in ``markdown``, so that the CLI's option
+defaults do not import the markdown reporter (and with it every kind) for ``--help``."""
 STEP_SUMMARY_LIMIT = 1024 * 1024
 """GitHub's limit for ``$GITHUB_STEP_SUMMARY`` (bytes)."""
 
@@ -31,19 +38,22 @@ class Format(str, Enum):
     junit = "junit"
     step_summary = "step_summary"
     """The markdown report, appended to GitHub's step summary (capped at 1 MiB)."""
+    html = "html"
+    """The standalone HTML report (one self-contained file; a batch's summary page)."""
 
     def render(self, result: Any, verdict: Verdict | None, *, color: bool = False,
-               comment_limit: int | None = None) -> str:
-        """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``)."""
+               comment_limit: int | None = None, width: int | None = None) -> str:
+        """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``);
+        ``width`` is the terminal report's (default 120 columns)."""
         from ad_diff.result import BatchResult
 
         if isinstance(result, BatchResult):
-            return self._batch(result, color, comment_limit)
+            return self._batch(result, color, comment_limit, width)
         assert verdict is not None
         if self is Format.terminal:
             from ad_diff.report import terminal
 
-            return terminal.render(result, verdict, color=color)
+            return terminal.render(result, verdict, color=color, width=width or terminal.DEFAULT_WIDTH)
         if self is Format.markdown:
             from ad_diff.report import markdown
 
@@ -60,13 +70,17 @@ class Format(str, Enum):
             from ad_diff.report import markdown
 
             return fit_bytes(lambda n: markdown.render(result, verdict, limit=n), STEP_SUMMARY_LIMIT)
+        if self is Format.html:
+            from ad_diff.report import html
+
+            return html.render(result, verdict)
         assert_never(self)
 
-    def _batch(self, result: Any, color: bool, comment_limit: int | None) -> str:
+    def _batch(self, result: Any, color: bool, comment_limit: int | None, width: int | None) -> str:
         from ad_diff.report import batch
 
         if self is Format.terminal:
-            return batch.render_terminal(result, color=color)
+            return batch.render_terminal(result, color=color, width=width or batch.DEFAULT_WIDTH)
         if self is Format.markdown:
             return batch.render_markdown(result, **_limit(comment_limit))
         if self is Format.json:
@@ -77,6 +91,10 @@ class Format(str, Enum):
             return junit.render_batch(result)
         if self is Format.step_summary:
             return fit_bytes(lambda n: batch.render_markdown(result, n), STEP_SUMMARY_LIMIT)
+        if self is Format.html:
+            from ad_diff.report import html
+
+            return html.render_batch(result)
         assert_never(self)
 
 
@@ -88,7 +106,7 @@ class ReportFormat(str, Enum):
     json = "json"
 
     @property
-    def format(self) -> Format:
+    def renderer(self) -> Format:
         """The :class:`Format` that renders it."""
         return Format(self.value)
 

@@ -34,8 +34,11 @@ def _counts(m: ModelOutcome) -> tuple[int, int, int]:
     if m.result is None or m.verdict is None:
         return 0, 0, 0
     fs = m.result.findings
-    return len(m.verdict.gated), sum(f.severity.value == "error" for f in fs), sum(
-        f.severity.value == "warning" for f in fs)
+    return (
+        len(m.verdict.gated),
+        sum(f.severity.value == "error" for f in fs),
+        sum(f.severity.value == "warning" for f in fs),
+    )
 
 
 def _title(batch: BatchResult) -> str:
@@ -50,26 +53,64 @@ def _title(batch: BatchResult) -> str:
     return f"{batch.verdict.upper()}: " + ", ".join(parts)
 
 
+def summary_rows(batch: BatchResult) -> list[dict[str, Any]]:
+    """One row per model (name, status, gated, errors, warnings, summary): the table every batch report
+    shows."""
+    rows = []
+    for m in batch.models:
+        g, e, w = _counts(m)
+        rows.append(
+            {
+                "name": m.name,
+                "status": m.status,
+                "icon": _ICON.get(m.status, ""),
+                "gated": g,
+                "errors": e,
+                "warnings": w,
+                "summary": _summary(m),
+                "compared": m.result is not None,
+            }
+        )
+    return rows
+
+
+def title(batch: BatchResult) -> str:
+    """``FAIL: 1 of 3 models regressed, ...``: the batch's verdict in one sentence."""
+    return _title(batch)
+
+
 def _unpaired_lines(batch: BatchResult) -> list[str]:
     lines = []
     if batch.baseline_only:
         gate = "" if batch.fail_on == "never" else " (gates: the candidate run is missing)"
         lines.append(f"- baseline only{gate}: " + ", ".join(md_code(n) for n in batch.baseline_only))
     if batch.candidate_only:
-        lines.append("- candidate only (new, not compared): " + ", ".join(md_code(n) for n in batch.candidate_only))
+        lines.append(
+            "- candidate only (new, not compared): " + ", ".join(md_code(n) for n in batch.candidate_only)
+        )
     return lines
 
 
 def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
     """Markdown for a PR comment or step summary, at most ``limit`` characters."""
     icon = _ICON.get(batch.verdict, "")
-    head = [f"## {icon} ad-diff batch: {md_escape(_title(batch))}", "",
-            f"Gate `--fail-on {batch.fail_on}` \u2192 exit {batch.exit_code}", "",
-            "| Model | Verdict | Gated | Errors / warnings | Summary |", "|---|---|---:|---:|---|"]
+    head = [
+        f"## {icon} ad-diff batch: {md_escape(_title(batch))}",
+        "",
+        f"Gate `--fail-on {batch.fail_on}` \u2192 exit {batch.exit_code}",
+        "",
+        "| Model | Verdict | Gated | Errors / warnings | Summary |",
+        "|---|---|---:|---:|---|",
+    ]
     for m in batch.models:  # five columns: a 780 px comment
         g, e, w = _counts(m)
-        head.append(f"| {html_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} / {w} | "
-                    f"{md_escape(_summary(m))} |")
+        head.append(
+            f"| {html_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} / {w} | "
+            f"{md_escape(_summary(m))} |"
+        )
+    detail = md.html_line(batch.render_options, batch=True)
+    if detail:
+        head += ["", detail]
     unpaired = _unpaired_lines(batch)
     if unpaired:
         head += ["", "**Unpaired run folders**", "", *unpaired]
@@ -81,19 +122,26 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
             body = md.render(m.result, m.verdict, limit=limit)
         else:
             body = md_escape(m.error or "")
-        details[m.name] = (f"<details><summary>{_ICON.get(m.status, '')} {html_text(m.name)}: "
-                           f"{html_text(_summary(m))}</summary>\n\n{body}\n\n</details>")
+        details[m.name] = (
+            f"<details><summary>{_ICON.get(m.status, '')} {html_text(m.name)}: "
+            f"{html_text(_summary(m))}</summary>\n\n{body}\n\n</details>"
+        )
     folded: list[str] = []
     foot = f"<sub>ad-diff {__version__}</sub>\n"
 
     def assemble() -> str:
         shown = [details[m.name] for m in order if m.name not in folded]
-        note = (f"_Details folded to fit the comment limit: {', '.join(folded)} (see the JSON report)._\n\n"
-                if folded else "")
+        note = (
+            f"_Details folded to fit the comment limit: {', '.join(folded)} (see the JSON report)._\n\n"
+            if folded
+            else ""
+        )
         return "\n".join(head) + "\n\n" + "\n\n".join(shown) + ("\n\n" if shown else "") + note + foot
 
     text = assemble()
-    for m in [m for m in reversed(order) if m.status == "pass"] + [m for m in reversed(order) if m.status != "pass"]:
+    for m in [m for m in reversed(order) if m.status == "pass"] + [
+        m for m in reversed(order) if m.status != "pass"
+    ]:
         if len(text) <= limit:
             break
         folded.append(m.name)
@@ -103,10 +151,16 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
     return text
 
 
-def render_terminal(batch: BatchResult, color: bool = False, width: int = 120) -> str:
+DEFAULT_WIDTH = 120
+"""Width of the terminal report when none is given (the CLI passes the terminal's)."""
+
+
+def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """Summary table plus the gated findings of each failing model."""
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    con = Console(
+        file=buf, force_terminal=color, no_color=not color, width=width, highlight=False, emoji=False
+    )
     con.print(Text(f"ad-diff batch: {_title(batch)}", style="bold red" if batch.exit_code else "bold green"))
     t = Table(title_justify="left")
     for col in ("model", "verdict", "gated", "errors", "warnings", "summary"):
@@ -122,7 +176,9 @@ def render_terminal(batch: BatchResult, color: bool = False, width: int = 120) -
             for f in m.verdict.gated:
                 con.print(Text(f"  {f.code} {f.message}"))
     if batch.baseline_only:
-        con.print(Text("baseline only (candidate run missing): " + ", ".join(batch.baseline_only), style="red"))
+        con.print(
+            Text("baseline only (candidate run missing): " + ", ".join(batch.baseline_only), style="red")
+        )
     if batch.candidate_only:
         con.print(Text("candidate only (new, not compared): " + ", ".join(batch.candidate_only), style="dim"))
     return buf.getvalue()
@@ -140,11 +196,19 @@ def to_dict(batch: BatchResult) -> dict[str, Any]:
         "baseline_root": str(batch.baseline_root),
         "candidate_root": str(batch.candidate_root),
         "models": [
-            {"name": m.name, "status": m.status, "exit_code": m.exit_code, "error": m.error,
-             "report": json_report.to_dict(m.result, m.verdict) if m.result and m.verdict else None}
+            {
+                "name": m.name,
+                "status": m.status,
+                "exit_code": m.exit_code,
+                "error": m.error,
+                "report": json_report.to_dict(m.result, m.verdict) if m.result and m.verdict else None,
+            }
             for m in batch.models
         ],
-        "unpaired": {"baseline_only": list(batch.baseline_only), "candidate_only": list(batch.candidate_only)},
+        "unpaired": {
+            "baseline_only": list(batch.baseline_only),
+            "candidate_only": list(batch.candidate_only),
+        },
     }
 
 

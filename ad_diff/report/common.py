@@ -23,6 +23,7 @@ from ad_diff.result import DiffResult
 NOUNS: dict[Category, tuple[str, str]] = {
     Category.MATCH_LOSS: ("match loss", "match losses"),
     Category.METADATA_LOSS: ("metadata loss", "metadata losses"),
+    Category.SHAPE_CHANGE: ("shape change", "shape changes"),
     Category.NUMERIC_DRIFT: ("drifting tensor", "drifting tensors"),
     Category.INCOMPLETE_RUN: ("incomplete run", "incomplete runs"),
     Category.STATE_CHANGE: ("state change", "state changes"),
@@ -71,17 +72,26 @@ def category_counts(findings: tuple[Finding, ...]) -> Counter[str]:
     return Counter(f.category for f in findings if f.severity is not Severity.INFO)
 
 
-def log_summary(log: RunLog | None) -> str:
-    """One line describing a parsed log: formats, prefixes, rank, size and how it ended."""
+def log_summary_parts(log: RunLog | None) -> tuple[tuple[str, bool], ...]:
+    """One line describing a parsed log (formats, prefixes, rank, size, how it ended), as ``(text, strong)``
+    pieces: how a run that did not complete ended (``crashed``) is the strong piece, so each report can
+    emphasise it in its own way."""
     if log is None:
-        return "no log"
+        return (("no log", False),)
     fmt = "/".join(log.formats) or "?"
     pre = "/".join(log.prefixes) or "?"
     rank = f"rank {log.rank}" if log.rank is not None else "no rank tags"
     if len(log.ranks_seen) > 1:
         rank += f" of {','.join(map(str, log.ranks_seen))}"
-    end = log.end.value if log.end.value == "complete" else f"**{log.end.value}**: {log.end_detail}"
-    return f"{fmt} · {pre} · {rank} · {len(log.transforms)} transforms · {end}"
+    head = f"{fmt} · {pre} · {rank} · {len(log.transforms)} transforms · "
+    if log.end.value == "complete":
+        return ((head + "complete", False),)
+    return ((head, False), (log.end.value, True), (f": {log.end_detail}", False))
+
+
+def log_summary(log: RunLog | None) -> str:
+    """:func:`log_summary_parts` as plain text."""
+    return "".join(text for text, _ in log_summary_parts(log))
 
 
 def grouped(result: DiffResult, fail_on: str) -> tuple[tuple[Finding, ...], tuple[CauseGroup, ...]]:

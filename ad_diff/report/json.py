@@ -118,8 +118,9 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
     """The whole report as plain JSON-able data."""
     findings, groups = grouped(result, verdict.fail_on)
     index = {id(f): i for i, f in enumerate(findings)}
-    roles = {id(f): "root" for g in groups for f in g.root} | {id(f): "consequence" for g in groups
-                                                                for f in g.consequences}
+    roles = {id(f): "root" for g in groups for f in g.root} | {
+        id(f): "consequence" for g in groups for f in g.consequences
+    }
     p = partition(result, verdict)
     cnt = counts(result)
     return {
@@ -145,8 +146,10 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
             "ignored_transforms": list(result.ignored_transforms),
             "ignored_findings": result.ignored_findings,
         },
-        "skipped": {k: {"reason": s.reason, "detail": s.detail, "run": s.run}
-                    for k, s in sorted(result.skipped.items())},
+        "skipped": {
+            k: {"reason": s.reason, "detail": s.detail, "run": s.run}
+            for k, s in sorted(result.skipped.items())
+        },
         "groups": [_group(g, index, verdict.fail_on) for g in groups],
         "runs": {
             "baseline": _run(result.baseline, result.baseline_log),
@@ -161,4 +164,6 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
 
 def render(result: DiffResult, verdict: Verdict) -> str:
     """Render the JSON report (sorted keys, 2-space indent, trailing newline: byte-stable)."""
-    return json.dumps(to_dict(result, verdict), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    return (
+        json.dumps(to_dict(result, verdict), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    )

@@ -3,7 +3,8 @@
 Layout (validated against the Jenkins ``junit-10.xsd`` in the tests)::
 
     <testsuites name="ad-diff" tests=.. failures=.. errors=..>
-      <testsuite name="[model.]transforms">  one <testcase classname="ad-diff.<stage>" name="<transform>"> per row
+      <testsuite name="[model.]transforms">
+        one <testcase classname="ad-diff.<stage>" name="<transform>"> per row
       <testsuite name="[model.]tensors">     one <testcase name="<tensor>"> per recorded tensor seen
       <testsuite name="[model.]run">         one <testcase name="run"> for run-level findings
 
@@ -49,8 +50,14 @@ def _line(f: Finding, causes: Mapping[int, CauseGroup]) -> str:
     return f"[{', '.join(tags)}] {f.message}"
 
 
-def _case(suite: ET.Element, classname: str, name: str, findings: list[Finding], fail_on: str,
-          causes: Mapping[int, CauseGroup]) -> int:
+def _case(
+    suite: ET.Element,
+    classname: str,
+    name: str,
+    findings: list[Finding],
+    fail_on: str,
+    causes: Mapping[int, CauseGroup],
+) -> int:
     """Add one test case; return its number of failures."""
     case = ET.SubElement(suite, "testcase", classname=_x(classname), name=_x(name), time="0")
     gated = [f for f in findings if gates(f, fail_on)]
@@ -63,8 +70,14 @@ def _case(suite: ET.Element, classname: str, name: str, findings: list[Finding],
     return len(gated)
 
 
-def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, list[Finding]]], fail_on: str,
-           causes: Mapping[int, CauseGroup], groups: tuple[CauseGroup, ...] = ()) -> None:
+def _suite(
+    root: ET.Element,
+    name: str,
+    cases: list[tuple[str, str, list[Finding]]],
+    fail_on: str,
+    causes: Mapping[int, CauseGroup],
+    groups: tuple[CauseGroup, ...] = (),
+) -> None:
     suite = ET.SubElement(root, "testsuite", name=_x(name))
     if groups:  # the root causes, once, on the run suite: properties for tools, text for people
         props = ET.SubElement(suite, "properties")
@@ -72,11 +85,14 @@ def _suite(root: ET.Element, name: str, cases: list[tuple[str, str, list[Finding
             ET.SubElement(props, "property", name=f"root_cause.{g.id}", value=_x(f"{g.cause}: {g.title}"))
     failures = sum(_case(suite, cn, n, fs, fail_on, causes) for cn, n, fs in cases)
     if groups:
-        ET.SubElement(suite, "system-out").text = _x("\n".join(
-            f"root cause {g.id} ({g.cause}{', gates' if group_gates(g, fail_on) else ''}): {g.title}"
-            + (f"\n  evidence: {g.evidence}" if g.evidence else "")
-            + "".join(f"\n  -> {f.message}" for f in g.consequences if f.severity.value == "error")
-            for g in groups))
+        ET.SubElement(suite, "system-out").text = _x(
+            "\n".join(
+                f"root cause {g.id} ({g.cause}{', gates' if group_gates(g, fail_on) else ''}): {g.title}"
+                + (f"\n  evidence: {g.evidence}" if g.evidence else "")
+                + "".join(f"\n  -> {f.message}" for f in g.consequences if f.severity.value == "error")
+                for g in groups
+            )
+        )
     suite.set("tests", str(len(cases)))
     suite.set("failures", str(failures))
     suite.set("errors", "0")
@@ -112,7 +128,8 @@ def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str 
     seen: set[str] = set()
     cases = []
     for r in result.transforms:
-        # A transform that runs twice gets two cases; its findings go to the first (findings carry no occurrence).
+        # A transform that runs twice gets two cases; its findings go to the first (findings carry no
+        # occurrence).
         name = r.transform + (f"#{r.occurrence}" if r.occurrence else "")
         fs = [] if r.transform in seen else by_transform.get(r.transform, [])
         seen.add(r.transform)
@@ -120,8 +137,13 @@ def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str 
     _suite(root, f"{prefix}transforms", cases, fail_on, causes)
     tensors = tensor_names(result)
     if tensors:
-        _suite(root, f"{prefix}tensors", [(f"ad-diff.{prefix}tensors", t, by_tensor.get(t, [])) for t in tensors],
-               fail_on, causes)
+        _suite(
+            root,
+            f"{prefix}tensors",
+            [(f"ad-diff.{prefix}tensors", t, by_tensor.get(t, [])) for t in tensors],
+            fail_on,
+            causes,
+        )
     problems = tuple(g for g in groups if g.severity.value != "info" or group_gates(g, fail_on))
     _suite(root, f"{prefix}run", [(f"ad-diff.{prefix}run", "run", run_level)], fail_on, causes, problems)
 
@@ -149,17 +171,37 @@ def render_batch(batch: BatchResult) -> str:
         if m.result is not None:
             _add_result(root, m.result, batch.fail_on, prefix=f"{m.name}.")
             continue
-        suite = ET.SubElement(root, "testsuite", name=_x(f"{m.name}.run"), tests="1", failures="0", errors="1",
-                              skipped="0", time="0")
-        case = ET.SubElement(suite, "testcase", classname=_x(f"ad-diff.{m.name}.run"), name="compare", time="0")
-        ET.SubElement(case, "error", type="input-error", message=_x(m.error or "error")).text = _x(m.error or "")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=_x(f"{m.name}.run"),
+            tests="1",
+            failures="0",
+            errors="1",
+            skipped="0",
+            time="0",
+        )
+        case = ET.SubElement(
+            suite, "testcase", classname=_x(f"ad-diff.{m.name}.run"), name="compare", time="0"
+        )
+        ET.SubElement(case, "error", type="input-error", message=_x(m.error or "error")).text = _x(
+            m.error or ""
+        )
     if batch.baseline_only:
-        suite = ET.SubElement(root, "testsuite", name="unpaired", tests=str(len(batch.baseline_only)),
-                              failures=str(len(batch.baseline_only) if unpaired_gates(batch.fail_on) else 0),
-                              errors="0", skipped="0", time="0")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name="unpaired",
+            tests=str(len(batch.baseline_only)),
+            failures=str(len(batch.baseline_only) if unpaired_gates(batch.fail_on) else 0),
+            errors="0",
+            skipped="0",
+            time="0",
+        )
         for name in batch.baseline_only:
             case = ET.SubElement(suite, "testcase", classname="ad-diff.unpaired", name=_x(name), time="0")
             if unpaired_gates(batch.fail_on):
-                ET.SubElement(case, "failure", type="unpaired",
-                              message=_x(f"{name}: baseline run has no candidate run")).text = _x(name)
+                ET.SubElement(
+                    case, "failure", type="unpaired", message=_x(f"{name}: baseline run has no candidate run")
+                ).text = _x(name)
     return _finish(root)

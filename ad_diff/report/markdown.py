@@ -22,13 +22,14 @@ from ad_diff.core.model import TransformComparison
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict
 from ad_diff.kinds import SECTION_KINDS
+from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
 from ad_diff.report.common import (
     counts,
     delta_text,
     headline_parts,
     ignored_text,
-    log_summary,
+    log_summary_parts,
     partition,
     plural,
     render_parts,
@@ -38,8 +39,6 @@ from ad_diff.report.common import (
 from ad_diff.report.json import SCHEMA_VERSION
 from ad_diff.result import DiffResult
 
-COMMENT_LIMIT = 65_536
-"""GitHub's maximum comment body length (characters)."""
 HEAD_ITEMS = 10
 """Root causes listed on the first screen (the rest are counted there and listed below)."""
 
@@ -67,18 +66,29 @@ def _runs_line(result: DiffResult) -> str:
     b, c, parent = run_labels(result.baseline.root, result.candidate.root)
     where = f" in {md_code(parent)}" if parent else ""
     line = f"<sub>Runs: {md_code(b)} \u2192 {md_code(c)}{where}"
-    lb, lc = log_summary(result.baseline_log), log_summary(result.candidate_log)
-    line += (
-        f" · logs: {md_escape(lb)}"
-        if lb == lc
-        else f" · baseline log: {md_escape(lb)} · candidate log: {md_escape(lc)}"
+    lb, lc = (
+        render_parts(log_summary_parts(log), lambda s: f"**{md_escape(s)}**", md_escape)
+        for log in (result.baseline_log, result.candidate_log)
     )
+    line += f" · logs: {lb}" if lb == lc else f" · baseline log: {lb} · candidate log: {lc}"
     ignored = ignored_text(result)
     if ignored:
         line += f" · {md_escape(ignored)}"
         if result.ignored_findings:
             line += f" ({plural(result.ignored_findings, 'finding')} dropped)"
     return line + "</sub>"
+
+
+def html_line(render_options: dict[str, dict[str, str]], batch: bool = False) -> str:
+    """The sentence naming the HTML report (``--html``) as the place for detail, or empty; for a batch, the
+    summary page listing each model's report. Named, not linked: a relative link to a file of the job is
+    dead in a PR comment."""
+    html = render_options.get("report", {}).get("html")
+    if not html:
+        return ""
+    what = "one HTML report per model, listed in" if batch else "the HTML report"
+    return (f"\U0001f4c4 **Details**: pipeline timeline, rewritten regions side by side and drift plots are "
+            f"in {what} {md_code(html)}, next to this report (in CI: the job's artifact).")
 
 
 def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[CauseGroup], list[CauseGroup]]:
@@ -111,6 +121,9 @@ def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[Cau
         ]
         lines += ["", "Also: " + ", ".join(k for k in kinds if k) + " (below)."]
     lines += ["", _runs_line(result)]
+    detail = html_line(result.render_options)
+    if detail:
+        lines += ["", detail]
     return "\n".join(lines), primary, secondary
 
 

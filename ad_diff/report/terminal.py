@@ -1,45 +1,140 @@
-"""Terminal reporter: rich tables, rendered to a string (colour only when asked for)."""
+"""Terminal reporter: rich tables, rendered to a string (colour only when asked for) at the width it is given.
+
+The CLI passes the terminal's width (or ``COLUMNS``); below :data:`~ad_diff.core.terminal.NARROW` columns
+the tables switch to narrow layouts (the finding's details below its code instead of beside it), so an
+80-column terminal gets tables that fit instead of lines the terminal wraps. Every name is literal text
+(never rich markup); ad-diff's own ```op``` spans and a run's ``crashed`` end are styled, not shown raw.
+"""
 
 from __future__ import annotations
 
 import io
 
-from rich.console import Console
+from rich.console import Console, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from ad_diff.core.model import Severity
+from ad_diff.core.model import Finding, Severity, TransformComparison
+from ad_diff.core.terminal import Responsive, inline, parts
 from ad_diff.explain.links import hints
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds import SECTION_KINDS
+from ad_diff.kinds.log.model import RunLog
 from ad_diff.report.common import (
     counts,
     delta_text,
     group_gates,
     grouped,
-    headline,
+    headline_parts,
     ignored_text,
-    log_summary,
+    log_summary_parts,
     side_text,
 )
 from ad_diff.report.md_groups import consequence_line
 from ad_diff.result import DiffResult
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+DEFAULT_WIDTH = 120
+"""Width when none is given (the CLI passes the terminal's)."""
 
 
+def _run_line(label: str, result: DiffResult, log: RunLog | None) -> Text:
+    root = result.baseline.root if label == "baseline" else result.candidate.root
+    line = Text(f"{label:<9} ")
+    line.append(str(root))
+    line.append("  [")
+    for s, strong in log_summary_parts(log):
+        line.append(s, style="bold red" if strong else "")
+    line.append("]")
+    return line
 
-def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int = 120,
+
+def _where(f: Finding) -> str:
+    parts = (f.transform, f.node and f"node={f.node}", f.tensor and f"tensor={f.tensor}")
+    return " ".join(x for x in parts if x)
+
+
+def _message(f: Finding) -> Text:
+    msg = Text(f.message)
+    if f.acknowledged:
+        msg.append(f" [acknowledged: {f.acknowledged}]", style="green")
+    if f.explained_by:
+        msg.append(f" [explained by config: {f.explained_by}]", style="green")
+    for h in hints(f):
+        msg.append(" [likely cause: ")
+        msg.append_text(inline(h.message))
+        msg.append("]")
+    return msg
+
+
+def _findings(findings: tuple[Finding, ...], fail_on: str) -> RenderableType:
+    title = f"Findings ({len(findings)}), by root cause"
+
+    def sev(f: Finding) -> Text:
+        return Text(f.severity.value + ("*" if gates(f, fail_on) else ""), style=_STYLE[f.severity])
+
+    def wide() -> Table:
+        t = Table(title=title, title_justify="left")
+        for col in ("#", "sev", "code", "category", "where", "finding"):
+            t.add_column(col, overflow="fold")
+        for f in findings:
+            t.add_row(str(f.group or ""), sev(f), f.code, str(f.category), Text(_where(f)), _message(f))
+        return t
+
+    def narrow() -> Table:  # two columns: what and where on the first line, the message below
+        t = Table(title=title, title_justify="left")
+        t.add_column("#", justify="right")
+        t.add_column("finding", overflow="fold")
+        for f in findings:
+            cell = Text.assemble(sev(f), " ", (f.code, "bold"), f" {str(f.category)}")
+            where = _where(f)
+            if where:
+                cell.append(" · ")
+                cell.append(where)
+            cell.append("\n")
+            cell.append_text(_message(f))
+            t.add_row(str(f.group or ""), cell)
+        return t
+
+    return Responsive(wide, narrow)
+
+
+def _transforms(result: DiffResult, rows: list[tuple[int, TransformComparison]]) -> RenderableType:
+    changed = sum(r.changed for r in result.transforms)
+    title = f"Transforms ({changed} changed of {len(result.transforms)})"
+
+    def delta(r: TransformComparison) -> Text:
+        d = r.delta or 0
+        return Text(delta_text(r.delta), style="red" if d < 0 else "green" if d > 0 else "")
+
+    def table(with_stage: bool) -> Table:
+        t = Table(title=title, title_justify="left")
+        t.add_column("#", justify="right")
+        if with_stage:
+            t.add_column("stage", overflow="fold")
+        t.add_column("transform", overflow="fold")
+        for col in ("baseline", "candidate", "delta"):
+            t.add_column(col, justify="right")
+        for i, r in rows:
+            cells = [Text(str(i)), *([Text(r.stage)] if with_stage else []), Text(r.transform)]
+            t.add_row(*cells, Text(side_text(r.baseline)), Text(side_text(r.candidate)), delta(r))
+        return t
+
+    return Responsive(lambda: table(True), lambda: table(False))
+
+
+def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int = DEFAULT_WIDTH,
            show_unchanged: bool = False) -> str:
-    """Render the terminal report; ``color`` adds ANSI styles (the CLI enables it on a TTY)."""
+    """Render the terminal report ``width`` columns wide; ``color`` adds ANSI styles (on a TTY)."""
     buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
+                  emoji=False)
     style = "bold red" if verdict.verdict == "fail" else "bold green"
-    con.print(Text(f"ad-diff: {headline(result, verdict)}", style=style))
+    con.print(parts((("ad-diff: ", False), *headline_parts(result, verdict)), style=style))
     con.print(Text(" · ".join(c.text() for c in counts(result)) + f" · gate --fail-on {verdict.fail_on} "
                    f"\u2192 exit {verdict.exit_code}"))
-    con.print(Text(f"baseline  {result.baseline.root}  [{log_summary(result.baseline_log)}]"))
-    con.print(Text(f"candidate {result.candidate.root}  [{log_summary(result.candidate_log)}]"))
+    con.print(_run_line("baseline", result, result.baseline_log))
+    con.print(_run_line("candidate", result, result.candidate_log))
     if result.ignored_transforms:
         con.print(Text(ignored_text(result), style="dim"))
     findings, groups = grouped(result, verdict.fail_on)
@@ -48,45 +143,23 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
         if g.severity is Severity.INFO and not group_gates(g, verdict.fail_on):
             continue
         mark = "x" if group_gates(g, verdict.fail_on) else "+" if g.cause.value == "improvement" else "-"
-        con.print(Text(f" {mark} {g.id}. {g.title}" + (f"  ({g.stage})" if g.stage else ""),
-                       style=_STYLE[g.severity] if mark != "+" else "green"))
+        head = parts(((f" {mark} {g.id}. ", False), *g.title_parts), style=_STYLE[g.severity] if mark != "+"
+                     else "green")
+        if g.stage:
+            head.append(f"  ({g.stage})")
+        con.print(head)
         if g.evidence:
-            con.print(Text(f"      {g.evidence}"))
+            con.print(Text("      ").append_text(inline(g.evidence)))
         line = consequence_line(g, rows_by_name, str, str)
         if line:
             con.print(Text(f"      {line}"))
 
     if findings:
-        t = Table(title=f"Findings ({len(findings)}), by root cause", title_justify="left", expand=False)
-        for col in ("#", "sev", "code", "category", "where", "finding"):
-            t.add_column(col, overflow="fold")
-        for f in findings:
-            where = " ".join(x for x in (f.transform, f.node and f"node={f.node}", f.tensor and f"tensor={f.tensor}") if x)
-            sev = f.severity.value + ("*" if gates(f, verdict.fail_on) else "")
-            msg = f.message
-            if f.acknowledged:
-                msg += f" [acknowledged: {f.acknowledged}]"
-            if f.explained_by:
-                msg += f" [explained by config: {f.explained_by}]"
-            for h in hints(f):
-                msg += f" [likely cause: {h.message}]"
-            t.add_row(str(f.group or ""), Text(sev, style=_STYLE[f.severity]), f.code, f.category,
-                      Text(where), Text(msg))
-        con.print(t)
+        con.print(_findings(findings, verdict.fail_on))
         con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))
-
     rows = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed or show_unchanged]
-    t = Table(title=f"Transforms ({sum(r.changed for r in result.transforms)} changed of {len(result.transforms)})",
-              title_justify="left")
-    for col, just in (("#", "right"), ("stage", "left"), ("transform", "left"), ("baseline", "right"),
-                      ("candidate", "right"), ("delta", "right")):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
-    for i, r in rows:
-        d = r.delta
-        t.add_row(str(i), r.stage, Text(r.transform), side_text(r.baseline), side_text(r.candidate),
-                  Text(delta_text(d), style="red" if (d or 0) < 0 else "green" if (d or 0) > 0 else ""))
     if rows:
-        con.print(t)
+        con.print(_transforms(result, rows))
     for kind in SECTION_KINDS:
         section = result.sections.get(kind.key.name)
         if section is not None:

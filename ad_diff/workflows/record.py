@@ -38,14 +38,24 @@ EXIT_NOT_EXECUTABLE = 126
 def _git(cwd: Path) -> dict[str, Any] | None:
     """Commit and dirtiness of the git working tree around ``cwd`` (``None`` outside git)."""
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10)
+        commit = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=cwd, capture_output=True, text=True, timeout=10
+        )
         if commit.returncode != 0:
             return None
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=cwd,
-                               capture_output=True, text=True, timeout=30)
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
     except (OSError, subprocess.SubprocessError):
         return None
-    return {"commit": commit.stdout.strip(), "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None}
+    return {
+        "commit": commit.stdout.strip(),
+        "dirty": bool(dirty.stdout.strip()) if dirty.returncode == 0 else None,
+    }
 
 
 def _version(dist: str) -> str | None:
@@ -94,16 +104,24 @@ def prepare(run_dir: Path, force: bool) -> None:
         raise UsageError(f"{run_dir}: is a file; expected the run folder to record into")
     existing = [n for n in (*_OWN_FILES, GRAPHS) if (run_dir / n).exists()]
     if existing and not force:
-        raise UsageError(f"{run_dir}: already holds {', '.join(existing)} from an earlier run; "
-                         "pass --force to replace them, or record into a new folder")
+        raise UsageError(
+            f"{run_dir}: already holds {', '.join(existing)} from an earlier run; "
+            "pass --force to replace them, or record into a new folder"
+        )
     run_dir.mkdir(parents=True, exist_ok=True)
     # Old dumps would mix with the new ones if the command fails before AD's own first-write cleanup.
     if (run_dir / GRAPHS).is_dir():
         shutil.rmtree(run_dir / GRAPHS)
 
 
-def record(run_dir: Path, command: list[str], stdout: BinaryIO, stderr: BinaryIO, force: bool = False,
-           env: dict[str, str] | None = None) -> dict[str, Any]:
+def record(
+    run_dir: Path,
+    command: list[str],
+    stdout: BinaryIO,
+    stderr: BinaryIO,
+    force: bool = False,
+    env: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """Run ``command``, recording into ``run_dir``; return the run.json content (``exit_code`` inside).
 
     ``exit_code`` is the child's exit status, ``128 + N`` when it was killed by signal N, 127 when the
@@ -154,12 +172,16 @@ def record(run_dir: Path, command: list[str], stdout: BinaryIO, stderr: BinaryIO
     return info
 
 
-def _supervise(child: subprocess.Popen[bytes], stdout: BinaryIO, stderr: BinaryIO, log: BinaryIO,
-               forwarded: list[str]) -> tuple[int, str]:
+def _supervise(
+    child: subprocess.Popen[bytes], stdout: BinaryIO, stderr: BinaryIO, log: BinaryIO, forwarded: list[str]
+) -> tuple[int, str]:
     lock = threading.Lock()
-    assert child.stdout is not None and child.stderr is not None
-    pumps = [threading.Thread(target=_pump, args=(child.stdout, stdout, log, lock), daemon=True),
-             threading.Thread(target=_pump, args=(child.stderr, stderr, log, lock), daemon=True)]
+    assert child.stdout is not None
+    assert child.stderr is not None
+    pumps = [
+        threading.Thread(target=_pump, args=(child.stdout, stdout, log, lock), daemon=True),
+        threading.Thread(target=_pump, args=(child.stderr, stderr, log, lock), daemon=True),
+    ]
     for t in pumps:
         t.start()
 

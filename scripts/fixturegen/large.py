@@ -12,44 +12,10 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from .log_writer import LogStyle, render_log
-from .pipeline import Event
+from benchgen.keys import AD_KEYS
 
-#: FORMATS.md 4.1 default.yaml keys in run order; False = ``enabled: false``.
-AD_KEYS: tuple[tuple[str, str, bool], ...] = tuple(
-    (stage, key.rstrip("!"), not key.endswith("!"))
-    for stage, keys in (
-        ("factory", "build_model"),
-        ("export", "export_to_gm"),
-        ("post_export", "cleanup_noop_slice cleanup_noop_add cleanup_input_constraints"),
-        ("pattern_matcher", "match_moe_pattern match_dense_moe_pattern match_bmm_moe_pattern "
-         "split_moe_fused_for_sharding match_repeat_kv match_eager_attention match_sdpa_to_torch_attention "
-         "match_grouped_attention match_attention_layout match_rope_pattern match_rope_layout "
-         "match_rmsnorm_pattern match_l2norm_pattern match_moe_routing_pattern eliminate_redundant_transposes "
-         "quantize_int4_linear_from_config quantize_int4_gptq_linear_from_config quantize_fp8_linear_from_config "
-         "quantize_nvfp4_linear_from_config quantize_finegrained_fp8_linear_from_config quantize_finegrained_fp8_moe "
-         "quantize_fp8_bmm_from_config quantize_fp8_from_graph quantize_nvfp4_from_graph match_swiglu_pattern "
-         "match_nvfp4_swiglu_pattern match_finegrained_fp8_swiglu_pattern quantize_fp8_moe quantize_nvfp4_moe "
-         "quantize_mxfp4_moe detect_hidden_states_for_capture!"),
-        ("sharding", "apply_sharding_hints detect_sharding sharding_transform_executor pipeline_cache!"),
-        ("weight_load", "strip_sharding_hints load_weights move_inputs_to_device"),
-        ("post_load_fusion", "fuse_gemms_mixed_children! fuse_gemms! fuse_fp4_gemms! fuse_fp8_gemms! fuse_fp8_linear "
-         "fuse_trtllm_attn_quant_fp8! fuse_nvfp4_linear fuse_relu2_quant_nvfp4 fuse_nvfp4_swiglu "
-         "fuse_finegrained_fp8_swiglu fuse_finegrained_fp8_linear fuse_mxfp4_moe fuse_moe fuse_fp8_moe "
-         "fuse_finegrained_fp8_moe fuse_nvfp4_moe fuse_allreduce_residual_rmsnorm fuse_rmsnorm "
-         "fuse_rmsnorm_quant_nvfp4 fuse_gdn_gating fuse_l2norm fuse_silu_mul fuse_swiglu! fuse_add_rms_norm! "
-         "fuse_rmsnorm_quant_fp8! gather_logits_before_lm_head! fuse_rope_into_trtllm_attention! "
-         "fuse_rope_into_trtllm_mla! lower_dsv3_a_gemm! fuse_dsv3_router_gemm! optimize_rope "
-         "mlir_elementwise_fusion!"),
-        ("cache_init", "insert_cached_attention insert_cached_mla_attention insert_cached_ssm_attention "
-         "insert_cached_causal_conv insert_cached_delta_rule insert_cached_gated_delta_rule "
-         "insert_cached_residual_add initialize_mrope_delta_cache! initialize_cache resize_kv_cache"),
-        ("visualize", "visualize_namespace!"),
-        ("compile", "fuse_causal_conv_activation multi_stream_moe! multi_stream_mla_attn! multi_stream_gemm! "
-         "cleanup_identity_dtype_cast! fuse_moe_allreduce_residual_rmsnorm! compile_model"),
-    )
-    for key in keys.split()
-)
+from .events import Event
+from .log_writer import LogStyle, render_log
 
 _BF = "torch.bfloat16"
 _H, _E_DIM = 2048, 768
@@ -98,69 +64,150 @@ def _render(layers: int, experts: int, st: _State, key: str, stage: str) -> str:
 
     out += ["%input_ids : 1xs44 : torch.int64", "%position_ids : 1xs44 : torch.int64"]
     line("sym_size_int", "aten.sym_size.int", "%input_ids : 1xs44 : torch.int64, 1", "?", "SymInt")
-    h = line("embedding", "aten.embedding.default",
-             f"%model_embed_tokens_weight : 151936x2048 : {_BF}, %input_ids : 1xs44 : torch.int64", act)
+    h = line(
+        "embedding",
+        "aten.embedding.default",
+        f"%model_embed_tokens_weight : 151936x2048 : {_BF}, %input_ids : 1xs44 : torch.int64",
+        act,
+    )
     for li in range(layers):
         pre = f"model_layers_{li}"
         x = norm(h, f"{pre}_input_layernorm_weight", li in st.norm_fused)
-        q = line("linear", "aten.linear.default", f"{a(x, act)}, %{pre}_self_attn_q_proj_weight : 4096x2048 : {_BF}",
-                 "1xs44x4096")
-        k = line("linear", "aten.linear.default", f"{a(x, act)}, %{pre}_self_attn_k_proj_weight : 512x2048 : {_BF}",
-                 "1xs44x512")
-        v = line("linear", "aten.linear.default", f"{a(x, act)}, %{pre}_self_attn_v_proj_weight : 512x2048 : {_BF}",
-                 "1xs44x512")
-        qv = line("view", "aten.view.default", f"{a(q, '1xs44x4096')}, [1, sym_size_int, 32, 128]", "1xs44x32x128")
-        kv = line("view", "aten.view.default", f"{a(k, '1xs44x512')}, [1, sym_size_int, 4, 128]", "1xs44x4x128")
-        vv = line("view", "aten.view.default", f"{a(v, '1xs44x512')}, [1, sym_size_int, 4, 128]", "1xs44x4x128")
+        q = line(
+            "linear",
+            "aten.linear.default",
+            f"{a(x, act)}, %{pre}_self_attn_q_proj_weight : 4096x2048 : {_BF}",
+            "1xs44x4096",
+        )
+        k = line(
+            "linear",
+            "aten.linear.default",
+            f"{a(x, act)}, %{pre}_self_attn_k_proj_weight : 512x2048 : {_BF}",
+            "1xs44x512",
+        )
+        v = line(
+            "linear",
+            "aten.linear.default",
+            f"{a(x, act)}, %{pre}_self_attn_v_proj_weight : 512x2048 : {_BF}",
+            "1xs44x512",
+        )
+        qv = line(
+            "view", "aten.view.default", f"{a(q, '1xs44x4096')}, [1, sym_size_int, 32, 128]", "1xs44x32x128"
+        )
+        kv = line(
+            "view", "aten.view.default", f"{a(k, '1xs44x512')}, [1, sym_size_int, 4, 128]", "1xs44x4x128"
+        )
+        vv = line(
+            "view", "aten.view.default", f"{a(v, '1xs44x512')}, [1, sym_size_int, 4, 128]", "1xs44x4x128"
+        )
         qr = line("torch_rope", "auto_deploy.torch_rope.default", f"{a(qv, '1xs44x32x128')}", "1xs44x32x128")
         kr = line("torch_rope", "auto_deploy.torch_rope.default", f"{a(kv, '1xs44x4x128')}", "1xs44x4x128")
-        at = line("torch_attention", "auto_deploy.torch_attention.default",
-                  f"{a(qr, '1xs44x32x128')}, {a(kr, '1xs44x4x128')}, {a(vv, '1xs44x4x128')}, None, 0.0, True, "
-                  f"0.08838834764831845", "1xs44x32x128")
-        r = line("reshape", "aten.reshape.default", f"{a(at, '1xs44x32x128')}, [1, sym_size_int, 4096]", "1xs44x4096")
-        o = line("linear", "aten.linear.default",
-                 f"{a(r, '1xs44x4096')}, %{pre}_self_attn_o_proj_weight : 2048x4096 : {_BF}", act)
+        at = line(
+            "torch_attention",
+            "auto_deploy.torch_attention.default",
+            f"{a(qr, '1xs44x32x128')}, {a(kr, '1xs44x4x128')}, {a(vv, '1xs44x4x128')}, None, 0.0, True, "
+            f"0.08838834764831845",
+            "1xs44x32x128",
+        )
+        r = line(
+            "reshape",
+            "aten.reshape.default",
+            f"{a(at, '1xs44x32x128')}, [1, sym_size_int, 4096]",
+            "1xs44x4096",
+        )
+        o = line(
+            "linear",
+            "aten.linear.default",
+            f"{a(r, '1xs44x4096')}, %{pre}_self_attn_o_proj_weight : 2048x4096 : {_BF}",
+            act,
+        )
         h = line("add", "aten.add.Tensor", f"{a(h, act)}, {a(o, act)}", act)
         x = norm(h, f"{pre}_post_attention_layernorm_weight", li in st.norm_fused)
-        logits = line("linear", "aten.linear.default", f"{a(x, act)}, %{pre}_mlp_gate_weight : {experts}x2048 : {_BF}",
-                      f"1xs44x{experts}")
+        logits = line(
+            "linear",
+            "aten.linear.default",
+            f"{a(x, act)}, %{pre}_mlp_gate_weight : {experts}x2048 : {_BF}",
+            f"1xs44x{experts}",
+        )
         sm = line("softmax", "aten.softmax.int", f"{a(logits, f'1xs44x{experts}')}, -1", f"1xs44x{experts}")
-        tk = line("topk", "aten.topk.default", f"{a(sm, f'1xs44x{experts}')}, 8", "(1xs44x8, 1xs44x8)",
-                  f"({_BF}, torch.int64)")
+        tk = line(
+            "topk",
+            "aten.topk.default",
+            f"{a(sm, f'1xs44x{experts}')}, 8",
+            "(1xs44x8, 1xs44x8)",
+            f"({_BF}, torch.int64)",
+        )
         wts = line("getitem", "<built-in function getitem>", f"%{tk} : ? : tuple, 0", "1xs44x8")
         acc = line("zeros_like", "aten.zeros_like.default", f"{a(x, act)}", act)
         for e in range(experts):
             ep = f"{pre}_mlp_experts_{e}"
             if li in st.swiglu_fused:
-                s = line("torch_swiglu", "auto_deploy.torch_swiglu.default",
-                         f"{a(x, act)}, %{ep}_gate_proj_weight : {_E_DIM}x2048 : {_BF}, "
-                         f"%{ep}_up_proj_weight : {_E_DIM}x2048 : {_BF}", f"1xs44x{_E_DIM}")
+                s = line(
+                    "torch_swiglu",
+                    "auto_deploy.torch_swiglu.default",
+                    f"{a(x, act)}, %{ep}_gate_proj_weight : {_E_DIM}x2048 : {_BF}, "
+                    f"%{ep}_up_proj_weight : {_E_DIM}x2048 : {_BF}",
+                    f"1xs44x{_E_DIM}",
+                )
             else:
-                g = line("linear", "aten.linear.default", f"{a(x, act)}, %{ep}_gate_proj_weight : {_E_DIM}x2048 : {_BF}",
-                         f"1xs44x{_E_DIM}")
+                g = line(
+                    "linear",
+                    "aten.linear.default",
+                    f"{a(x, act)}, %{ep}_gate_proj_weight : {_E_DIM}x2048 : {_BF}",
+                    f"1xs44x{_E_DIM}",
+                )
                 si = line("silu", "aten.silu.default", f"{a(g, f'1xs44x{_E_DIM}')}", f"1xs44x{_E_DIM}")
-                u = line("linear", "aten.linear.default", f"{a(x, act)}, %{ep}_up_proj_weight : {_E_DIM}x2048 : {_BF}",
-                         f"1xs44x{_E_DIM}")
-                s = line("mul", "aten.mul.Tensor", f"{a(si, f'1xs44x{_E_DIM}')}, {a(u, f'1xs44x{_E_DIM}')}",
-                         f"1xs44x{_E_DIM}")
-            d = line("linear", "aten.linear.default",
-                     f"{a(s, f'1xs44x{_E_DIM}')}, %{ep}_down_proj_weight : 2048x{_E_DIM} : {_BF}", act)
+                u = line(
+                    "linear",
+                    "aten.linear.default",
+                    f"{a(x, act)}, %{ep}_up_proj_weight : {_E_DIM}x2048 : {_BF}",
+                    f"1xs44x{_E_DIM}",
+                )
+                s = line(
+                    "mul",
+                    "aten.mul.Tensor",
+                    f"{a(si, f'1xs44x{_E_DIM}')}, {a(u, f'1xs44x{_E_DIM}')}",
+                    f"1xs44x{_E_DIM}",
+                )
+            d = line(
+                "linear",
+                "aten.linear.default",
+                f"{a(s, f'1xs44x{_E_DIM}')}, %{ep}_down_proj_weight : 2048x{_E_DIM} : {_BF}",
+                act,
+            )
             sel = line("select", "aten.select.int", f"{a(wts, '1xs44x8')}, -1, {e % 8}", "1xs44")
             us = line("unsqueeze", "aten.unsqueeze.default", f"{a(sel, '1xs44')}, -1", "1xs44x1")
             sc = line("mul", "aten.mul.Tensor", f"{a(d, act)}, {a(us, '1xs44x1')}", act)
             acc = line("add", "aten.add.Tensor", f"{a(acc, act)}, {a(sc, act)}", act)
         h = line("add", "aten.add.Tensor", f"{a(h, act)}, {a(acc, act)}", act)
     x = norm(h, "model_norm_weight", layers in st.norm_fused)
-    lm = line("linear", "aten.linear.default", f"{a(x, act)}, %lm_head_weight : 151936x2048 : {_BF}", "1xs44x151936")
+    lm = line(
+        "linear", "aten.linear.default", f"{a(x, act)}, %lm_head_weight : 151936x2048 : {_BF}", "1xs44x151936"
+    )
     out.append(f"output %{lm}")
     rule = "=" * 80
-    head = [f"# Transform: {key}", f"# Stage: {stage}", "# GraphModules found: 1", "", "", rule,
-            "# GraphModule: (root)", rule, ""]
+    head = [
+        f"# Transform: {key}",
+        f"# Stage: {stage}",
+        "# GraphModules found: 1",
+        "",
+        "",
+        rule,
+        "# GraphModule: (root)",
+        rule,
+        "",
+    ]
     return "\n".join(head + out) + "\n"
 
 
-def _write_run(folder: Path, layers: int, experts: int, steps: list[tuple[str, str, bool]],
-               lost: frozenset[int], seed: int) -> int:
+def _write_run(
+    folder: Path,
+    layers: int,
+    experts: int,
+    steps: list[tuple[str, str, bool]],
+    lost: frozenset[int],
+    seed: int,
+) -> tuple[int, int]:
     folder.mkdir(parents=True)
     graphs = folder / "graphs"
     graphs.mkdir()
@@ -184,8 +231,16 @@ def _write_run(folder: Path, layers: int, experts: int, steps: list[tuple[str, s
             matches = 2 * len(st.norm_fused - {layers}) + (layers in st.norm_fused)
         elif enabled and key in ("export_to_gm", "compile_model"):
             matches = 1
-        events.append(Event(stage, key, "applied" if enabled else "disabled", matches,
-                            shape_prop=matches > 0, mem_gb=11.5 if key == "resize_kv_cache" else 0.0))
+        events.append(
+            Event(
+                stage,
+                key,
+                "applied" if enabled else "disabled",
+                matches,
+                shape_prop=matches > 0,
+                mem_gb=11.5 if key == "resize_kv_cache" else 0.0,
+            )
+        )
         if key == "build_model":
             continue
         if st not in body_cache:
@@ -195,13 +250,19 @@ def _write_run(folder: Path, layers: int, experts: int, steps: list[tuple[str, s
             min_nodes = text.count("\n%") if min_nodes is None else min(min_nodes, text.count("\n%"))
         counter += 1
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(
-            f"# Transform: {key}\n# Stage: {stage}\n" + body_cache[st], encoding="utf-8", newline="\n")
+            f"# Transform: {key}\n# Stage: {stage}\n" + body_cache[st], encoding="utf-8", newline="\n"
+        )
     (folder / "ad.log").write_text(render_log(events, LogStyle(seed=seed)), encoding="utf-8", newline="\n")
     return n_nodes, min_nodes or 0
 
 
-def make_large_pair(out_dir: Path | str, layers: int = 80, transforms: int = 90, inject_regression: bool = True,
-                    nodes_per_dump: int = 50_000) -> dict[str, int]:
+def make_large_pair(
+    out_dir: Path | str,
+    layers: int = 80,
+    transforms: int = 90,
+    inject_regression: bool = True,
+    nodes_per_dump: int = 50_000,
+) -> dict[str, int]:
     """Write ``out_dir/{baseline,candidate}`` with ``transforms`` configured transforms (AD default.yaml
     order, ending with compile_model) and dumps of at least ``nodes_per_dump`` nodes (MoE experts are sized
     to reach it in the most fused graph; unfused dumps are about 1.5x larger). With
@@ -215,4 +276,9 @@ def make_large_pair(out_dir: Path | str, layers: int = 80, transforms: int = 90,
     lost = frozenset(range(layers // 2, layers // 2 + 4)) if inject_regression else frozenset()
     n, n_min = _write_run(out / "baseline", layers, experts, steps, frozenset(), seed=1)
     _write_run(out / "candidate", layers, experts, steps, lost, seed=2)
-    return {"max_nodes_per_dump": n, "min_nodes_per_dump": n_min, "files_per_run": len(steps) - 1, "experts_per_layer": experts}
+    return {
+        "max_nodes_per_dump": n,
+        "min_nodes_per_dump": n_min,
+        "files_per_run": len(steps) - 1,
+        "experts_per_layer": experts,
+    }

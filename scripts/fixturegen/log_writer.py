@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from . import noise as nz
-from .pipeline import Event
+from .events import Event
 
 _L1_TAG = {"info": "I", "warning": "W", "error": "E", "debug": "V"}
 _L2_TAG = {"info": "INFO", "warning": "WARNING", "error": "ERROR", "debug": "DEBUG"}
@@ -183,38 +183,89 @@ def _strip_context(msg: str, ev: Event) -> str:
     return msg.removeprefix("[APPLY] ")
 
 
+@dataclass(frozen=True)
+class Story:
+    """What happens to one run beyond its events: ranks, a rank that dies, a restore, a kill, a shutdown
+    error."""
+
+    ranks: Sequence[int] = (0,)
+    rank1_counts: dict[str, int] | None = None
+    """Match counts rank 1 reports instead of the event's (rank disagreement)."""
+    rank_dies: tuple[int, str, str] | None = None
+    """``(rank, key, error)``: that rank starts transform ``key``, prints a traceback and logs nothing
+    more."""
+    restored_at: str | None = None
+    """The run restored AD's pipeline cache at this boundary: earlier events were not logged (run_folder drops
+    them); it logs the restore line instead."""
+    killed: bool = False
+    """The job was killed after the last event: no epilogue, no traceback."""
+    shutdown_error: bool = False
+    """Python prints an ignored exception at interpreter shutdown, after generation."""
+    rank_tags: bool = True
+    """AD lines carry ``[RANK n]`` (False: launcher tags are the only way to tell ranks apart)."""
+
+
 def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[str, int] | None = None,
                ranks: Sequence[int] = (0,)) -> str:
     """The whole log text for one run. ``ranks`` > 1 interleaves duplicate lines of the other ranks;
     ``rank1_counts`` overrides match counts that rank 1 reports (rank disagreement)."""
+    return "".join(line + "\n" for _, line in render_lines(events, style, Story(ranks, rank1_counts)))
+
+
+def render_lines(events: Sequence[Event], style: LogStyle, story: Story) -> list[tuple[int, str]]:
+    """The log of one run as ``(rank of the process that printed it, line)`` pairs (what launchers tag)."""
     w = _Writer(style)
-    rank_tagged = style.prefix != "L2"
+    ranks = story.ranks
+    rank_tagged = style.prefix != "L2" and story.rank_tags
+    owner: list[int] = []  # the printing rank of each line of w.lines
+
+    def sync(rank: int) -> None:
+        owner.extend([rank] * (len(w.lines) - len(owner)))
+
     nz.preamble(w, style)
+    sync(0)
     attempts = [events[:4], events] if style.retry else [events]
+    dead: set[int] = set()
     for attempt, evs in enumerate(attempts):
         if attempt:
             nz.restart(w, style, attempt)
+            sync(0)
         crashed = None
-        for ev in evs:
+        for i, ev in enumerate(evs):
+            live = [r for r in ranks if r not in dead]
             msgs_by_rank = {}
-            for r in ranks:
-                rc = (rank1_counts or {}).get(ev.key) if r == 1 else None
-                msgs_by_rank[r] = transform_messages(ev, style, random.Random(f"{style.seed}/{attempt}/{ev.key}"),
-                                                     rank_count=rc)
-            if ev.key == "build_model":
+            dies = story.rank_dies if story.rank_dies and story.rank_dies[1] == ev.key else None
+            for r in live:
+                rc = (story.rank1_counts or {}).get(ev.key) if r == 1 else None
+                this = replace(ev, state="crashed", error=dies[2]) if dies and dies[0] == r else ev
+                rng = random.Random(f"{style.seed}/{attempt}/{ev.key}")
+                msgs_by_rank[r] = transform_messages(this, style, rng, rank_count=rc)
+            first = i == 0 and story.restored_at is not None
+            if first:
+                for r in live:
+                    where = f"/cache/ad-pipeline/3f9c2a71/{story.restored_at}"
+                    msgs_by_rank[r].insert(0, ("info", f"Restored AutoDeploy pipeline snapshot for "
+                                                       f"'{story.restored_at}' from {where}"))
+            if ev.key == "build_model" or first:
                 # logged by the first dump_graph call, after the transform's own lines; only V2 (patched
                 # log) and V3 (logging context) add the <P> prefix to it
                 ctx = f"{_p(ev)} " if style.fmt in ("V2", "V3") else ""
-                for r in ranks:
+                for r in live:
                     msgs_by_rank[r].append(("info", f"{ctx}Graph dumping enabled to: {style.dump_dir}"))
             if ev.key == "load_weights" and style.noise >= 1:
                 nz.loading_weights(w)
+                sync(0)
             merged = _interleave(w.rng, msgs_by_rank)
             for r, (level, msg) in merged:
                 if style.prefix == "L2":
                     msg = _strip_context(msg, ev)
-                first, *rest = msg.split("\n")
-                w.raw(w.ad_line(level, first, r if rank_tagged else None), *rest)
+                first_line, *rest = msg.split("\n")
+                w.raw(w.ad_line(level, first_line, r if rank_tagged else None), *rest)
+                sync(r)
+            if dies is not None:
+                nz.traceback(w, replace(ev, state="crashed", error=dies[2]))
+                sync(dies[0])
+                dead.add(dies[0])
             total_time = _times(random.Random(f"{style.seed}/{attempt}/{ev.key}"), ev)[0]
             w.tick(total_time)
             if ev.state == "crashed":
@@ -222,11 +273,17 @@ def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[s
                 break
             if attempt == 0 and style.retry and ev is evs[-1]:
                 nz.abort(w, style)
+                sync(0)
         if crashed is not None:
             nz.traceback(w, crashed)
-            return "\n".join(w.lines) + "\n"
-    nz.epilogue(w, style)
-    return "\n".join(w.lines) + "\n"
+            sync(0)
+            return list(zip(owner, w.lines, strict=True))
+    if not story.killed:
+        nz.epilogue(w, style)
+        if story.shutdown_error:
+            nz.shutdown_error(w)
+        sync(0)
+    return list(zip(owner, w.lines, strict=True))
 
 
 def _interleave(rng: random.Random, by_rank: dict[int, list[tuple[str, str]]]) -> list[tuple[int, tuple[str, str]]]:

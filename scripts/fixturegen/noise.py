@@ -103,3 +103,17 @@ def epilogue(w: Any, style: Any) -> None:
     w.trt("info", "AutoDeploy executor ready; warming up CUDA graphs for batch sizes [1, 2, 4]")
     w.raw("[TensorRT-LLM][INFO] Memory usage when calculating max tokens in paged kv cache: total: 79.11 GiB")
     w.trt("info", "[0] Prompt: 'How big is the universe? ', Generated text: ' The universe is'")
+
+
+def shutdown_error(w: Any) -> None:
+    """What Python prints at interpreter shutdown when a ``__del__`` fails (TRT-LLM's MPI session), after the
+    run finished: the program still exits normally."""
+    w.raw(
+        "Exception ignored in: <function MpiPoolSession.__del__>",
+        "Traceback (most recent call last):",
+        f'  File "{_SITE}/tensorrt_llm/executor/utils.py", line 132, in __del__',
+        "    self.shutdown()",
+        f'  File "{_SITE}/tensorrt_llm/executor/utils.py", line 127, in shutdown',
+        "    self.mpi_pool.shutdown(wait=True)",
+        "AttributeError: 'NoneType' object has no attribute 'shutdown'",
+    )

@@ -15,6 +15,7 @@ import torch
 from torch import fx, nn
 
 from . import dump_writer
+from .events import Event
 from .model import ModelSpec, build_model, export_model
 from .transforms import REWRITES, Knobs
 
@@ -70,25 +71,13 @@ class RunSpec:
     """Keys enabled on top of the defaults."""
     extra: tuple[tuple[str, str, str], ...] = ()
     """New transforms ``(stage, key, insert_after_key)``."""
+    moves: tuple[tuple[str, str], ...] = ()
+    """``(key, after_key)``: the transform runs right after ``after_key`` instead of at its place."""
     fail: tuple[tuple[str, str], ...] = ()
     """key -> exception text raised inside the transform (caught: ``skip_on_error``)."""
     crash_in: str | None = None
     """Key whose apply raises an uncaught error: the run stops there."""
     crash_error: str = "RuntimeError: CUDA error: an illegal memory access was encountered"
-
-
-@dataclass(frozen=True)
-class Event:
-    """What one configured transform did."""
-
-    stage: str
-    key: str
-    state: str
-    """``applied`` | ``skipped`` | ``disabled`` | ``failed`` | ``crashed``."""
-    matches: int = 0
-    error: str = ""
-    shape_prop: bool = False
-    mem_gb: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -114,6 +103,9 @@ def pipeline_for(spec: RunSpec) -> list[tuple[str, str, bool]]:
     for stage, key, after in spec.extra:
         idx = next(i for i, (_, k, _) in enumerate(steps) if k == after)
         steps.insert(idx + 1, (stage, key, True))
+    for key, after in spec.moves:
+        step = steps.pop(next(i for i, (_, k, _) in enumerate(steps) if k == key))
+        steps.insert(next(i for i, (_, k, _) in enumerate(steps) if k == after) + 1, step)
     return steps
 
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
 
-from .log_writer import LogStyle, render_log
+from . import captures
+from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 
 
@@ -22,6 +23,25 @@ class Side:
     rank1_counts: tuple[tuple[str, int], ...] = ()
     config: tuple[tuple[str, str], ...] = ()
     """``(relative path, text)`` files written under the run folder (e.g. ``config/model_x.yaml``)."""
+    counts: tuple[tuple[str, int], ...] = ()
+    """Match counts every rank logs instead of the pipeline's (the graphs stay the pipeline's)."""
+    rank_dies: tuple[int, str, str] | None = None
+    """``(rank, key, error)``: that rank dies inside transform ``key`` (an uncaught error: traceback)."""
+    restored_at: str | None = None
+    """The run restored AD's pipeline cache at this transform: nothing up to it is logged or dumped, the dump
+    counter starts at 001 after it."""
+    killed_before: str | None = None
+    """The job was killed just before this transform: its log and dumps end there, with no error."""
+    shutdown_error: bool = False
+    """Python prints an ignored exception at shutdown, after the run finished."""
+    rank_tags: bool = True
+    capture: str = ""
+    """A line-prefix form of :data:`captures.FORMS` the log is saved through."""
+    log_name: str = "ad.log"
+    compress: str = ""
+    """``.gz``, ``.bz2`` or ``.xz``: the log is written compressed (the suffix is added to its name)."""
+    layout: str = ""
+    """``torchrun`` or ``mpirun``: one log file per rank and stream instead of one log."""
     dumps_from: RunSpec | None = None
     """Write ``graphs/`` from this other run (artifacts of two jobs mixed); the log stays ``spec``'s."""
     dump_keep: int | None = None
@@ -45,12 +65,33 @@ def write_run(side: Side, folder: Path) -> None:
     """Run the pipeline for ``side`` and write its run folder (``folder`` must not exist yet)."""
     out = run(side.spec)
     folder.mkdir(parents=True)
-    log = render_log(out.events, side.style, ranks=side.ranks, rank1_counts=dict(side.rank1_counts) or None)
-    (folder / "ad.log").write_text(log, encoding="utf-8", newline="\n")
+    events = list(out.events)
+    keys = [ev.key for ev in events]
+    if side.restored_at is not None:
+        events = events[keys.index(side.restored_at) + 1:]
+    if side.killed_before is not None:
+        events = events[: [ev.key for ev in events].index(side.killed_before)]
+    counts = dict(side.counts)
+    events = [replace(ev, matches=counts[ev.key]) if ev.key in counts else ev for ev in events]
+    story = Story(side.ranks, dict(side.rank1_counts) or None, side.rank_dies, side.restored_at,
+                  side.killed_before is not None, side.shutdown_error, side.rank_tags)
+    pairs = render_lines(events, side.style, story)
+    if side.capture:
+        pairs = captures.FORMS[side.capture](pairs)
+    files = (captures.per_rank(pairs, side.layout) if side.layout
+             else {side.log_name: captures.text_of(pairs)})
+    for rel, text in files.items():
+        path = folder / (rel + side.compress)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = text.encode("utf-8")
+        path.write_bytes(captures.COMPRESSORS[side.compress](data) if side.compress else data)
+    logged = {ev.key for ev in events}
     graphs = folder / "graphs"
     graphs.mkdir()
     counter = 0
     for stage, key, texts in (run(side.dumps_from) if side.dumps_from is not None else out).dumps:
+        if key not in logged:
+            continue  # restored (not run) or after the kill
         text = texts[side.dump]
         if text is None:
             continue  # D3: no GraphModule; D1/D2: root is not a GraphModule -> no file, no counter

@@ -63,5 +63,6 @@ def test_log_and_dumps_from_different_runs_conflict(tmp_path: Path) -> None:
     assert code == 1
     assert _gated(report) == [("ADG012", "match_rope_layout"), ("ADG012", "match_rope_pattern")]
     assert {f["message"].split(":")[0] for f in report["findings"] if f["code"] == "ADG012"} == {"candidate"}
-    # initialize_cache acts on caches, not on the graph: its unchanged dump stays informational.
-    assert {f["severity"] for f in report["findings"] if f["code"] == "ADG008"} == {"info"}
+    # initialize_cache acts on caches, not on the graph, and leaves its dump unchanged in both runs alike:
+    # that is how it works, so neither a conflict nor a note.
+    assert [f for f in report["findings"] if f["transform"] == "initialize_cache"] == []

@@ -152,3 +152,15 @@ def test_compare_never_imports_pandas(tmp_path: Path) -> None:
         timeout=120,
     )
     assert proc.stdout.split()[-3:] == ["0", "False", "False"], proc.stderr
+
+
+def test_history_names_the_config_file_in_use(nightly: Path, tmp_path: Path) -> None:
+    """A working-folder config may relax the history gate too, but stderr and both reports say which file."""
+    (tmp_path / ".ad-diff.yaml").write_text("fail_on: never\n")
+    res = run_cli("history", nightly, "--markdown", tmp_path / "h.md", "--json", tmp_path / "h.json",
+                  "--no-color", cwd=tmp_path)
+    assert res.code == 0, res.err
+    note = f"settings from {tmp_path / '.ad-diff.yaml'} (found in the current folder): fail_on=never"
+    assert f"ad-diff: {note}" in res.err
+    assert note in json.loads((tmp_path / "h.json").read_text())["notes"]
+    assert "(found in the current folder): fail_on=never" in (tmp_path / "h.md").read_text()

@@ -22,13 +22,17 @@ def test_gpu_recorded_drift_verdicts(cand: str, code: int) -> None:
     assert bool(drift) is (code == 1)
 
 
-def test_plots_are_written_and_linked(tmp_path: Path) -> None:
+def test_plots_are_written_and_named(tmp_path: Path) -> None:
     md = tmp_path / "report.md"
     res = run_cli(GPU / "baseline", GPU / "beyond", "--plots", tmp_path / "plots", "--markdown", md)
     assert res.code == 1
     pngs = sorted(p.name for p in (tmp_path / "plots").iterdir())
-    assert pngs and all(p.endswith(".png") for p in pngs)
-    assert f"(plots/{pngs[0]})" in md.read_text()
+    assert pngs
+    assert all(p.endswith(".png") for p in pngs)
+    text = md.read_text()
+    # named by the folder relative to the report, not linked: a relative link is dead in a PR comment
+    assert "as PNG files in `plots/`" in text
+    assert f"(plots/{pngs[0]})" not in text
 
 
 def test_gathered_logits_pass_with_a_note(tmp_path: Path) -> None:
@@ -95,3 +99,16 @@ def test_reports_are_byte_identical_across_thread_counts(tmp_path: Path) -> None
         assert res.code == 1
         outs.append((js.read_text(), md.read_text()))
     assert outs[0] == outs[1]
+
+
+def test_cuda_that_cannot_be_had_is_exit_2_and_auto_falls_back_with_a_note() -> None:
+    hidden = {"CUDA_VISIBLE_DEVICES": ""}  # no device, whether or not this machine has one
+    res = run_cli(GPU / "baseline", GPU / "within", "--tensor-device", "cuda", env=hidden)
+    assert res.code == 2, res.err
+    assert "tensor device cuda (--tensor-device or tensor_device in the config) cannot be used" in res.err
+    assert "Traceback" not in res.err
+    res = run_cli(GPU / "baseline", GPU / "within", "--tensor-device", "auto", "-f", "json", env=hidden)
+    assert res.code == 0, res.err
+    tensors = json.loads(res.out)["sections"]["tensors"]
+    assert tensors["device"] == "cpu"
+    assert any("tensor device auto:" in n and "computed on the CPU" in n for n in tensors["notes"])

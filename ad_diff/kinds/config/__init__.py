@@ -1,9 +1,10 @@
 """The config kind: the AutoDeploy configuration each run used (``config/`` or top-level YAML).
 
 Layered files are merged in AD's order, the two effective configs are diffed (deepdiff, imported only when a
-run has a config), each is checked against its own log, and in the explain stage the log's findings are
-marked *explained by config* or *unexplained*. Unlike graphs and tensors, an unreadable config is an input
-error (exit 2): the verdict's explanations would otherwise rest on a guess.
+run has a config), each is checked against its own log (``analyze``: measurements only), the ADC rules turn
+that into findings (``classify``), and in the explain stage the log's findings are marked *explained by
+config* or *unexplained*. Unlike graphs and tensors, an unreadable config is an input error (exit 2): the
+verdict's explanations would otherwise rest on a guess.
 """
 
 from __future__ import annotations
@@ -41,12 +42,12 @@ class ConfigKind:
         return analyze_config(bcfg, ccfg, ctx.baseline_log, ctx.candidate_log)
 
     def classify(self, section: ConfigAnalysis | Skipped, ctx: Context) -> list[Finding]:
-        """The config findings are emitted with the explanations (they rank beside what they explain)."""
-        return []
+        """The ADC findings: config changes, a config on one side only, config-vs-log disagreements."""
+        return [] if isinstance(section, Skipped) else rules.classify(section)
 
     def explain(self, section: ConfigAnalysis, findings: list[Finding], ctx: Context) -> tuple[ConfigAnalysis,
                                                                                                 list[Finding]]:
-        """Mark findings explained or unexplained by a config change; the section keeps the explained ones."""
+        """Mark findings explained or unexplained by a config change; the section keeps the config ones."""
         from ad_diff.kinds.config.explain import explain_findings, with_explanations
 
         out = list(explain_findings(findings, ctx.rows, section, ctx.settings.config_explained_gates))

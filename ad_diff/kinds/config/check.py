@@ -1,10 +1,9 @@
-"""Config applied? Cross-check one run's effective config against the same run's log."""
+"""Config applied? Cross-check one run's effective config against the same run's log (measurements only)."""
 
 from __future__ import annotations
 
-from ad_diff.core.model import Finding, State, TransformRecord
-from ad_diff.kinds.config import rules as R
-from ad_diff.kinds.config.model import ConfigCheck, EffectiveConfig
+from ad_diff.core.model import RunId, State, TransformRecord
+from ad_diff.kinds.config.model import CheckKind, ConfigCheck, EffectiveConfig
 from ad_diff.kinds.log.model import LogEnd, RunLog
 
 _RAN = (State.APPLIED, State.SKIPPED, State.FAILED)
@@ -24,17 +23,14 @@ def _describe(r: TransformRecord) -> str:
     return r.state.value
 
 
-def check_run(
-    run: str, cfg: EffectiveConfig, log: RunLog, order: list[str]
-) -> tuple[list[ConfigCheck], list[Finding]]:
-    """Return the disagreements between ``cfg`` and ``log`` (in pipeline order) and their findings."""
+def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str]) -> list[ConfigCheck]:
+    """The disagreements between ``cfg`` and ``log``, in pipeline order (``rules.classify`` reports them)."""
     records: dict[str, list[TransformRecord]] = {}
     for r in log.transforms:
         records.setdefault(r.transform, []).append(r)
     rank = {k: i for i, k in enumerate(order)}
     keys = sorted(set(cfg.transforms) | set(records), key=lambda k: (rank.get(k, len(rank)), k))
     checks: list[ConfigCheck] = []
-    findings: list[Finding] = []
     log_complete = log.end == LogEnd.COMPLETE and bool(log.transforms)
     for key in keys:
         enabled = cfg.enabled(key)
@@ -44,38 +40,26 @@ def check_run(
         if enabled is None:
             if recs and cfg.source.complete:
                 r = recs[0]
-                checks.append(ConfigCheck(run, key, "not_in_config", "(not mentioned)", _describe(r),
+                checks.append(ConfigCheck(run, key, CheckKind.NOT_IN_CONFIG, "(not mentioned)", _describe(r),
                                           None, r.line, r.stage))
-                findings.append(R.NOT_IN_CONFIG.make(transform=key, stage=r.stage, run=run,
-                                                     evidence={"log_line": r.line}))
             continue
         ran = [r for r in recs if r.state in _RAN]
         disabled = [r for r in recs if r.state == State.DISABLED]
         if enabled and recs and not ran and disabled:
             r = disabled[0]
-            checks.append(ConfigCheck(run, key, "enabled_but_disabled", "enabled", "disabled", origin, r.line,
-                                      r.stage))
-            findings.append(R.ENABLED_BUT_DISABLED.make(
-                transform=key, stage=r.stage, run=run, origin=origin or "config", line=r.line,
-                evidence={"config_source": origin or "", "log_line": r.line}))
+            checks.append(ConfigCheck(run, key, CheckKind.ENABLED_BUT_DISABLED, "enabled", "disabled", origin,
+                                      r.line, r.stage))
         elif enabled and not recs and log_complete:
-            checks.append(ConfigCheck(run, key, "enabled_but_absent", "enabled", "absent", origin, None, stage))
-            findings.append(R.ENABLED_BUT_ABSENT.make(transform=key, stage=stage, run=run, origin=origin or "config",
-                                                      evidence={"config_source": origin or ""}))
+            checks.append(ConfigCheck(run, key, CheckKind.ENABLED_BUT_ABSENT, "enabled", "absent", origin,
+                                      None, stage))
         elif not enabled and ran:
             r = ran[0]
-            checks.append(ConfigCheck(run, key, "disabled_but_ran", "disabled", _describe(r), origin, r.line,
-                                      r.stage))
-            findings.append(R.DISABLED_BUT_RAN.make(
-                transform=key, stage=r.stage, run=run, origin=origin or "config", state=_describe(r), line=r.line,
-                evidence={"config_source": origin or "", "log_line": r.line}))
+            checks.append(ConfigCheck(run, key, CheckKind.DISABLED_BUT_RAN, "disabled", _describe(r), origin,
+                                      r.line, r.stage))
         config_stage = cfg.stage(key)
         if config_stage and recs and all(r.stage != config_stage for r in recs):
             r = recs[0]
-            stage_origin = cfg.origin(("transforms", key, "stage"))
-            checks.append(ConfigCheck(run, key, "stage_mismatch", f"stage {config_stage}", f"stage {r.stage}",
-                                      stage_origin, r.line, r.stage))
-            findings.append(R.STAGE_MISMATCH.make(
-                transform=key, stage=r.stage, run=run, config_stage=config_stage, log_stage=r.stage,
-                origin=stage_origin or "config", evidence={"config_source": stage_origin or "", "log_line": r.line}))
-    return checks, findings
+            checks.append(ConfigCheck(run, key, CheckKind.STAGE_MISMATCH, f"stage {config_stage}",
+                                      f"stage {r.stage}", cfg.origin(("transforms", key, "stage")), r.line,
+                                      r.stage, config_stage))
+    return checks

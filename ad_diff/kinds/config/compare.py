@@ -1,26 +1,25 @@
 """Compare two effective AD configs (with deepdiff) and build the :class:`ConfigAnalysis`.
 
-Measurement only: this module lists differences and config-vs-log disagreements; the findings it returns
-are informational/warning rules from ``classify.config_rules``. Explaining log findings is done later by
-``classify.config_explain.explain_findings``.
+Measurement only: this module lists differences and config-vs-log disagreements; ``rules.classify`` turns
+them into ADC findings, and ``explain.explain_findings`` later uses them to explain log findings.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
-from ad_diff.core.model import BASELINE, CANDIDATE, STAGES, Finding
-from ad_diff.kinds.config import rules as R
+from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, STAGES
 from ad_diff.kinds.config.check import check_run, log_order
 from ad_diff.kinds.config.model import (
+    ChangeKind,
     ConfigAnalysis,
     ConfigChange,
+    ConfigCheck,
     ConfigDiff,
     EffectiveConfig,
     KeyPath,
     TransformConfigChange,
-    dotted,
-    show_value,
 )
 from ad_diff.kinds.log.model import LogEnd, RunLog
 
@@ -44,48 +43,27 @@ def analyze_config(
     baseline_log: RunLog | None,
     candidate_log: RunLog | None,
 ) -> ConfigAnalysis:
-    """Diff the two configs, check each against its own log, and collect the ADC findings."""
+    """Diff the two configs and check each against its own log (measurements only; see ``rules.classify``)."""
     notes: list[str] = []
-    findings: list[Finding] = []
     order = pipeline_order(baseline, candidate, baseline_log, candidate_log)
     diff: ConfigDiff | None = None
     if baseline is not None and candidate is not None:
         diff = diff_configs(baseline, candidate, order)
         if baseline.source.complete != candidate.source.complete:
-            partial = "baseline" if not baseline.source.complete else "candidate"
-            notes.append(f"the {partial} config has no default.yaml or effective dump: keys only the other run "
-                         "defines show up as added/removed")
-        for t in diff.transforms:
-            findings.append(R.TRANSFORM_CONFIG_CHANGED.make(
-                transform=t.transform, stage=t.stage, cause=t.describe(),
-                evidence={"config_changes": tuple(c.key for c in t.changes), "config_source": ", ".join(t.sources())},
-            ))
-        for s in diff.settings:
-            findings.append(R.SETTING_CHANGED.make(
-                key=s.key, change=f"{_side(s.before, s.kind == 'added')} -> {_side(s.after, s.kind == 'removed')}",
-                evidence={"config_source": s.origin() or ""},
-            ))
+            partial = BASELINE if not baseline.source.complete else CANDIDATE
+            notes.append(f"the {partial} config has no default.yaml or effective dump: keys only the other "
+                         "run defines show up as added/removed")
     elif baseline is None and candidate is None:
         notes.append("neither run holds an AD config; no change can be explained by configuration")
-    else:
-        missing = BASELINE if baseline is None else CANDIDATE
-        findings.append(R.CONFIG_MISSING.make(run=missing))
-    checks = []
-    for run, cfg, log in ((BASELINE, baseline, baseline_log), (CANDIDATE, candidate, candidate_log)):
+    checks: list[ConfigCheck] = []
+    for run, cfg, log in zip(RUNS, (baseline, candidate), (baseline_log, candidate_log), strict=True):
         if cfg is not None and log is not None:
-            run_checks, run_findings = check_run(run, cfg, log, order)
-            checks.extend(run_checks)
-            findings.extend(run_findings)
+            checks.extend(check_run(run, cfg, log, order))
         elif cfg is not None:
             notes.append(f"the {run} run has a config but no log: config applied? not checked")
-    complete = tuple(run for run, log in ((BASELINE, baseline_log), (CANDIDATE, candidate_log))
+    complete = tuple(run for run, log in zip(RUNS, (baseline_log, candidate_log), strict=True)
                      if log is not None and log.end == LogEnd.COMPLETE)
-    return ConfigAnalysis(baseline, candidate, diff, tuple(checks), tuple(findings), tuple(notes), complete,
-                          tuple(order))
-
-
-def _side(value: Any, absent: bool) -> str:
-    return "(absent)" if absent else show_value(value)
+    return ConfigAnalysis(baseline, candidate, diff, tuple(checks), tuple(notes), complete, tuple(order))
 
 
 def pipeline_order(
@@ -140,14 +118,18 @@ def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: l
     # deepdiff imports pandas (about 1 s) when it is installed: pay it only when two configs are diffed
     from deepdiff import DeepDiff
 
-    tree = DeepDiff(t1, t2, view="tree")
+    try:  # deepdiff >= 8 reports two mappings sharing few keys as one changed value unless told not to
+        tree = DeepDiff(t1, t2, view="tree", threshold_to_diff_deeper=0)
+    except ValueError:  # deepdiff 7 has no such option and always goes deeper
+        tree = DeepDiff(t1, t2, view="tree")
     paths: dict[KeyPath, None] = {}
     for report_type in sorted(tree):
         for level in tree[report_type]:
             raw = level.path(output_format="list")
             # Lists are compared as a whole value: cut the path at the first index.
             cut = next((i for i, p in enumerate(raw) if not isinstance(p, str)), len(raw))
-            paths[tuple(str(p) for p in raw[:cut])] = None
+            for path in _leaves(t1, t2, tuple(str(p) for p in raw[:cut])):
+                paths[path] = None
     changes = []
     for path in paths:
         before, after = _get(t1, path), _get(t2, path)
@@ -165,9 +147,11 @@ def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: l
         if c.path[0] == "transforms" and len(c.path) >= 2:
             per_transform.setdefault(c.path[1], []).append(c)
         else:
-            settings.append(replace_kind(c, "setting") if c.kind not in ("added", "removed") else c)
+            one_sided = c.kind in (ChangeKind.ADDED, ChangeKind.REMOVED)
+            settings.append(c if one_sided else replace(c, kind=ChangeKind.SETTING))
     rank = {k: i for i, k in enumerate(order)}
-    kind_rank = {"removed": 0, "added": 1, "enabled": 2, "stage": 3, "option": 4}
+    kind_rank = {ChangeKind.REMOVED: 0, ChangeKind.ADDED: 1, ChangeKind.ENABLED: 2, ChangeKind.STAGE: 3,
+                 ChangeKind.OPTION: 4}
     groups = []
     for key in sorted(per_transform, key=lambda k: (rank.get(k, len(rank)), k)):
         stage = candidate.stage(key) or baseline.stage(key)
@@ -178,20 +162,15 @@ def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: l
     return ConfigDiff(tuple(groups), tuple(settings))
 
 
-def replace_kind(c: ConfigChange, kind: str) -> ConfigChange:
-    """Copy of ``c`` with another ``kind``."""
-    return ConfigChange(c.path, kind, c.before, c.after, c.baseline_origin, c.candidate_origin)
-
-
 def _change(path: KeyPath, before: Any, after: Any, b: EffectiveConfig, c: EffectiveConfig) -> ConfigChange:
     if before is _MISSING:
-        kind = "added"
+        kind = ChangeKind.ADDED
     elif after is _MISSING:
-        kind = "removed"
+        kind = ChangeKind.REMOVED
     elif path[0] == "transforms" and len(path) == 3 and path[2] in ("enabled", "stage"):
-        kind = path[2]
+        kind = ChangeKind(path[2])
     else:
-        kind = "option"
+        kind = ChangeKind.OPTION
     return ConfigChange(
         path,
         kind,
@@ -215,6 +194,22 @@ def _normalised(data: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _leaves(t1: Any, t2: Any, path: KeyPath) -> list[KeyPath]:
+    """``path``, or where it holds a mapping on both sides, the paths below it that differ: a change is
+    always reported at the deepest key, whatever granularity the diff library chose (never at the root)."""
+    out: list[KeyPath] = []
+    stack = [path]
+    while stack:
+        p = stack.pop()
+        before, after = _get(t1, p), _get(t2, p)
+        if isinstance(before, dict) and isinstance(after, dict):
+            stack.extend((*p, k) for k in sorted(set(before) | set(after), reverse=True)
+                         if before.get(k, _MISSING) != after.get(k, _MISSING))
+        elif p:
+            out.append(p)
+    return out
+
+
 def _get(data: Any, path: KeyPath) -> Any:
     for k in path:
         if not isinstance(data, dict) or k not in data:
@@ -227,4 +222,4 @@ def _as_dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-__all__ = ["KEY_SETTINGS", "analyze_config", "diff_configs", "dotted", "pipeline_order"]
+__all__ = ["KEY_SETTINGS", "analyze_config", "diff_configs", "pipeline_order"]

@@ -14,8 +14,8 @@ For every finding about a transform, look for a config change behind it:
 * only top-level settings changed -> they are shown as a *possible cause*, still gating.
 
 A state change that configuration normally causes (to or from ``disabled``, appearing/vanishing in a
-complete log, a stage move) with no own config change behind it is *unexplained*: its findings are marked so and an
-``ADC008`` finding calls it out.
+complete log, a stage move) with no own config change behind it is *unexplained*: its findings are marked
+so and an ``ADC008`` finding calls it out.
 """
 
 from __future__ import annotations
@@ -24,18 +24,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from typing import Any
 
-from ad_diff.core.model import BASELINE, CANDIDATE, Finding, State, TransformComparison
+from ad_diff.core.model import BASELINE, CANDIDATE, Category, Finding, State, TransformComparison
 from ad_diff.kinds.config import rules as R
-from ad_diff.kinds.config.model import ConfigAnalysis, TransformConfigChange, show_value
+from ad_diff.kinds.config.model import ChangeKind, ConfigAnalysis, TransformConfigChange, show_value
 
 #: Finding categories a config change can explain.
-EXPLAINABLE = ("match_loss", "state_change", "metadata_loss", "numeric_drift", "structure_change")
+EXPLAINABLE = (Category.MATCH_LOSS, Category.STATE_CHANGE, Category.METADATA_LOSS, Category.NUMERIC_DRIFT,
+               Category.STRUCTURE_CHANGE)
 _MAX_CAUSES = 3
-
-
-def describe_cause(t: TransformConfigChange) -> str:
-    """The explanation sentence of one transform's config change (see ``TransformConfigChange.describe``)."""
-    return t.describe()
 
 
 def explain_findings(
@@ -44,10 +40,10 @@ def explain_findings(
     analysis: ConfigAnalysis,
     config_explained_gates: bool = False,
 ) -> tuple[Finding, ...]:
-    """Return ``findings`` annotated with their config explanation, followed by ``analysis.findings`` and
-    one ``ADC008`` finding per unexplained toggle-like state change (see module doc)."""
+    """Return ``findings`` annotated with their config explanation, followed by one ``ADC008`` finding per
+    unexplained toggle-like state change (see module doc)."""
     if analysis.diff is None:
-        return (*findings, *analysis.findings)
+        return tuple(findings)
     toggles = _classify_toggles(rows, analysis)
     pos = {k: i for i, k in enumerate(analysis.pipeline)}
     out: list[Finding] = []
@@ -58,15 +54,14 @@ def explain_findings(
         verdict = toggles.get(f.transform)
         own = analysis.diff.for_transform(f.transform)
         if verdict is not None and verdict[0] == "explained" and own is not None:
-            out.append(_annotate(f, describe_cause(own), "explained", own,
+            out.append(_annotate(f, own.describe(), "explained", own,
                                  gating=f.gating and config_explained_gates))
         elif verdict is not None and verdict[0] == "unexplained":
             out.append(_with_evidence(f, {"config_explanation": "unexplained"}))
         elif own is not None:
-            out.append(_annotate(f, describe_cause(own), "explained", own, gating=f.gating))
+            out.append(_annotate(f, own.describe(), "explained", own, gating=f.gating))
         else:
             out.append(_upstream(f, analysis, pos))
-    out.extend(analysis.findings)
     for transform, (kind, before, after, detail, stage) in toggles.items():
         if kind == "unexplained":
             out.append(R.UNEXPLAINED_STATE_CHANGE.make(
@@ -77,11 +72,14 @@ def explain_findings(
 
 
 def with_explanations(analysis: ConfigAnalysis, findings: Sequence[Finding]) -> ConfigAnalysis:
-    """Copy of ``analysis`` carrying the config-related part of ``findings`` (those explained by config and
-    the ``ADC008`` ones), so the config section can list them without the rest of the result."""
-    kept = tuple(sorted((f for f in findings if f.explained_by or f.code == R.UNEXPLAINED_STATE_CHANGE.code),
-                        key=Finding.sort_key))
-    return replace(analysis, explained=kept)
+    """Copy of ``analysis`` carrying the config-related part of ``findings`` (the config rules' own findings,
+    those explained by config, the ``ADC008`` ones), so the section can list them without the rest."""
+    unexplained_code = R.UNEXPLAINED_STATE_CHANGE.code
+    own_codes = {r.code for r in R.RULES} - {unexplained_code}
+    kept = sorted((f for f in findings if f.explained_by or f.code == unexplained_code), key=Finding.sort_key)
+    return replace(analysis, findings=tuple(f for f in findings if f.code in own_codes),
+                   explained=tuple(f for f in kept if f.code != unexplained_code),
+                   unexplained=tuple(f for f in kept if f.code == unexplained_code))
 
 
 def _upstream(f: Finding, analysis: ConfigAnalysis, pos: dict[str, int]) -> Finding:
@@ -90,7 +88,7 @@ def _upstream(f: Finding, analysis: ConfigAnalysis, pos: dict[str, int]) -> Find
     causes = [t for t in analysis.diff.transforms if pos.get(t.transform, len(pos)) < here]
     causes.sort(key=lambda t: -pos[t.transform])
     if causes:
-        text = "likely cause: " + describe_cause(causes[0])
+        text = "likely cause: " + causes[0].describe()
         if len(causes) > 1:
             text += "; other earlier config changes: " + ", ".join(t.transform for t in causes[1:_MAX_CAUSES])
             if len(causes) > _MAX_CAUSES:
@@ -130,7 +128,7 @@ def _classify_toggles(
         own = analysis.diff.for_transform(row.transform)
         bs, cs = row.baseline.stage, row.candidate.stage
         if bs and cs and bs != cs:
-            moved = own.change("stage") if own is not None else None
+            moved = own.change(ChangeKind.STAGE) if own is not None else None
             if moved is not None and moved.after == cs:
                 out[row.transform] = ("explained", f"stage {bs}", f"stage {cs}", "", row.stage)
             else:
@@ -156,18 +154,20 @@ def _classify_toggles(
 
 def _consistent(row: TransformComparison, own: TransformConfigChange, analysis: ConfigAnalysis) -> bool:
     """Does the config change predict this state change?"""
-    assert analysis.baseline is not None and analysis.candidate is not None
+    assert analysis.baseline is not None
+    assert analysis.candidate is not None
     states = (row.baseline.state, row.candidate.state)
     if State.ABSENT in states:
-        return any(c.kind in ("stage", "added", "removed") for c in own.changes)
-    for state, cfg in zip(states, (analysis.baseline, analysis.candidate)):
+        return any(c.kind in (ChangeKind.STAGE, ChangeKind.ADDED, ChangeKind.REMOVED) for c in own.changes)
+    for state, cfg in zip(states, (analysis.baseline, analysis.candidate), strict=True):
         if (state == State.DISABLED) != (cfg.enabled(row.transform) is False):
             return False
     return True
 
 
 def _detail(row: TransformComparison, analysis: ConfigAnalysis) -> str:
-    assert analysis.baseline is not None and analysis.candidate is not None
+    assert analysis.baseline is not None
+    assert analysis.candidate is not None
     key = f"transforms.{row.transform}.enabled"
     b, c = analysis.baseline.enabled(row.transform), analysis.candidate.enabled(row.transform)
     if b is None and c is None:
@@ -181,4 +181,4 @@ def _detail(row: TransformComparison, analysis: ConfigAnalysis) -> str:
     return f"{key}: {show(b)} -> {show(c)} does not match the logged states"
 
 
-__all__ = ["EXPLAINABLE", "describe_cause", "explain_findings", "with_explanations"]
+__all__ = ["EXPLAINABLE", "explain_findings", "with_explanations"]

@@ -17,21 +17,27 @@ this order (later wins, as AD does, FORMATS.md 4.2):
 * else ``default.yaml`` first, the others by name, ``cli*.yaml`` last;
 * ``cli_args.txt`` (the ``--args.<dotted.key>=<value>`` options of the command line) is applied last.
 
-Only ``yaml.safe_load`` is used. Bad input raises :class:`~ad_diff.errors.InputError` with file and line.
+Files are read by :mod:`ad_diff.kinds.config.load`: only regular files inside the run folder (a link that
+leaves it, or a FIFO, is refused), through the bounded YAML loader, with credentials redacted. Bad input
+raises :class:`~ad_diff.errors.InputError` with file and line.
 """
 
 from __future__ import annotations
 
-import json
+import os
 import re
-import shlex
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from ad_diff.core import safepath
+from ad_diff.core.escape import excerpt
+from ad_diff.core.redact import redact_text
 from ad_diff.errors import InputError
-from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, KeyPath
+from ad_diff.kinds.config.load import Layer, check_shape, load_file, parse_cli_args, read_order_file
+from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, KeyPath, SourceKind
+
+# yaml is imported by the functions of config.load that read YAML: looking for a config in a run that has
+# none (every log-only comparison) must not pay its ~15 ms of start-up.
 
 CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 ORDER_FILES = ("layers.txt", "ORDER")
@@ -52,183 +58,148 @@ AD_KEYS = frozenset(
 
 
 def discover_config_files(root: Path, explicit: Path | None = None) -> tuple[Path, ...]:
-    """Return the config files of the run at ``root`` (see module doc), unordered semantics aside."""
+    """The config files of the run at ``root`` (see the module doc), sorted; a refused ``config/`` entry (a
+    link leaving the run folder, a FIFO) is an :class:`InputError`, a refused top-level file is left out."""
+    return _discover(root, explicit)[0]
+
+
+def _discover(root: Path, explicit: Path | None) -> tuple[tuple[Path, ...], Path, list[str]]:
+    """``(files, containment root, notes)``: the folder every file must stay inside is the run folder, or
+    the folder given explicitly."""
     if explicit is not None:
-        if not explicit.exists():
+        if not explicit.exists() and not explicit.is_symlink():
             raise InputError(explicit, "config path does not exist (expected a YAML/JSON file or a folder)")
-        return (explicit,) if explicit.is_file() else _files_in(explicit)
+        if not explicit.is_dir():  # a file the user named: read it wherever it is, if it is a regular file
+            real = safepath.check_file(explicit, explicit.resolve().parent, "a YAML or JSON AD config")
+            return (explicit,), real.parent, []
+        return _walk(explicit, explicit), explicit, []
     cfg_dir = root / "config"
     if cfg_dir.is_dir():
-        return _files_in(cfg_dir)
-    return tuple(sorted(p for p in root.iterdir() if p.is_file() and p.suffix.lower() in CONFIG_SUFFIXES))
+        return _walk(cfg_dir, root), root, []
+    files, notes = [], []
+    for entry in sorted(os.scandir(root), key=lambda e: e.name):
+        p = Path(root, entry.name)
+        if p.suffix.lower() not in CONFIG_SUFFIXES:
+            continue
+        try:
+            safepath.check_file(p, root, "a YAML or JSON file")
+        except InputError as e:
+            notes.append(f"ignored {entry.name}: {e.detail}")
+            continue
+        files.append(p)
+    return tuple(files), root, notes
+
+
+def _walk(folder: Path, root: Path) -> tuple[Path, ...]:
+    found, refused = safepath.walk_files(folder, root, CONFIG_SUFFIXES)
+    if refused:
+        path, why = refused[0]
+        raise InputError(path, f"{why}; expected an AD config file")
+    return tuple(found)
 
 
 def parse(root: Path, explicit: Path | None = None) -> EffectiveConfig | None:
     """Load the effective config of the run at ``root``; ``None`` when the run holds no config."""
-    if explicit is not None and explicit.is_file():
-        data, lines = load_file(explicit)
-        _check_shape(explicit, data, lines)
+    files, inside, notes = _discover(root, explicit)
+    if explicit is not None and not explicit.is_dir():
+        layer = load_file(explicit, inside)
+        check_shape(explicit, layer.data, layer.lines)
         name = _display(explicit, root)
-        source = ConfigSource("effective", (name,), f"explicit file {name}, used as the effective config", True)
-        return EffectiveConfig(source, data, {p: f"{name}:{n}" for p, n in lines.items() if _is_leaf(data, p)})
-    files = discover_config_files(root, explicit)
+        rule = f"explicit file {name}, used as the effective config"
+        source = ConfigSource(SourceKind.EFFECTIVE, (name,), rule, True, tuple(_redaction_notes([layer])))
+        return EffectiveConfig(source, layer.data, {p: f"{name}:{n}" for p, n in layer.lines.items()
+                                                    if _is_leaf(layer.data, p)})
     top_level = explicit is None and not (root / "config").is_dir()
-    base = explicit if explicit is not None else (root / "config" if not top_level else root)
-    return load_config_files(files, root, base=base, top_level=top_level)
+    base = explicit if explicit is not None else (root if top_level else root / "config")
+    return load_config_files(files, root, base=base, top_level=top_level, inside=inside, notes=notes)
 
 
 def load_config_files(
-    files: tuple[Path, ...], root: Path, base: Path | None = None, top_level: bool = False
+    files: tuple[Path, ...], root: Path, base: Path | None = None, top_level: bool = False,
+    inside: Path | None = None, notes: list[str] | None = None,
 ) -> EffectiveConfig | None:
-    """Order, load and merge ``files`` (all from one run); ``base`` is the folder order files live in."""
+    """Order, load and merge ``files`` (all from one run); ``base`` is the folder order files live in,
+    ``inside`` the folder no file may leave (default ``root``)."""
     base = base or root
-    notes: list[str] = []
-    loaded: dict[Path, tuple[dict[str, Any], dict[KeyPath, int]]] = {}
+    inside = inside or root
+    notes = list(notes or ())
+    loaded: dict[Path, Layer] = {}
     registry: Path | None = None
     for f in files:
         try:
-            data, lines = load_file(f)
+            layer = load_file(f, inside)
         except InputError as e:
             if not top_level:
                 raise
             # A top-level *.json/*.yaml may be anything (a tool's output): only config/ must be valid.
-            notes.append(f"ignored {_display(f, root)}: not a config ({e.detail})")
+            notes.append(f"ignored {_display(f, root)}: not a config ({redact_text(e.detail)})")
             continue
-        if f.name == REGISTRY_NAME and isinstance(data, dict) and isinstance(data.get("models"), list):
+        data = layer.data
+        if f.name == REGISTRY_NAME and isinstance(data.get("models"), list):
             registry = f
             continue
-        if top_level and not (isinstance(data, dict) and AD_KEYS & set(data)):
+        if top_level and not AD_KEYS & set(data):
             notes.append(f"ignored {_display(f, root)}: no AutoDeploy config keys at its top level")
             continue
-        _check_shape(f, data, lines)
-        loaded[f] = (data, lines)
+        check_shape(f, data, layer.lines)
+        loaded[f] = layer
     cli_args = base / CLI_ARGS_FILE
-    if not loaded and not cli_args.is_file():
+    has_cli_args = cli_args.exists() or cli_args.is_symlink()
+    if not loaded and not has_cli_args:
         return None
+    notes += _redaction_notes(list(loaded.values()))
 
     effective = [f for f in loaded if _EFFECTIVE_NAME.search(f.stem)]
     if len(effective) > 1:
-        names = ", ".join(_display(f, root) for f in effective)
-        raise InputError(base, f"several effective configs found ({names}); pass the one to use explicitly")
+        found = ", ".join(_display(f, root) for f in effective)
+        raise InputError(base, f"several effective configs found ({found}); pass the one to use explicitly")
     if effective:
         eff = effective[0]
         name = _display(eff, root)
         others = [f for f in loaded if f != eff]
         # Layers next to an effective dump are only used to say which file set a value.
-        merged_layers, origins, _ = _merge_layers(_order(others, base, registry, root, []), loaded, root)
-        origins = {p: o for p, o in origins.items() if _is_leaf(loaded[eff][0], p)}
-        for p, n in loaded[eff][1].items():
-            if _is_leaf(loaded[eff][0], p):
+        _, origins, _ = _merge_layers(_order(others, base, registry, root, inside, []), loaded, root)
+        eff_data = loaded[eff].data
+        origins = {p: o for p, o in origins.items() if _is_leaf(eff_data, p)}
+        for p, n in loaded[eff].lines.items():
+            if _is_leaf(eff_data, p):
                 origins.setdefault(p, f"{name}:{n}")
         if others:
-            notes.append(
-                f"{len(others)} layer file(s) beside {name} were not merged; they only name the file behind a value"
-            )
-        src = ConfigSource("effective", (name,), f"effective config file {name} (name marks it as merged)", True,
-                           tuple(notes))
-        return EffectiveConfig(src, loaded[eff][0], origins)
+            notes.append(f"{len(others)} layer file(s) beside {name} were not merged; they only name the "
+                         "file behind a value")
+        rule = f"effective config file {name} (name marks it as merged)"
+        src = ConfigSource(SourceKind.EFFECTIVE, (name,), rule, True, tuple(notes))
+        return EffectiveConfig(src, eff_data, origins)
 
-    ordered = _order(list(loaded), base, registry, root, notes)
+    ordered = _order(list(loaded), base, registry, root, inside, notes)
     rule = notes.pop(0)
     merged, origins, names = _merge_layers(ordered, loaded, root)
-    if cli_args.is_file():
-        overrides = parse_cli_args(cli_args)
+    if has_cli_args:
+        overrides = parse_cli_args(cli_args, inside)
         cli_name = _display(cli_args, root)
         for path, (value, line) in overrides.items():
-            _set_path(merged, path, value)
-            _drop(origins, path)
-            origins[path] = f"{cli_name}:{line}"
+            _set_path(merged, path, value, origins, f"{cli_name}:{line}")
         names.append(cli_name)
         rule += f"; then the command-line overrides in {cli_name}"
     complete = any(f.name == "default.yaml" for f in ordered)
     if not complete:
         notes.append("no default.yaml among the layers: transforms it would define are unknown")
-    src = ConfigSource("layered", tuple(names), rule, complete, tuple(notes))
+    src = ConfigSource(SourceKind.LAYERED, tuple(names), rule, complete, tuple(notes))
     return EffectiveConfig(src, merged, origins)
 
 
-def load_file(path: Path) -> tuple[dict[str, Any], dict[KeyPath, int]]:
-    """Load one YAML/JSON file; return its data (``{}`` if empty) and the 1-based line of every key."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, f"cannot read config file ({e}); expected UTF-8 YAML or JSON") from e
-    if path.suffix.lower() == ".json":
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as e:
-            raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from e
-        lines: dict[KeyPath, int] = {}
-    else:
-        try:
-            data = yaml.safe_load(text)
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-        except yaml.MarkedYAMLError as e:
-            mark = e.problem_mark or e.context_mark
-            line = mark.line + 1 if mark is not None else None
-            raise InputError(path, f"invalid YAML: {e.problem or e.context}", line=line) from e
-        except yaml.YAMLError as e:
-            raise InputError(path, f"invalid YAML: {e}") from e
-        lines = {}
-        if node is not None:
-            _key_lines(node, (), lines)
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InputError(path, f"expected a mapping of AutoDeploy settings at the top level, got {type(data).__name__}",
-                         line=1)
-    return data, lines
-
-
-def parse_cli_args(path: Path) -> dict[KeyPath, tuple[Any, int]]:
-    """Read ``--args.<dotted.key>=<value>`` (or ``--args.<key> <value>``) overrides, in order; values are
-    typed like YAML scalars (``false``, ``2``). Other options are ignored (they are not AD config)."""
-    out: dict[KeyPath, tuple[Any, int]] = {}
-    for n, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        line = raw.strip().rstrip("\\").strip()
-        if not line or line.startswith("#"):
-            continue
-        try:
-            tokens = shlex.split(line)
-        except ValueError as e:
-            raise InputError(path, f"cannot split command line ({e})", line=n) from e
-        i = 0
-        while i < len(tokens):
-            tok = tokens[i]
-            i += 1
-            if not tok.startswith("--args."):
-                continue
-            key, eq, value = tok[len("--args."):].partition("=")
-            if not eq:
-                if i >= len(tokens) or tokens[i].startswith("--"):
-                    raise InputError(path, f"option --args.{key} has no value", line=n)
-                value, i = tokens[i], i + 1
-            try:
-                typed = yaml.safe_load(value) if value else ""
-            except yaml.YAMLError:
-                typed = value
-            out[tuple(key.split("."))] = (typed, n)
-    return out
-
-
-def _files_in(folder: Path) -> tuple[Path, ...]:
-    return tuple(sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix.lower() in CONFIG_SUFFIXES))
+def _redaction_notes(layers: list[Layer]) -> list[str]:
+    n = sum(layer.redacted for layer in layers)
+    return [f"{n} value(s) that look like credentials are shown as [redacted]"] if n else []
 
 
 def _display(path: Path, root: Path) -> str:
-    try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return str(path)
-
-
-def _key_lines(node: yaml.Node, prefix: KeyPath, out: dict[KeyPath, int]) -> None:
-    if isinstance(node, yaml.MappingNode):
-        for key_node, value_node in node.value:
-            if isinstance(key_node, yaml.ScalarNode):
-                path = (*prefix, str(key_node.value))
-                out[path] = key_node.start_mark.line + 1
-                _key_lines(value_node, path, out)
+    for p, r in ((path, root), (path.absolute(), root.absolute())):
+        try:
+            return p.relative_to(r).as_posix()
+        except ValueError:
+            continue
+    return str(path)
 
 
 def _is_leaf(data: Any, path: KeyPath) -> bool:
@@ -239,43 +210,24 @@ def _is_leaf(data: Any, path: KeyPath) -> bool:
     return not isinstance(data, dict) or not data
 
 
-def _check_shape(path: Path, data: dict[str, Any], lines: dict[KeyPath, int]) -> None:
-    """Reject configs whose ``transforms`` section AD itself would reject (wrong types)."""
-    transforms = data.get("transforms")
-    if transforms is None:
-        return
-    if not isinstance(transforms, dict):
-        raise InputError(path, "expected 'transforms' to be a mapping of transform key -> settings",
-                         line=lines.get(("transforms",)))
-    for key, entry in transforms.items():
-        where = lines.get(("transforms", str(key)))
-        if entry is None:
-            continue
-        if not isinstance(entry, dict):
-            raise InputError(path, f"expected transforms.{key} to be a mapping (stage, enabled, ...)", line=where)
-        if "enabled" in entry and not isinstance(entry["enabled"], bool):
-            raise InputError(path, f"expected transforms.{key}.enabled to be true or false, got {entry['enabled']!r}",
-                             line=lines.get(("transforms", str(key), "enabled"), where))
-        if "stage" in entry and not isinstance(entry["stage"], str):
-            raise InputError(path, f"expected transforms.{key}.stage to be a stage name",
-                             line=lines.get(("transforms", str(key), "stage"), where))
-
-
-def _order(files: list[Path], base: Path, registry: Path | None, root: Path, notes: list[str]) -> list[Path]:
+def _order(files: list[Path], base: Path, registry: Path | None, root: Path, inside: Path,
+           notes: list[str]) -> list[Path]:
     """Order layers; the first sentence appended to ``notes`` states the rule used."""
     by_rel = {f.relative_to(base).as_posix() if f.is_relative_to(base) else f.name: f for f in files}
+    by_name: dict[str, Path] = {}
+    for f in files:
+        by_name.setdefault(f.name, f)
     for order_name in ORDER_FILES:
         order_file = base / order_name
-        if order_file.is_file():
+        if order_file.exists() or order_file.is_symlink():
             listed: list[Path] = []
-            for n, raw in enumerate(order_file.read_text(encoding="utf-8").splitlines(), start=1):
-                name = raw.split("#", 1)[0].strip()
-                if not name:
-                    continue
-                match = by_rel.get(name) or next((f for f in files if f.name == name), None)
+            for n, name in read_order_file(order_file, inside):
+                match = by_rel.get(name) or by_name.get(name)
                 if match is None:
-                    raise InputError(order_file, f"lists {name!r}, which is not a config file in {base}", line=n)
-                listed.append(match)
+                    raise InputError(order_file, f"lists {excerpt(name, 100)!r}, which is not a config file "
+                                                 f"in {base}", line=n)
+                if match not in listed:
+                    listed.append(match)
             rest = _default_order([f for f in files if f not in listed])
             notes.insert(0, f"order file {_display(order_file, root)}")
             if rest:
@@ -283,15 +235,16 @@ def _order(files: list[Path], base: Path, registry: Path | None, root: Path, not
                              + ", ".join(_display(f, root) for f in rest))
             return listed + rest
     if registry is not None:
-        chain = _registry_chain(registry)
+        chain = _registry_chain(registry, inside)
         if chain is not None:
             listed = [f for name in chain for f in files if f.name == name]
             default = [f for f in files if f.name == "default.yaml" and f not in listed]
             rest = _default_order([f for f in files if f not in listed and f not in default])
-            notes.insert(0, f"registry {_display(registry, root)}: default.yaml, then ad_defaults, yaml_extra, "
-                            "user_configs in listed order")
+            notes.insert(0, f"registry {_display(registry, root)}: default.yaml, then ad_defaults, "
+                            "yaml_extra, user_configs in listed order")
             if rest:
-                notes.append("not named by the registry, merged after it: " + ", ".join(_display(f, root) for f in rest))
+                notes.append("not named by the registry, merged after it: "
+                             + ", ".join(_display(f, root) for f in rest))
             return default + listed + rest
         notes.append(f"registry {_display(registry, root)} names several models; its order was not used")
     notes.insert(0, "default rule: default.yaml first, then by name, cli*.yaml last")
@@ -306,8 +259,8 @@ def _default_order(files: list[Path]) -> list[Path]:
     return sorted(files, key=key)
 
 
-def _registry_chain(registry: Path) -> list[str] | None:
-    data, _ = load_file(registry)
+def _registry_chain(registry: Path, inside: Path) -> list[str] | None:
+    data = load_file(registry, inside).data
     models = data.get("models")
     if not isinstance(models, list) or len(models) != 1 or not isinstance(models[0], dict):
         return None
@@ -315,21 +268,21 @@ def _registry_chain(registry: Path) -> list[str] | None:
     chain: list[str] = []
     for key in ("ad_defaults", "yaml_extra", "user_configs"):
         value = entry.get(key) or []
-        chain.extend(Path(str(v)).name for v in value if isinstance(value, list))
+        if isinstance(value, list):
+            chain.extend(Path(str(v)).name for v in value)
     return chain
 
 
 def _merge_layers(
-    ordered: list[Path], loaded: dict[Path, tuple[dict[str, Any], dict[KeyPath, int]]], root: Path
+    ordered: list[Path], loaded: dict[Path, Layer], root: Path
 ) -> tuple[dict[str, Any], dict[KeyPath, str], list[str]]:
     merged: dict[str, Any] = {}
     origins: dict[KeyPath, str] = {}
     names: list[str] = []
     for f in ordered:
-        data, lines = loaded[f]
         name = _display(f, root)
         names.append(name)
-        _deep_merge(merged, data, (), origins, name, lines)
+        _deep_merge(merged, loaded[f].data, (), origins, name, loaded[f].lines)
     return merged, origins, names
 
 
@@ -338,24 +291,35 @@ def _deep_merge(dst: dict[str, Any], src: dict[str, Any], prefix: KeyPath, origi
     """Merge ``src`` into ``dst``: mappings merge key by key, anything else (lists too) replaces.
     ``origins`` keeps, for every leaf, the ``file:line`` of the layer that set it last."""
     for key, value in src.items():
-        path = (*prefix, str(key))
+        path = (*prefix, key)
         line = lines.get(path)
+        where = f"{name}:{line}" if line else name
         if isinstance(value, dict):
             if not isinstance(dst.get(key), dict):
-                _drop(origins, path)
+                _replace(origins, path, dst.get(key))
                 dst[key] = {}
                 if not value:
-                    origins[path] = f"{name}:{line}" if line else name
+                    origins[path] = where
             _deep_merge(dst[key], value, path, origins, name, lines)
             continue
+        _replace(origins, path, dst.get(key))
         dst[key] = _copy(value)
-        _drop(origins, path)
-        origins[path] = f"{name}:{line}" if line else name
+        origins[path] = where
 
 
-def _drop(origins: dict[KeyPath, str], path: KeyPath) -> None:
-    for p in [p for p in origins if p[: len(path)] == path or path[: len(p)] == p]:
-        del origins[p]
+def _replace(origins: dict[KeyPath, str], path: KeyPath, old: Any) -> None:
+    """Forget the origins a value at ``path`` replaces: the old value's own (and its subtree's) and the
+    ancestors' (an empty mapping that now gets content). Work is bounded by the old value's size."""
+    for n in range(1, len(path)):
+        origins.pop(path[:n], None)
+    origins.pop(path, None)
+    stack = [(path, old)]
+    while stack:
+        p, v = stack.pop()
+        if isinstance(v, dict):
+            for k, sub in v.items():
+                origins.pop((*p, k), None)
+                stack.append(((*p, k), sub))
 
 
 def _copy(value: Any) -> Any:
@@ -366,10 +330,16 @@ def _copy(value: Any) -> Any:
     return value
 
 
-def _set_path(data: dict[str, Any], path: KeyPath, value: Any) -> None:
-    for k in path[:-1]:
+def _set_path(data: dict[str, Any], path: KeyPath, value: Any, origins: dict[KeyPath, str],
+              where: str) -> None:
+    """Set ``path`` to ``value`` (a command-line override), creating mappings on the way; ``where`` becomes
+    its origin."""
+    for i, k in enumerate(path[:-1]):
         nxt = data.get(k)
         if not isinstance(nxt, dict):
+            _replace(origins, path[: i + 1], nxt)
             nxt = data[k] = {}
         data = nxt
+    _replace(origins, path, data.get(path[-1]))
     data[path[-1]] = value
+    origins[path] = where

@@ -1,19 +1,23 @@
-"""Rules of the configuration analysis (``ADC0xx``, category ``config``).
+"""Rules of the configuration analysis (``ADC0xx``, category ``config``) and :func:`classify`, which turns
+the measurements of ``compare.analyze_config`` (config diff, config-vs-log checks) into their findings.
 
-The detection code lives in ``ad_diff.config_diff`` / ``ad_diff.config_check`` (config vs config, config vs
-log) and ``ad_diff.classify.config_explain`` (config vs log findings); they build findings through these
-rules so codes, severities and wording stay in one place.
+``ADC008`` (a state change no config change explains) is made by ``explain.explain_findings``, since it
+needs the log findings; every finding is built through these rules so codes, severities and wording stay
+in one place.
 """
 
 from __future__ import annotations
 
-from ad_diff.core.model import Severity
+from typing_extensions import assert_never
+
+from ad_diff.core.model import BASELINE, CANDIDATE, Category, Finding, Severity
 from ad_diff.core.rules import Rule
+from ad_diff.kinds.config.model import CheckKind, ConfigAnalysis, ConfigCheck
 
 TRANSFORM_CONFIG_CHANGED = Rule(
     code="ADC001",
     name="transform-config-changed",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.INFO,
     template="{cause}",
     doc="A transform's entry differs between the two runs' effective configs: `enabled` flipped, `stage` "
@@ -24,7 +28,7 @@ TRANSFORM_CONFIG_CHANGED = Rule(
 SETTING_CHANGED = Rule(
     code="ADC002",
     name="setting-changed",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.INFO,
     template="setting {key}: {change}",
     doc="A top-level setting (runtime, compile backend, attention backend, world size, max batch size, max "
@@ -35,9 +39,10 @@ SETTING_CHANGED = Rule(
 ENABLED_BUT_DISABLED = Rule(
     code="ADC003",
     name="config-enabled-log-disabled",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.WARNING,
-    template="{transform}: enabled in the {run} config ({origin}) but the {run} log says disabled (line {line})",
+    template="{transform}: enabled in the {run} config ({origin}) but the {run} log says disabled "
+    "(line {line})",
     doc="Within one run, the config enables a transform but the log reports it `disabled`. The config in "
     "the run folder is probably not the one the run used (stale dump, an overlay or CLI override not "
     "saved), so explanations drawn from it are doubtful. Save the effective config of the run again.",
@@ -45,7 +50,7 @@ ENABLED_BUT_DISABLED = Rule(
 ENABLED_BUT_ABSENT = Rule(
     code="ADC004",
     name="config-enabled-log-absent",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.WARNING,
     template="{transform}: enabled in the {run} config ({origin}) but absent from the {run} log, which ended "
     "normally",
@@ -56,7 +61,7 @@ ENABLED_BUT_ABSENT = Rule(
 DISABLED_BUT_RAN = Rule(
     code="ADC005",
     name="config-disabled-log-ran",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.WARNING,
     template="{transform}: disabled in the {run} config ({origin}) but the {run} log shows it {state} "
     "(line {line})",
@@ -66,7 +71,7 @@ DISABLED_BUT_RAN = Rule(
 STAGE_MISMATCH = Rule(
     code="ADC006",
     name="config-stage-mismatch",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.WARNING,
     template="{transform}: config puts it in stage {config_stage} ({origin}) but the {run} log ran it in "
     "{log_stage}",
@@ -76,9 +81,10 @@ STAGE_MISMATCH = Rule(
 NOT_IN_CONFIG = Rule(
     code="ADC007",
     name="log-transform-not-in-config",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.INFO,
-    template="{transform}: logged in the {run} run (stage {stage}) but no config file of that run mentions it",
+    template="{transform}: logged in the {run} run (stage {stage}) but no config file of that run "
+    "mentions it",
     doc="A transform appears in the log but in none of the run's config files although the config is "
     "complete (an effective dump or layers including `default.yaml`). Typically the saved default.yaml "
     "comes from another AD version than the one that ran.",
@@ -86,7 +92,7 @@ NOT_IN_CONFIG = Rule(
 UNEXPLAINED_STATE_CHANGE = Rule(
     code="ADC008",
     name="unexplained-state-change",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.WARNING,
     template="{transform}: {before} -> {after} with no config change behind it ({detail})",
     doc="A transform's state changed between the runs in a way configuration normally causes (it became "
@@ -97,7 +103,7 @@ UNEXPLAINED_STATE_CHANGE = Rule(
 CONFIG_MISSING = Rule(
     code="ADC009",
     name="config-missing",
-    category="config",
+    category=Category.CONFIG,
     severity=Severity.INFO,
     template="the {run} run has no config; state and count changes cannot be checked against configuration",
     doc="Only one of the two runs holds an AD config (in `config/`, a top-level YAML, or through "
@@ -118,4 +124,48 @@ RULES: tuple[Rule, ...] = (
     CONFIG_MISSING,
 )
 
-__all__ = ["RULES"]
+
+
+def classify(analysis: ConfigAnalysis) -> list[Finding]:
+    """The ADC findings of one analysis: config changes, a one-sided config, then each run's checks."""
+    findings: list[Finding] = []
+    if analysis.diff is not None:
+        for t in analysis.diff.transforms:
+            findings.append(TRANSFORM_CONFIG_CHANGED.make(
+                transform=t.transform, stage=t.stage, cause=t.describe(),
+                evidence={"config_changes": tuple(c.key for c in t.changes),
+                          "config_source": ", ".join(t.sources())},
+            ))
+        for s in analysis.diff.settings:
+            findings.append(SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}",
+                                                 evidence={"config_source": s.origin() or ""}))
+    elif (analysis.baseline is None) != (analysis.candidate is None):
+        findings.append(CONFIG_MISSING.make(run=BASELINE if analysis.baseline is None else CANDIDATE))
+    findings.extend(_check_finding(ch) for ch in analysis.checks)
+    return findings
+
+
+def _check_finding(ch: ConfigCheck) -> Finding:
+    origin = ch.origin or "config"
+    source = {"config_source": ch.origin or ""}
+    if ch.kind is CheckKind.NOT_IN_CONFIG:
+        return NOT_IN_CONFIG.make(transform=ch.transform, stage=ch.stage, run=ch.run,
+                                  evidence={"log_line": ch.log_line})
+    if ch.kind is CheckKind.ENABLED_BUT_DISABLED:
+        return ENABLED_BUT_DISABLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
+                                         line=ch.log_line, evidence={**source, "log_line": ch.log_line})
+    if ch.kind is CheckKind.ENABLED_BUT_ABSENT:
+        return ENABLED_BUT_ABSENT.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
+                                       evidence=source)
+    if ch.kind is CheckKind.DISABLED_BUT_RAN:
+        return DISABLED_BUT_RAN.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
+                                     state=ch.log_value, line=ch.log_line,
+                                     evidence={**source, "log_line": ch.log_line})
+    if ch.kind is CheckKind.STAGE_MISMATCH:
+        return STAGE_MISMATCH.make(transform=ch.transform, stage=ch.stage, run=ch.run,
+                                   config_stage=ch.config_stage, log_stage=ch.stage, origin=origin,
+                                   evidence={**source, "log_line": ch.log_line})
+    assert_never(ch.kind)
+
+
+__all__ = ["RULES", "classify"]

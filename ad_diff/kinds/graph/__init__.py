@@ -17,11 +17,12 @@ from ad_diff.core.model import Finding
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import folder, rules
-from ad_diff.kinds.graph.classify import STANDS, folder_findings
-from ad_diff.kinds.graph.diff import GraphAnalysis
-from ad_diff.kinds.graph.model import split_dump_key
+from ad_diff.kinds.graph.rules import STANDS
 
+# The graph model, diff and classify modules are imported where a run has dumps: the registry
+# (ad_diff.kinds) imports this module for every comparison, log-only ones included.
 if TYPE_CHECKING:
+    from ad_diff.kinds.graph.diff import GraphAnalysis
     from ad_diff.result import DiffResult
 
 __all__ = ["GRAPH", "STANDS", "GraphKind"]
@@ -35,9 +36,6 @@ class GraphKind:
 
     def analyze(self, ctx: Context) -> GraphAnalysis | Skipped:
         """Compare both runs' dump folders transform by transform."""
-        from ad_diff.errors import AdDiffError
-        from ad_diff.kinds.graph.analysis import analyze_graphs
-
         base, cand = ctx.baseline, ctx.candidate
         if ctx.from_snapshot:
             ctx.notes.append("baseline is a snapshot: node-level graph and tensor comparisons not run")
@@ -59,6 +57,10 @@ class GraphKind:
         if nb == 0 or nc == 0:
             empty = base if nb == 0 else cand
             return Skipped("empty_one", str(max(nb, nc)), run=empty.run_id)
+        # only now: a comparison without dumps (log-only) never loads the parser and the analysis
+        from ad_diff.errors import AdDiffError
+        from ad_diff.kinds.graph.analysis import analyze_graphs
+
         try:
             return analyze_graphs(base.graphs, cand.graphs, ctx.baseline_log, ctx.candidate_log)
         except AdDiffError as e:
@@ -70,8 +72,6 @@ class GraphKind:
         The folder listings are measured here rather than in ``analyze`` because their findings stand even
         where the analysis did not run (an empty or unreadable folder): a name-and-stat scan, no content.
         """
-        from ad_diff.kinds.graph.classify import classify
-
         base, cand = ctx.baseline, ctx.candidate
         if isinstance(section, Skipped):
             if section.reason == "snapshot":
@@ -82,6 +82,8 @@ class GraphKind:
                                        analysis="graph analysis")]
             if section.reason in ("no_data", "disabled"):
                 return []
+        from ad_diff.kinds.graph.classify import classify, folder_findings
+
         out: list[Finding] = []
         for art in (base, cand):
             assert art.graphs is not None
@@ -123,6 +125,7 @@ class GraphKind:
 
 def _snapshot_coverage(ctx: Context) -> list[Finding]:
     """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
+    from ad_diff.kinds.graph.model import split_dump_key
     from ad_diff.kinds.log import snapshot
 
     out = []

@@ -176,7 +176,7 @@ def _exact(al: SectionAlignment) -> None:
             al.pair(i, j, MatchKind.EXACT)
 
 
-def _unique(al: SectionAlignment, kind: MatchKind, key) -> int:  # type: ignore[no-untyped-def]
+def _unique(al: SectionAlignment, kind: MatchKind, key) -> int:
     """Pair unmatched nodes whose ``key`` is unique among the unmatched nodes of each side."""
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
@@ -225,7 +225,7 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
             break
 
 
-def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:  # type: ignore[no-untyped-def]
+def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
         if j < 0:

@@ -21,10 +21,14 @@ from dataclasses import dataclass, replace
 
 import xxhash
 
+from ad_diff.core import safepath
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.model import GraphDump
 from ad_diff.kinds.graph.pair import DumpRef
 from ad_diff.kinds.graph.parse import LineMemo, header_fields, parse_text
+
+MAX_DUMP_BYTES = 256 << 20
+"""Largest dump file read (bytes): a 50,000-node dump is about 10 MB; a bigger file is refused unread."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,10 +69,10 @@ class DumpLoader:
 
     def load(self, ref: DumpRef) -> Loaded:
         """Read, hash and (unless its body was seen) parse ``ref``."""
-        try:
-            data = ref.path.read_bytes()
-        except OSError as e:
-            return Loaded(None, b"", f"{ref.path}: cannot read ({e})")
+        try:  # the run folder holds graphs/: a link leaving it, a FIFO or an oversized file is refused
+            data = safepath.read_bytes(ref.path, ref.path.parent.parent, "a graph dump", MAX_DUMP_BYTES)
+        except InputError as e:
+            return Loaded(None, b"", str(e))
         cut = body_start(data)
         digest = body_digest(data, cut)
         hit = self.cache.pop(digest, None) if self.reuse else None

@@ -16,11 +16,10 @@ from ad_diff.kinds.graph.evidence import regions_evidence
 from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.pair import log_index
+from ad_diff.kinds.graph.rules import STANDS
 from ad_diff.kinds.log.model import RunLog
 
 MAX_EVIDENCE_NODES = 50
-STANDS = "the per-transform match counts from the logs still stand"
-"""What still holds when an analysis beside the logs cannot run."""
 GRAPH_STAGES = frozenset({"post_export", "pattern_matcher", "post_load_fusion"})
 """Stages whose transforms act on the graph itself: a match there must show in the dump (ADG012). Others act
 (also) outside it: sharding detection, weight loading, caches, compilation."""
@@ -71,10 +70,15 @@ def classify(
         if d.moved is not None:
             out.append(R.TRANSFORM_MOVED.make(transform=d.transform, stage=d.stage, before=d.moved[0],
                                               after=d.moved[1], evidence={"occurrence": d.occurrence}))
+        checks: list[Finding] = []
         for run in RUNS:
             rec, delta = logs[run].get((d.transform, d.occurrence)), d.delta.of(run)
             if rec is not None and delta is not None:
-                out.extend(_consistency(d, run, rec, delta))
+                checks.extend(_consistency(d, run, rec, delta))
+        same = [f for f in checks if f.code == R.LOG_SAYS_MATCHES_BUT_GRAPH_SAME.code]
+        if len(same) == len(RUNS):  # both runs: how this transform works (caches, weights), not news
+            checks = [f for f in checks if f not in same]
+        out.extend(checks)
     out.extend(_truncated(analysis))
     if analysis.first_divergence is not None:
         first = next(d for d in analysis.transforms if d.key == analysis.first_divergence)

@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ad_diff.core import safepath
 from ad_diff.discover import dump_counter, dump_entries
 
 
@@ -51,10 +52,16 @@ def dump_count(graphs: Path) -> int:
         return 0
 
 
-def _problem(path: Path, is_link: bool) -> str | None:
-    """Why ``path`` cannot be read as a dump file, or ``None``."""
+def problem(path: Path, root: Path) -> str | None:
+    """Why ``path`` cannot be read as a dump file of the run folder ``root``, or ``None``. A link (of the
+    file, or of ``graphs/`` itself) that leaves the run folder is refused unread."""
+    is_link = path.is_symlink()
     try:
         path.stat()  # follows links; raises on a loop or a dangling link
+        if not safepath.is_inside(path, root):
+            how = "is a symbolic link to" if is_link else "resolves to"
+            return (f"{how} a file outside the run folder {root}; refusing to read it (copy the dumps into "
+                    "the run folder instead of linking them)")
         if not path.is_file():  # before opening: a FIFO named like a dump would block open()
             return "is not a regular file"
         path.open("rb").close()  # an actual open, not os.access: as root, access() always says yes
@@ -67,9 +74,11 @@ def _problem(path: Path, is_link: bool) -> str | None:
     return None
 
 
-def scan(graphs: Path) -> FolderScan:
-    """Measure one run's ``graphs/`` listing. Never follows a link twice: ``os.stat`` fails on a loop (ELOOP)
-    and that entry is recorded as unreadable, not recursed into."""
+def scan(graphs: Path, root: Path | None = None) -> FolderScan:
+    """Measure one run's ``graphs/`` listing (``root``: the run folder, by default the folder holding
+    ``graphs/``). Never follows a link twice: ``os.stat`` fails on a loop (ELOOP) and that entry is recorded
+    as unreadable, not recursed into."""
+    root = graphs.parent if root is None else root
     try:
         entries = sorted(os.scandir(graphs), key=lambda e: e.name)
     except OSError as err:
@@ -81,9 +90,9 @@ def scan(graphs: Path) -> FolderScan:
         if counter is None:
             continue
         path = Path(graphs, e.name)
-        problem = _problem(path, e.is_symlink())
-        if problem is not None:
-            unreadable.append((path, problem))
+        why = problem(path, root)
+        if why is not None:
+            unreadable.append((path, why))
             continue
         by_counter.setdefault(counter, []).append(e.name)
     nums = sorted(by_counter)

@@ -14,6 +14,7 @@ from ad_diff.core.model import BASELINE, RUNS, RunId, State, TransformRecord, ot
 from ad_diff.discover import DUMP_NAME, dump_entries
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.diff import Absence
+from ad_diff.kinds.graph.folder import problem
 from ad_diff.kinds.graph.model import dump_key
 from ad_diff.kinds.graph.parse import counter_of, read_header
 from ad_diff.kinds.log.model import LogEnd, RunLog
@@ -72,13 +73,16 @@ class TransformPair:
         return self.baseline if run == BASELINE else self.candidate
 
 
-def list_dumps(graphs_dir: Path) -> tuple[list[DumpRef], list[str]]:
-    """Dump files of one run in pipeline order, plus notes about files that were ignored."""
+def list_dumps(graphs_dir: Path, root: Path | None = None) -> tuple[list[DumpRef], list[str]]:
+    """Dump files of one run in pipeline order, plus notes about files that were ignored. Entries that
+    :func:`~ad_diff.kinds.graph.folder.problem` refuses (a link leaving the run folder ``root``, a FIFO, a
+    broken link) are left out unread; ``folder.scan`` reports them (ADI005)."""
+    root = graphs_dir.parent if root is None else root
     if not graphs_dir.is_dir():
         raise InputError(graphs_dir, "expected a folder of graph dumps (AD_DUMP_GRAPHS_DIR content)")
     notes = [f"{p}: ignored (not named NNN_<stage>_<transform>.txt)" for p in graphs_dir.iterdir()
              if p.is_file() and not DUMP_NAME.match(p.name)]
-    files = [p for p in (graphs_dir / n for n in dump_entries(graphs_dir)) if p.is_file()]
+    files = [p for p in (graphs_dir / n for n in dump_entries(graphs_dir)) if problem(p, root) is None]
     seen: dict[str, int] = {}
     refs: list[DumpRef] = []
     for p in files:

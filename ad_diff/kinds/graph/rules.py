@@ -14,6 +14,8 @@ from ad_diff.core.model import Category, Severity
 from ad_diff.core.rules import Rule
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
+STANDS = "the per-transform match counts from the logs still stand"
+"""What still holds when an analysis beside the logs cannot run (said by the findings that report it)."""
 
 METADATA_LOST = Rule(
     "ADG001", "metadata-lost", Category.METADATA_LOSS, ERR,
@@ -103,7 +105,9 @@ LOG_SAYS_MATCHES_BUT_GRAPH_SAME = Rule(
     "Cross-check of one run's log against its own dumps: the transform logged matches but its dump is "
     "byte-identical to the previous dump, for a transform that acts outside the graph (sharding detection, "
     "weights, caches, compilation: any stage but post_export, pattern_matcher and post_load_fusion, and "
-    "`detect_*` passes), so this is informational. In the graph stages it is ADG012.",
+    "`detect_*` passes), so this is informational. It is reported only when one run shows it: when both "
+    "runs log matches and leave the dump unchanged, that is how the transform works (a cache or weight "
+    "transform writes no node), and a note in every report would be noise. In the graph stages it is ADG012.",
 )
 
 DUMP_UNREADABLE = Rule(

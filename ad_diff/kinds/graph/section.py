@@ -20,7 +20,7 @@ MAX_REGIONS_SHOWN = 3
 MAX_KEYS_SHOWN = 8
 """Transform keys listed per sentence ("restored in the candidate: ..."), then a count."""
 
-_ABSENCE_TEXT = {
+ABSENCE_TEXT = {
     Absence.RESTORED: "Restored in the {run} (not compared: the run restored AD's pipeline cache past them)",
     Absence.CUT: "Dumps missing at the end of the {run}'s folder (its log shows they ran: the folder is cut "
                  "short)",
@@ -87,7 +87,7 @@ def not_compared(a: GraphAnalysis) -> list[tuple[str, Absence, list[str]]]:
     """``(run, reason, keys)`` of the dumps one run lacks for a reason other than a one-sided transform."""
     out: list[tuple[str, Absence, list[str]]] = []
     for run in RUNS:
-        for why in _ABSENCE_TEXT:
+        for why in ABSENCE_TEXT:
             keys = [d.key for d in a.transforms if d.missing is why
                     and (d.baseline_file if run == BASELINE else d.candidate_file) is None]
             if keys:
@@ -139,7 +139,7 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
         if keys:
             out.append(f"\nDumps only in the {label} (it alone ran them): " + _keys(list(keys)))
     for run, why, missing in not_compared(a):
-        out.append(f"\n{md_escape(_ABSENCE_TEXT[why].format(run=run))}: " + _keys(missing))
+        out.append(f"\n{md_escape(ABSENCE_TEXT[why].format(run=run))}: " + _keys(missing))
     rows = [d for d in a.transforms if interesting(d)]
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
@@ -179,11 +179,34 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
     return "\n".join(out) + "\n"
 
 
-def render_terminal(a: GraphAnalysis) -> RenderableType:
-    """The same at a glance, as a rich renderable (rich imported lazily)."""
-    from rich.console import Group
+def _table(rows: list[TransformGraphDiff], narrow: bool) -> RenderableType:
+    """The terminal table of the transforms where differences appear (fewer columns when ``narrow``)."""
     from rich.table import Table
     from rich.text import Text
+
+    t = Table(title="Graph dumps: where differences appear", show_lines=False)
+    cols = (("Transform: dumps", "Unmatched B/C · regions (new) · metadata B → C") if narrow else
+            ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"))
+    for col in cols:
+        t.add_column(col, overflow="fold")
+    for d in rows:
+        nb = sum(1 for u in d.unmatched if u.run == BASELINE)
+        unmatched, regions = f"{nb}/{len(d.unmatched) - nb}", f"{len(d.regions)} ({len(d.new_regions)})"
+        if narrow:  # two columns, each figure on a line of its own: the name keeps the room to stay whole
+            t.add_row(Text.assemble(d.key, "\n", (_status(d), "dim")),
+                      Text(f"{unmatched} · {regions}\n{_cov_change(d)}"))
+        else:
+            t.add_row(*(Text(c) for c in (d.key, _status(d), _pairs(d), unmatched, regions,
+                                          _cov(d.coverage.baseline), _cov(d.coverage.candidate))))
+    return t
+
+
+def render_terminal(a: GraphAnalysis) -> RenderableType:
+    """The same at a glance, as a rich renderable (rich imported lazily); every name is literal text."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ad_diff.core.terminal import Responsive, inline
 
     parts: list[RenderableType] = []
     if a.first_divergence is not None:
@@ -199,30 +222,22 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
             parts.append(Text(f"Dumps only in the {label} (it alone ran them): " + _keys(list(keys), False),
                               style="yellow"))
     for run, why, missing in not_compared(a):
-        parts.append(Text(f"{_ABSENCE_TEXT[why].format(run=run)}: {_keys(missing, False)}",
+        parts.append(Text(f"{ABSENCE_TEXT[why].format(run=run)}: {_keys(missing, False)}",
                           style="red" if why in (Absence.CUT, Absence.LOST) else "yellow"))
     all_rows = [d for d in a.transforms if interesting(d)]
     rows = [d for d in all_rows if is_new(d)]
     if len(all_rows) > len(rows):
         parts.append(Text(f"{len(all_rows) - len(rows)} later transform(s) carry the same differences "
-                          "(full table: --format markdown or json)", style="dim"))
+                          "(full table: --markdown, --json or --html)", style="dim"))
     if rows:
-        t = Table(title="Graph dumps: where differences appear", show_lines=False)
-        for col in ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"):
-            t.add_column(col, overflow="fold")
-        for d in rows:
-            nb = sum(1 for u in d.unmatched if u.run == BASELINE)
-            t.add_row(d.key, _status(d), _pairs(d), f"{nb}/{len(d.unmatched) - nb}",
-                      f"{len(d.regions)} ({len(d.new_regions)})", _cov(d.coverage.baseline),
-                      _cov(d.coverage.candidate))
-        parts.append(t)
+        parts.append(Responsive(lambda: _table(rows, narrow=False), lambda: _table(rows, narrow=True)))
     for d in regression_transforms(a):
         for h in d.hints:
-            parts.append(Text.assemble(("hint ", "bold cyan"), f"{d.key}: ", h.message))
+            parts.append(Text.assemble(("hint ", "bold cyan"), f"{d.key}: ", inline(h.message)))
         for r in [r for r in d.regions if r.new][:1]:
             body = Text()
             for ln in snippet(r).split("\n"):
                 body.append(ln + "\n", style="red" if ln.startswith("-") else "green")
-            parts.append(Text(f"{d.key} region {r.id} ({r.kind.value}):", style="bold"))
+            parts.append(Text.assemble((f"{d.key}", "bold"), (f" region {r.id} ({r.kind.value}):", "bold")))
             parts.append(body)
     return Group(*parts)

@@ -7,13 +7,16 @@ stands in for the baseline's log.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.model import TransformComparison
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.log import rules
 from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.section import LogComparison
+
+_DUMPS_MOVED = "ADG013"
+"""The graph kind's transform-moved finding (ad_diff.kinds.graph.rules.TRANSFORM_MOVED), named by code so the
+log kind imports nothing of the graph kind."""
 
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
@@ -21,19 +24,10 @@ if TYPE_CHECKING:
     from ad_diff.result import DiffResult
 
 
-@dataclass(frozen=True)
-class LogComparison:
-    """Both runs' parsed logs and their transforms paired into rows, in pipeline order."""
-
-    baseline: RunLog
-    candidate: RunLog
-    rows: tuple[TransformComparison, ...]
-
-
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
     from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.log import parse
+    from ad_diff.kinds.log.attribute import attribute
 
     if not log.anonymous:
         return log
@@ -44,11 +38,28 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
         except AdDiffError as e:  # unreadable dumps: the results stay positional (#n), and we say why
-            notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them ({e})")
+            notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them "
+                         f"({e})")
             return log
-    log, note = parse.attribute(log, names)
+    log, note = attribute(log, names)
     notes.append(f"{art.run_id}: {note}")
     return log
+
+
+def _shared_primary(blog: RunLog, clog: RunLog) -> tuple[RunLog, RunLog]:
+    """Both logs led by the same rank: rank 0 when both have it, else the lowest rank both have."""
+    from ad_diff.errors import InputError
+    from ad_diff.kinds.log.ranks import with_primary
+
+    if blog.rank == clog.rank or blog.rank is None or clog.rank is None:
+        return blog, clog
+    shared = sorted(set(blog.ranks_seen) & set(clog.ranks_seen))
+    if not shared:
+        raise InputError(clog.path, f"has ranks {', '.join(map(str, clog.ranks_seen))} and the baseline "
+                                    f"{', '.join(map(str, blog.ranks_seen))}: no rank in common; pick one "
+                                    "with --rank")
+    lead = 0 if 0 in shared else shared[0]
+    return with_primary(blog, lead), with_primary(clog, lead)
 
 
 class LogKind:
@@ -58,38 +69,41 @@ class LogKind:
     rules = rules.RULES
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
-        """Parse both logs (rank ``settings.rank``) and pair their transforms."""
+        """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
         from ad_diff.kinds.log import parse, snapshot
-        from ad_diff.kinds.log.align import pair_transforms
+        from ad_diff.kinds.log.compare import compare_logs
+        from ad_diff.kinds.log.notes import log_notes
 
         settings = ctx.settings
         ctx.progress("reading logs", 0, 2)
         if ctx.from_snapshot:
             _, blog = snapshot.load_as_run(settings.baseline)
         else:
-            assert ctx.baseline.log is not None  # discover raises otherwise
-            blog = parse.parse(ctx.baseline.log, rank=settings.rank)
+            blog = parse.parse(ctx.baseline.logs, rank=settings.rank)
         ctx.progress("reading logs", 1, 2)
-        assert ctx.candidate.log is not None
-        clog = parse.parse(ctx.candidate.log, rank=settings.rank)
+        clog = parse.parse(ctx.candidate.logs, rank=settings.rank)
         ctx.progress("reading logs", 2, 2)
-        for run_id, log in ((ctx.baseline.run_id, blog), (ctx.candidate.run_id, clog)):
-            ctx.notes += [f"{run_id} log {log.path}: {i.text} (shown as U+FFFD)" for i in log.issues
-                          if i.kind == "encoding"]
+        if settings.rank is None:
+            blog, clog = _shared_primary(blog, clog)
         blog = _attribute(blog, ctx.baseline, ctx.notes)
         clog = _attribute(clog, ctx.candidate, ctx.notes)
-        return LogComparison(blog, clog, pair_transforms(blog, clog, settings.ignore_transforms))
+        section = compare_logs(blog, clog, settings.ignore_transforms, narrowed=settings.rank is not None)
+        ctx.notes += log_notes(section)
+        return section
 
     def classify(self, section: LogComparison | Skipped, ctx: Context) -> list[Finding]:
         """Match losses, state changes and each log's health (ADL rules)."""
         if isinstance(section, Skipped):
             return []
-        return rules.classify_log(section.rows, section.baseline, section.candidate, ctx.settings.collapse_fraction)
+        return rules.classify(section, ctx.settings.collapse_fraction)
 
     def explain(self, section: LogComparison, findings: list[Finding], ctx: Context) -> tuple[LogComparison,
                                                                                                list[Finding]]:
-        """Nothing to add: the log's findings are the ones the others explain."""
-        return section, findings
+        """A move the graph dumps report too (ADG013) is reported once, there: drop this kind's ADL015."""
+        moved = {f.transform for f in findings if f.code == _DUMPS_MOVED}
+        if not moved:
+            return section, findings
+        return section, [f for f in findings if not (f.code == rules.REORDERED.code and f.transform in moved)]
 
     def render_markdown(self, section: LogComparison, result: DiffResult) -> str:
         """The transforms table is part of the report's frame (``ad_diff.report.markdown``)."""
@@ -99,6 +113,8 @@ class LogKind:
         """The transforms table is part of the report's frame (``ad_diff.report.terminal``)."""
         return None
 
+
+__all__ = ["LOG", "LogComparison", "LogKind"]
 
 LOG = LogKind()
 """The log kind's one instance (registered in :data:`ad_diff.kinds.KINDS`)."""

@@ -1,10 +1,13 @@
-"""Pair the transforms of two logs into comparison rows, in pipeline order.
+"""Pair the transforms of two logs into comparison rows, in pipeline order (for one rank, or for every rank).
 
 Transforms are matched by ``(transform, occurrence)`` (AD keys are unique across stages, and a key whose
-stage moved is still the same transform), never by position, so a transform added
-or removed in one run does not shift every later row. The merged order follows both runs: an LCS over
-the two key sequences (difflib) keeps common transforms in their shared order and slots run-only
-transforms in where they ran.
+stage moved is still the same transform), never by position, so a transform added or removed in one run
+does not shift every later row. The merged order follows both runs: an LCS over the two key sequences
+(difflib) keeps common transforms in their shared order and slots run-only transforms in where they ran.
+Common transforms outside that shared order ran at another position: they are listed as :class:`Moved`.
+
+A run that restored AD's pipeline cache never ran the transforms up to its restore boundary: on its side
+those rows are ``restored`` (not ``absent``), so nothing reads them as lost.
 """
 
 from __future__ import annotations
@@ -13,9 +16,11 @@ import difflib
 from fnmatch import fnmatchcase
 
 from ad_diff.core.model import Side, State, TransformComparison, TransformRecord
-from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.model import RankLog, Restore, RunLog
+from ad_diff.kinds.log.section import Moved
 
 _ABSENT = Side(State.ABSENT, None)
+_RESTORED = Side(State.RESTORED, None)
 
 Key = tuple[str, int]
 
@@ -24,20 +29,24 @@ def _side(r: TransformRecord | None) -> Side:
     return _ABSENT if r is None else Side(r.state, r.matches, r.timing, r.failure, r.stage)
 
 
-def _keys(log: RunLog, ignore: tuple[str, ...]) -> list[tuple[Key, TransformRecord]]:
+def _keys(records: tuple[TransformRecord, ...], ignore: tuple[str, ...]) -> list[tuple[Key, TransformRecord]]:
     return [
         ((r.transform, r.occurrence), r)
-        for r in log.transforms
+        for r in records
         if not any(fnmatchcase(r.transform, pat) for pat in ignore)
     ]
 
 
-def pair_transforms(
-    baseline: RunLog, candidate: RunLog, ignore: tuple[str, ...] = ()
-) -> tuple[TransformComparison, ...]:
-    """Return one row per transform seen in either run, in merged pipeline order.
+def pair_records(
+    baseline: tuple[TransformRecord, ...],
+    candidate: tuple[TransformRecord, ...],
+    ignore: tuple[str, ...] = (),
+    restored: tuple[Restore | None, Restore | None] = (None, None),
+) -> tuple[tuple[TransformComparison, ...], tuple[Moved, ...]]:
+    """One row per transform seen in either list, in merged pipeline order, and the transforms that moved.
 
-    ``ignore`` holds fnmatch globs of transform keys left out entirely.
+    ``ignore`` holds fnmatch globs of transform keys left out entirely; ``restored`` the pipeline-cache
+    restore of the baseline and of the candidate, if any.
     """
     b = _keys(baseline, ignore)
     c = _keys(candidate, ignore)
@@ -45,19 +54,79 @@ def pair_transforms(
     ck = [k for k, _ in c]
     rows: list[TransformComparison] = []
     sm = difflib.SequenceMatcher(a=bk, b=ck, autojunk=False)
-    c_keys = set(ck)
+    c_by_key: dict[Key, TransformRecord] = {}
+    for k, r in c:
+        c_by_key.setdefault(k, r)
     b_keys = set(bk)
+    in_order: set[Key] = set()
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal":
-            for (k, br), (_, cr) in zip(b[i1:i2], c[j1:j2]):
+            for (k, br), (_, cr) in zip(b[i1:i2], c[j1:j2], strict=True):
                 rows.append(TransformComparison(br.stage, k[0], k[1], _side(br), _side(cr)))
+                in_order.add(k)
             continue
         # Keys present on both sides but out of order (a stage moved) are paired on the baseline position.
         for k, br in b[i1:i2]:
-            cr = next((r for kk, r in c if kk == k), None) if k in c_keys else None
-            rows.append(TransformComparison(br.stage, k[0], k[1], _side(br), _side(cr)))
+            rows.append(TransformComparison(br.stage, k[0], k[1], _side(br), _side(c_by_key.get(k))))
         for k, cr in c[j1:j2]:
             if k in b_keys:
                 continue
             rows.append(TransformComparison(cr.stage, k[0], k[1], _ABSENT, _side(cr)))
-    return tuple(rows)
+    moved = _moved(bk, ck, in_order, b, c)
+    b_restore, c_restore = restored
+    if c_restore is not None:
+        rows = _mark_restored(rows, c_restore, candidate_side=True)
+    if b_restore is not None:
+        rows = _mark_restored(rows, b_restore, candidate_side=False)
+    return tuple(rows), moved
+
+
+def _moved(bk: list[Key], ck: list[Key], in_order: set[Key], b: list[tuple[Key, TransformRecord]],
+           c: list[tuple[Key, TransformRecord]]) -> tuple[Moved, ...]:
+    common = set(bk) & set(ck)
+    out = []
+    for i, (k, r) in enumerate(b):
+        if k in common and k not in in_order:
+            j = ck.index(k)
+            before_b = b[i - 1][0][0] if i else None
+            before_c = c[j - 1][0][0] if j else None
+            out.append(Moved(r.stage, k[0], k[1], before_b, before_c))
+    return tuple(out)
+
+
+def _mark_restored(
+    rows: list[TransformComparison], restore: Restore, candidate_side: bool
+) -> list[TransformComparison]:
+    """Rows up to and including the restore boundary that the restoring run lacks become ``restored`` there.
+
+    The boundary is looked up among the other run's transforms; when the other run never ran it, the rows
+    before the restoring run's first transform are the restored ones.
+    """
+    def mine(r: TransformComparison) -> Side:
+        return r.candidate if candidate_side else r.baseline
+
+    def other(r: TransformComparison) -> Side:
+        return r.baseline if candidate_side else r.candidate
+
+    upto = next((i for i, r in enumerate(rows)
+                 if r.transform == restore.boundary and other(r).state is not State.ABSENT), None)
+    if upto is None:
+        upto = next((i for i, r in enumerate(rows) if mine(r).state is not State.ABSENT), len(rows)) - 1
+    out = list(rows)
+    for i in range(upto + 1):
+        r = out[i]
+        if mine(r).state is State.ABSENT:
+            b, c = (r.baseline, _RESTORED) if candidate_side else (_RESTORED, r.candidate)
+            out[i] = TransformComparison(r.stage, r.transform, r.occurrence, b, c)
+    return out
+
+
+def pair_transforms(
+    baseline: RunLog | RankLog, candidate: RunLog | RankLog, ignore: tuple[str, ...] = ()
+) -> tuple[TransformComparison, ...]:
+    """Return one row per transform seen in either run (or rank), in merged pipeline order.
+
+    ``ignore`` holds fnmatch globs of transform keys left out entirely.
+    """
+    return pair_records(baseline.transforms, candidate.transforms, ignore,
+                        (baseline.restored, candidate.restored))[0]

@@ -1,128 +1,119 @@
-"""AutoDeploy log parser: every message format (V0-V3) and line prefix (L1-L3) of FORMATS.md §1.
+"""AutoDeploy log parser: every message format (V0-V3) and logger prefix (L1-L3) of FORMATS.md §1, all ranks.
 
-The parser is a single streaming pass. Each line is split into (prefix, rank, level, message); messages
-carrying ``[stage=..., transform=...]`` (or the bracket-less V0 form) feed a small per-rank state machine
-that turns the result lines into :class:`TransformRecord` values. Lines of other loggers are noise and
-are skipped; lines that look like AutoDeploy transform results but match no known format are kept as
-``unrecognised`` issues so the report can say what it could not read.
+The parser is a single streaming pass over the log's files (one, or one per rank). Each line, with the
+prefixes of CI systems and launchers already stripped (:class:`ad_diff.discover.capture.CapturedLines`), is
+split into (prefix, rank, level, message); messages carrying ``[stage=..., transform=...]`` (or the
+bracket-less V0 form) feed a small per-rank state machine that turns the result lines into
+:class:`TransformRecord` values. A line's rank is its ``[RANK n]`` tag, else the launcher's tag, else the
+rank its file belongs to. Lines of other loggers are noise, except the tracebacks and fatal signals that
+may end a rank; lines that look like AutoDeploy transform results but match no known format are kept as
+``unrecognised`` issues so the report can say what it could not read. :mod:`.ranks` turns the state into a
+:class:`RunLog`.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ad_diff.core.model import State, Timing, TransformRecord
-from ad_diff.core.text import iter_lines
+from ad_diff.discover.capture import LAYERS, CapturedLines
+from ad_diff.discover.logs import LogFile
 from ad_diff.errors import InputError
-from ad_diff.kinds.log.model import LogEnd, LogIssue, RunLog
-
-WHAT = "an AutoDeploy log (lines like '[stage=..., transform=...] [SUMMARY] matches=N')"
-
-# L1: TRT-LLM Logger subclass. Optional timestamp; optional rank before the level tag, or (newer base
-# logger) a padded caller-package tag and the rank after it.
-_L1 = re.compile(
-    r"^(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM AUTO-DEPLOY\](?: \[RANK (\d+)\])? \[([FEWIVD])\]"
-    r"(?: \[[A-Za-z_][\w .]*\])?(?: \[RANK (\d+)\])?(?: (.*))?$"
+from ad_diff.kinds.log.lines import (
+    ELAPSED,
+    EXC_LINE,
+    FAILED,
+    LEVELS_FATAL,
+    START_MARKERS,
+    SUMMARY,
+    TRANSFORM,
+    V0,
+    WHAT,
+    kv_pairs,
+    split,
 )
-# L2/L3: standalone python logger on stderr; L2's *_once methods nest a second '[AUTO-DEPLOY] [RANK n]'.
-_L23 = re.compile(r"^\[AUTO-DEPLOY\] \[(CRITICAL|ERROR|WARNING|INFO|DEBUG)\](?: \[RANK (\d+)\])?(?: (.*))?$")
-_NESTED = re.compile(r"^\[AUTO-DEPLOY\](?: \[RANK (\d+)\])? ?(.*)$")
+from ad_diff.kinds.log.model import IssueKind, LogIssue, Restore, RunLog
 
-_P = re.compile(r"^\[stage=([a-z_][a-z0-9_]*), transform=(\w+)\] ?(.*)$")
-_V0 = re.compile(r"^stage=([a-z_][a-z0-9_]*), transform=(\w+), (.*)$")
-_SUMMARY = re.compile(
-    r"^\[SUMMARY\] (?:(?:matches=(\d+)|(skipped))(?: \| time: ([\d.]+)s \(pre=([\d.]+)s, apply=([\d.]+)s, "
-    r"post=([\d.]+)s\))?|(disabled))$"
-)
-_ELAPSED = re.compile(
-    r"^elapsed time: total=([\d.]+)s, pre_cleanup=([\d.]+)s, apply=([\d.]+)s, post_cleanup=([\d.]+)s$"
-)
-_FAILED = re.compile(r"^(?:\[APPLY\] )?Transform (\w+) failed: ?(.*)$")
-_KV = re.compile(r"^(\w+)=(\S+)$")
-_START_MARKERS = ("[PRE-CLEANUP]", "[APPLY]", "[POST-CLEANUP]", "running ", "applying transform")
-_LEVELS_FATAL = {"F", "E", "CRITICAL", "ERROR"}
-_EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)|Segmentation fault|Killed)\b")
+_RESTORED = re.compile(r"^Restored AutoDeploy pipeline snapshot for '([^']+)' from (.*)$")
+_ENDING = ("Traceback (most recent call last)", "Exception ignored", "Killed")
+"""How the lines start that :meth:`LogParser.on_other_line` looks at (with fatal signals and tracebacks)."""
 
 
 @dataclass
-class _Pending:
+class Pending:
     """A transform seen starting (cleanup/apply lines) whose result line has not come yet."""
 
     stage: str
     transform: str
     line: int
+    pos: int
+    """Position over all files of ``line``."""
     failure: str | None = None
 
 
 @dataclass
-class _RankState:
+class RankState:
     """Per-rank state machine: records of the current pipeline plus the ones before a restart."""
 
+    path: Path
     records: list[TransformRecord] = field(default_factory=list)
     seen: set[tuple[str, str]] = field(default_factory=set)
-    pending: _Pending | None = None
+    pending: Pending | None = None
     pipelines: int = 1
     restarts: list[int] = field(default_factory=list)
-    last_line: int = 0
+    last_pos: int = 0
+    """Position (over all files) of its last result line: what came after it came after the pipeline."""
+    restored: Restore | None = None
 
 
-def _kv_pairs(text: str) -> dict[str, str] | None:
-    """Parse ``a=1, b=True, ...``; None if any part is not ``key=value``."""
-    out: dict[str, str] = {}
-    for part in text.split(", "):
-        m = _KV.match(part.strip())
-        if not m:
-            return None
-        out[m.group(1)] = m.group(2)
-    return out
+@dataclass(frozen=True, slots=True)
+class Error:
+    """A traceback's last line or a fatal signal: where (position, file, line), whose, and whether Python
+    reported it as ignored (``Exception ignored in: ...``)."""
+
+    pos: int
+    rank: int | None
+    path: Path
+    line: int
+    text: str
+    ignored: bool
 
 
-class _LogParser:
-    """One pass over one log; see module docstring."""
+class LogParser:
+    """One pass over one run's log files; see the module docstring."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.ranks: dict[int | None, _RankState] = {}
+    def __init__(self) -> None:
+        self.ranks: dict[int | None, RankState] = {}
         self.formats: set[str] = set()
         self.prefixes: set[str] = set()
         self.issues: list[LogIssue] = []
-        self.fatal_after: dict[int | None, tuple[int, str]] = {}
-        self.last_ad_line = 0
-        self.last_exc: tuple[int, str] | None = None
-        self.in_traceback = False
+        self.errors: list[Error] = []
+        self.fatal: dict[int | None, tuple[int, int, str]] = {}
+        """Last fatal-level AD line per rank: (position, line, message)."""
+        self.tracebacks: dict[int | None, bool] = {}
+        """Rank -> whether the traceback being read is an ignored one (present while inside one)."""
+        self.ignoring: set[int | None] = set()
+        self.base = 0
+        """Lines of the files read before this one: a line's position over all files is base + its number."""
+        self.path = Path()
         self.lines = 0
+        self.last_ad: tuple[int, int | None] = (0, None)
+        """(position, rank) of the last AD line, for a file cut mid-line."""
         self.cut_mid_line = False
         self.replaced_bytes = 0
         self.anonymous = 0
 
-    # -- line splitting ---------------------------------------------------------------------------
-    def split(self, text: str) -> tuple[str, int | None, str, str] | None:
-        """Return (prefix kind, rank, level, message) for AD lines, None for other lines."""
-        m = _L1.match(text)
-        if m:
-            rank = m.group(1) or m.group(3)
-            return "L1", int(rank) if rank else None, m.group(2), m.group(4) or ""
-        m = _L23.match(text)
-        if m:
-            rank, msg = m.group(2), m.group(3) or ""
-            n = _NESTED.match(msg)
-            if n:  # L2 *_once lines: '[AUTO-DEPLOY] [WARNING] [AUTO-DEPLOY] [RANK 0] msg'
-                rank, msg = rank or n.group(1), n.group(2)
-            return ("L3" if rank is not None else "L2"), int(rank) if rank else None, m.group(1), msg
-        if text.startswith("[stage=") or _V0.match(text):
-            return "bare", None, "", text
-        return None
-
     # -- records ----------------------------------------------------------------------------------
-    def state_for(self, rank: int | None) -> _RankState:
+    def state_for(self, rank: int | None) -> RankState:
         st = self.ranks.get(rank)
         if st is None:
-            st = self.ranks[rank] = _RankState()
+            st = self.ranks[rank] = RankState(self.path)
         return st
 
-    def emit(self, st: _RankState, rec: TransformRecord) -> None:
+    def emit(self, st: RankState, rec: TransformRecord, pos: int | None = None) -> None:
         key = (rec.stage, rec.transform)
         if key in st.seen:
             # A key runs once per pipeline, so seeing it again means the pipeline started over (a retry
@@ -134,8 +125,9 @@ class _LogParser:
         st.seen.add(key)
         st.records.append(rec)
         st.pending = None
+        st.last_pos = (self.base + self.lines) if pos is None else pos
 
-    def close_pending(self, st: _RankState) -> None:
+    def close_pending(self, st: RankState) -> None:
         """Settle a transform that started but whose result line never came, because another began.
 
         A logged failure is a result of its own (``failed``); anything else is reported as an issue, since
@@ -145,23 +137,23 @@ class _LogParser:
         if p is None:
             return
         if p.failure is not None:
-            self.emit(st, TransformRecord(p.stage, p.transform, 0, State.FAILED, None, p.line, failure=p.failure))
+            self.emit(st, TransformRecord(p.stage, p.transform, 0, State.FAILED, None, p.line,
+                                          failure=p.failure), p.pos)
         else:
-            self.issues.append(LogIssue(p.line, "no_result", f"{p.stage}/{p.transform} started but logged no result"))
+            self.issues.append(LogIssue(p.line, IssueKind.NO_RESULT,
+                                        f"{p.stage}/{p.transform} started but logged no result"))
         st.pending = None
 
     def on_transform_message(self, n: int, rank: int | None, stage: str, transform: str, rest: str) -> None:
         st = self.state_for(rank)
-        st.last_line = n
-        self.last_ad_line = n
         if st.pending and (st.pending.stage, st.pending.transform) != (stage, transform):
             self.close_pending(st)
         while rest.startswith("[APPLY] ") and not rest.startswith("[APPLY] Transform "):
             rest = rest[len("[APPLY] ") :]
         if rest.startswith("[SUMMARY]"):
-            m = _SUMMARY.match(rest)
+            m = SUMMARY.match(rest)
             if not m:
-                self.issues.append(LogIssue(n, "unrecognised", rest[:200]))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V3")
             timing = None
@@ -175,31 +167,31 @@ class _LogParser:
                 state, matches = State.APPLIED, int(m.group(1))
             self.finish(st, n, stage, transform, state, matches, timing, ())
             return
-        if rest.startswith("enabled=") or rest.startswith("num_matches=") or rest.startswith("skipped="):
-            kv = _kv_pairs(rest)
+        if rest.startswith(("enabled=", "num_matches=", "skipped=")):
+            kv = kv_pairs(rest)
             if kv is None or not ("num_matches" in kv or kv.get("skipped") == "True"):
-                self.issues.append(LogIssue(n, "unrecognised", rest[:200]))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V1")
             self.finish_kv(st, n, stage, transform, kv)
             return
         if rest.startswith("elapsed time:"):
-            m = _ELAPSED.match(rest)
+            m = ELAPSED.match(rest)
             if not m:
-                self.issues.append(LogIssue(n, "unrecognised", rest[:200]))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V2")
             self.formats.discard("V1")
             self.attach_timing(st, stage, transform, Timing(*(float(m.group(i)) for i in range(1, 5))))
             return
-        m = _FAILED.match(rest)
+        m = FAILED.match(rest)
         if m:
             self.on_failure(st, n, stage, transform, m.group(2))
             return
-        if rest.startswith(_START_MARKERS) and st.pending is None:
-            st.pending = _Pending(stage, transform, n)
+        if rest.startswith(START_MARKERS) and st.pending is None:
+            st.pending = Pending(stage, transform, n, (self.base + self.lines))
 
-    def finish_kv(self, st: _RankState, n: int, stage: str, transform: str, kv: dict[str, str]) -> None:
+    def finish_kv(self, st: RankState, n: int, stage: str, transform: str, kv: dict[str, str]) -> None:
         """V0/V1/V2 result line: ``enabled=.., num_matches=N|skipped=True, is_clean=.., ...``."""
         flags = tuple(sorted((k, v) for k, v in kv.items() if k not in ("num_matches", "skipped")))
         if kv.get("enabled") == "False":
@@ -210,11 +202,14 @@ class _LogParser:
             try:
                 state, matches = State.APPLIED, int(kv["num_matches"])
             except ValueError:
-                self.issues.append(LogIssue(n, "unrecognised", f"num_matches={kv['num_matches']}"))
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, f"num_matches={kv['num_matches']}"))
                 return
         self.finish(st, n, stage, transform, state, matches, None, flags)
 
-    def finish(self, st, n, stage, transform, state, matches, timing, flags) -> None:  # type: ignore[no-untyped-def]
+    def finish(
+        self, st: RankState, n: int, stage: str, transform: str, state: State, matches: int | None,
+        timing: Timing | None, flags: tuple[tuple[str, str], ...],
+    ) -> None:
         failure = None
         if st.pending and (st.pending.stage, st.pending.transform) == (stage, transform):
             failure = st.pending.failure
@@ -222,7 +217,7 @@ class _LogParser:
             state = State.FAILED
         self.emit(st, TransformRecord(stage, transform, 0, state, matches, n, timing, failure, flags))
 
-    def attach_timing(self, st: _RankState, stage: str, transform: str, timing: Timing) -> None:
+    def attach_timing(self, st: RankState, stage: str, transform: str, timing: Timing) -> None:
         """V2 prints timing on its own line after the result line."""
         if st.records and (st.records[-1].stage, st.records[-1].transform) == (stage, transform):
             r = st.records[-1]
@@ -230,169 +225,172 @@ class _LogParser:
                 r.stage, r.transform, r.occurrence, r.state, r.matches, r.line, timing, r.failure, r.flags
             )
 
-    def on_failure(self, st: _RankState, n: int, stage: str, transform: str, exc: str) -> None:
+    def on_failure(self, st: RankState, n: int, stage: str, transform: str, exc: str) -> None:
         if st.pending is None or (st.pending.stage, st.pending.transform) != (stage, transform):
             self.close_pending(st)
-            st.pending = _Pending(stage, transform, n)
+            st.pending = Pending(stage, transform, n, (self.base + self.lines))
         st.pending.failure = exc or "(no message)"
         st.pending.line = n
+        st.pending.pos = (self.base + self.lines)
 
     # -- main loop --------------------------------------------------------------------------------
-    def feed(self, n: int, text: str, complete: bool) -> None:
+    def feed(self, n: int, text: str, complete: bool, rank: int | None) -> None:
+        """One line (``rank``: the launcher's or the file's rank, used where the line has no ``[RANK n]``)."""
         self.lines = n
         if "\ufffd" in text:
             self.replaced_bytes += 1
         if not complete and text:
             self.cut_mid_line = True
-        split = self.split(text)
-        if split is None:
-            self.on_other_line(n, text)
+        parts = split(text)
+        if parts is None:
+            # Most lines are other loggers' noise: only hand on those that may end a rank (cheap tests first).
+            if self.tracebacks or text.startswith(_ENDING) or "Segmentation fault" in text:
+                self.on_other_line(n, text, rank)
             return
-        prefix, rank, level, msg = split
+        prefix, tag, level, msg = parts
+        if tag is not None:
+            rank = tag
         self.prefixes.add(prefix)
-        self.in_traceback = False
-        m = _P.match(msg)
+        if self.tracebacks:
+            self.tracebacks.pop(rank, None)
+        m = TRANSFORM.match(msg)
         if m:
             if prefix == "bare" and not complete:
                 self.cut_mid_line = True
+            self.last_ad = ((self.base + self.lines), rank)
             self.on_transform_message(n, rank, m.group(1), m.group(2), m.group(3))
         elif msg.startswith("[SUMMARY]"):
             # L2 loggers drop the '[stage=..., transform=...]' context, so the result names no transform.
             # Keep it positionally (#n); attribute() names it from the dump files' order later.
             self.anonymous += 1
+            self.last_ad = ((self.base + self.lines), rank)
             self.on_transform_message(n, rank, "?", f"#{self.anonymous}", msg)
         else:
-            m0 = _V0.match(msg)
-            if m0:
-                kv = _kv_pairs(m0.group(3))
-                if kv is not None and ("num_matches" in kv or kv.get("skipped") == "True"):
-                    self.formats.add("V0")
-                    st = self.state_for(rank)
-                    self.last_ad_line = n
-                    self.finish_kv(st, n, m0.group(1), m0.group(2), kv)
-                else:
-                    self.issues.append(LogIssue(n, "unrecognised", msg[:200]))
-                return
-            m2 = _FAILED.match(msg)  # V1 prints the failure without the [stage=...] prefix
-            if m2:
-                st = self.state_for(rank)
-                pending = st.pending
-                stage = pending.stage if pending and pending.transform == m2.group(1) else "?"
-                self.on_failure(st, n, stage, m2.group(1), m2.group(2))
-                return
-            if level in _LEVELS_FATAL:
-                self.fatal_after[rank] = (n, msg[:300])
+            self.on_other_message(n, rank, level, msg)
 
-    def on_other_line(self, n: int, text: str) -> None:
-        if text.startswith("Traceback (most recent call last)"):
-            self.in_traceback = True
-            self.last_exc = (n, text)
-        elif self.in_traceback and _EXC_LINE.match(text):
-            self.last_exc = (n, text[:300])
-            self.in_traceback = False
-        elif _EXC_LINE.match(text) and ("Segmentation fault" in text or text.startswith("Killed")):
-            self.last_exc = (n, text[:300])
-
-    def result(self, rank: int | None) -> RunLog:
-        tagged = sorted(r for r in self.ranks if r is not None)
-        if not any(st.records or st.pending for st in self.ranks.values()):
-            raise InputError(
-                self.path,
-                f"holds no AutoDeploy transform lines ({self.lines} lines read); expected {WHAT}",
-            )
-        chosen: int | None
-        if tagged:
-            if rank in tagged:
-                chosen = rank
+    def on_other_message(self, n: int, rank: int | None, level: str, msg: str) -> None:
+        """An AD line without transform context: V0 results, V1 failures, restores, fatal errors."""
+        m0 = V0.match(msg)
+        if m0:
+            kv = kv_pairs(m0.group(3))
+            if kv is not None and ("num_matches" in kv or kv.get("skipped") == "True"):
+                self.formats.add("V0")
+                self.last_ad = ((self.base + self.lines), rank)
+                self.finish_kv(self.state_for(rank), n, m0.group(1), m0.group(2), kv)
             else:
-                raise InputError(
-                    self.path,
-                    f"has no lines of rank {rank}; ranks seen: {', '.join(map(str, tagged))} (use --rank)",
-                )
-            st = self.ranks[chosen]
-            untagged = self.ranks.get(None)
-            if untagged and untagged.records and not st.records:
-                st = untagged
-        else:
-            chosen, st = None, self.ranks[None]
-        if st.pending is not None and st.pending.failure is not None:
-            self.close_pending(st)
-        if not st.records and st.pending is None:
-            others = ", ".join(str(r) for r in tagged if r != chosen and self.ranks[r].records)
-            raise InputError(self.path, f"rank {chosen} logged no transform result"
-                             + (f"; ranks with results: {others} (use --rank)" if others else f"; expected {WHAT}"))
-        records = list(st.records)
-        end, detail = self.end_state(st, chosen, records)
-        if st.pending is not None:
-            p = st.pending
-            records.append(TransformRecord(p.stage, p.transform, 0, State.INCOMPLETE, None, p.line))
-        issues = list(self.issues)
-        for line in st.restarts:
-            issues.append(LogIssue(line, "retry", "pipeline restarted here; the last pipeline is used"))
-        if self.replaced_bytes:
-            issues.append(LogIssue(0, "encoding", f"{self.replaced_bytes} lines held bytes that are not UTF-8"))
-        disagree = self.disagreements(chosen, records)
-        return RunLog(
-            path=self.path,
-            transforms=tuple(records),
-            rank=chosen,
-            ranks_seen=tuple(tagged),
-            rank_disagreement=disagree,
-            formats=tuple(sorted(self.formats)),
-            prefixes=tuple(sorted(self.prefixes)),
-            end=end,
-            end_detail=detail,
-            issues=tuple(sorted(issues, key=lambda i: (i.line, i.kind, i.text))),
-            pipelines=st.pipelines,
-            lines=self.lines,
-            anonymous=self.anonymous,
-        )
+                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, msg[:200]))
+            return
+        m2 = FAILED.match(msg)  # V1 prints the failure without the [stage=...] prefix
+        if m2:
+            st = self.state_for(rank)
+            pending = st.pending
+            stage = pending.stage if pending and pending.transform == m2.group(1) else "?"
+            self.on_failure(st, n, stage, m2.group(1), m2.group(2))
+            return
+        if msg.startswith("Restored AutoDeploy"):
+            r = _RESTORED.match(msg)
+            if r:
+                self.state_for(rank).restored = Restore(r.group(1), r.group(2).strip(), n)
+                return
+        if level in LEVELS_FATAL:
+            self.fatal[rank] = ((self.base + self.lines), n, msg[:300])
 
-    def end_state(self, st: _RankState, rank: int | None, records: list[TransformRecord]) -> tuple[LogEnd, str]:
-        last = records[-1].line if records else 0
-        if self.last_exc and self.last_exc[0] > last:
-            return LogEnd.CRASHED, f"line {self.last_exc[0]}: {self.last_exc[1]}"
-        fatal = self.fatal_after.get(rank)
-        if fatal and fatal[0] > last and st.pending is not None:
-            return LogEnd.CRASHED, f"line {fatal[0]}: {fatal[1]}"
-        if st.pending is not None:
-            p = st.pending
-            return LogEnd.TRUNCATED, f"stops inside {p.stage}/{p.transform} (started at line {p.line})"
-        if self.cut_mid_line and self.last_ad_line >= self.lines:
-            return LogEnd.TRUNCATED, f"last line ({self.lines}) is cut mid-line"
-        if not records:
-            return LogEnd.EMPTY, "no transform result"
-        return LogEnd.COMPLETE, f"{len(records)} transforms, last {records[-1].stage}/{records[-1].transform}"
-
-    def disagreements(self, chosen: int | None, records: list[TransformRecord]) -> tuple[str, ...]:
-        mine = {(r.stage, r.transform): (r.state, r.matches) for r in records}
-        out: set[str] = set()
-        for rank, st in self.ranks.items():
-            if rank is None or rank == chosen:
-                continue
-            for r in st.records:
-                k = (r.stage, r.transform)
-                if k in mine and mine[k] != (r.state, r.matches):
-                    out.add(f"{r.stage}/{r.transform} (rank {rank})")
-        return tuple(sorted(out))
+    def on_other_line(self, n: int, text: str, rank: int | None) -> None:
+        """Noise, except what may end a rank: a traceback (and whether Python ignored it), a fatal signal."""
+        if text.startswith("Traceback (most recent call last)"):
+            ignored = rank in self.ignoring
+            self.ignoring.discard(rank)
+            self.tracebacks[rank] = ignored
+            self.errors.append(Error((self.base + self.lines), rank, self.path, n, text, ignored))
+        elif rank in self.tracebacks and EXC_LINE.match(text):
+            ignored = self.tracebacks.pop(rank)
+            if self.errors and self.errors[-1].rank == rank and self.errors[-1].text.startswith("Traceback"):
+                self.errors.pop()  # the closing line says more than 'Traceback (most recent call last)'
+            self.errors.append(Error((self.base + self.lines), rank, self.path, n, text[:300], ignored))
+        elif text.startswith("Exception ignored"):
+            self.ignoring.add(rank)
+        elif ("Segmentation fault" in text or text.startswith("Killed")) and EXC_LINE.match(text):
+            self.errors.append(Error((self.base + self.lines), rank, self.path, n, text[:300], False))
 
 
-def parse(path: Path, rank: int = 0) -> RunLog:
-    """Parse an AutoDeploy log and return the records of ``rank`` (or of untagged lines).
+def _unknown_prefix(captured: Sequence[CapturedLines]) -> str:
+    seen = next((c for c in captured if c.unknown is not None), None)
+    if seen is None or seen.unknown is None:
+        return ""
+    line, prefix = seen.unknown
+    where = f"{seen.path.name}:{line}" if len(captured) > 1 else f"line {line}"
+    known = ", ".join(x.label for x in LAYERS)
+    return (f"; {where} looks like an AutoDeploy line but starts with {prefix!r}, which is no capture prefix "
+            f"ad-diff knows ({known})")
 
+
+def parse(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
+    """Parse a run's AutoDeploy log (one file, or :class:`LogFile` s: one per rank) into a :class:`RunLog`.
+
+    ``rank`` is the primary rank (whose records the reports show; it must appear when lines carry rank
+    tags); ``None`` picks rank 0, else the lowest rank seen. Every rank is parsed either way.
     Raises :class:`InputError` for unreadable, binary or empty logs, logs without any transform line, and
     a requested rank that never appears.
     """
-    p = _LogParser(path)
-    for n, text, complete in iter_lines(path, WHAT):
-        p.feed(n, text, complete)
-    if p.lines == 0:
-        raise InputError(path, f"is empty; expected {WHAT}")
-    return p.result(rank)
+    from ad_diff.kinds.log.ranks import assemble
+
+    files = (LogFile(source),) if isinstance(source, Path) else tuple(source)
+    p = LogParser()
+    captured: list[CapturedLines] = []
+    total_lines = 0
+    for lf in files:
+        p.path = lf.path
+        p.base = total_lines
+        p.lines = 0
+        p.cut_mid_line = False
+        lines = CapturedLines(lf.path, WHAT)
+        captured.append(lines)
+        feed, file_rank = p.feed, lf.rank
+        n = 0
+        try:
+            if file_rank is None:
+                for n, text, complete, launcher in lines:
+                    feed(n, text, complete, launcher)
+            else:
+                for n, text, complete, launcher in lines:
+                    feed(n, text, complete, launcher if launcher is not None else file_rank)
+        except ValueError as e:  # float('1..2') seconds, a count or rank beyond int()'s 4,300 digits
+            raise InputError(
+                lf.path, f"holds a number AD never writes (a count, rank or time): {str(e)[:120]}", n
+            ) from None
+        if p.lines == 0 and len(files) == 1:
+            raise InputError(lf.path, f"is empty; expected {WHAT}")
+        total_lines += p.lines
+    if not any(st.records or st.pending for st in p.ranks.values()):
+        what = f"in its {len(files)} files " if len(files) > 1 else ""
+        raise InputError(files[0].path, f"holds no AutoDeploy transform lines {what}({total_lines} lines "
+                                        f"read); expected {WHAT}{_unknown_prefix(captured)}")
+    layers = tuple(dict.fromkeys(x.name for c in captured for x in c.layers))
+    if any(c.groups for c in captured):
+        layers += ("github-group",)
+    return assemble(p, files, rank, layers, total_lines)
 
 
 def as_dict(log: RunLog) -> dict[str, object]:
-    """Plain-data view of a parsed log (golden parser fixtures and debugging)."""
+    """Plain-data view of a parsed log (golden parser fixtures and debugging); facts a log does not have
+    (other ranks, a restore, an error after the pipeline, capture prefixes) are left out."""
+    out = _as_dict(log)
+    if len(log.ranks) > 1:
+        out["ranks"] = [{"rank": rl.rank, "end": rl.end.value, "end_detail": rl.end_detail,
+                         "finished": rl.finished,
+                         "transforms": [[r.transform, r.state.value, r.matches] for r in rl.transforms]}
+                        for rl in log.ranks]
+    if log.restored is not None:
+        out["restored"] = [log.restored.boundary, log.restored.source, log.restored.line]
+    after = [rl.after_end for rl in log.ranks if rl.after_end is not None]
+    if after:
+        out["after_end"] = [after[0].line, after[0].text, after[0].ignored]
+    if log.capture:
+        out["capture"] = list(log.capture)
+    return out
+
+
+def _as_dict(log: RunLog) -> dict[str, object]:
     return {
         "rank": log.rank,
         "ranks_seen": list(log.ranks_seen),
@@ -403,7 +401,7 @@ def as_dict(log: RunLog) -> dict[str, object]:
         "end_detail": log.end_detail,
         "pipelines": log.pipelines,
         "lines": log.lines,
-        "issues": [[i.line, i.kind, i.text] for i in log.issues],
+        "issues": [[i.line, i.kind.value, i.text] for i in log.issues],
         "transforms": [
             {
                 "stage": r.stage,
@@ -411,39 +409,11 @@ def as_dict(log: RunLog) -> dict[str, object]:
                 "state": r.state.value,
                 "matches": r.matches,
                 "line": r.line,
-                "timing": None if r.timing is None else [r.timing.total, r.timing.pre, r.timing.apply, r.timing.post],
+                "timing": None if r.timing is None
+                else [r.timing.total, r.timing.pre, r.timing.apply, r.timing.post],
                 "failure": r.failure,
                 "flags": dict(r.flags),
             }
             for r in log.transforms
         ],
     }
-
-
-def attribute(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
-    """Name a log's anonymous (``#n``) records from ``names`` = the (stage, transform) of each dump file.
-
-    AD writes one dump per transform in pipeline order, except transforms that see no GraphModule (the
-    factory stage's ``build_model``), which write none. So the dumps name the *last* ``len(names)`` results;
-    earlier extra results stay unattributed. Returns the new log and a sentence saying what was done.
-    """
-    anon = [i for i, r in enumerate(log.transforms) if r.stage == "?"]
-    if not anon:
-        return log, ""
-    if not names:
-        return log, f"{len(anon)} result line(s) name no transform (L2 logger) and there are no dumps to name them"
-    if len(names) > len(anon):
-        return log, (f"{len(anon)} result line(s) name no transform (L2 logger) but graphs/ holds {len(names)} "
-                     "dumps; they were left unattributed")
-    recs = list(log.transforms)
-    offset = len(anon) - len(names)
-    for k, (stage, transform) in enumerate(names):
-        i = anon[offset + k]
-        r = recs[i]
-        recs[i] = TransformRecord(stage, transform, r.occurrence, r.state, r.matches, r.line, r.timing,
-                                  r.failure, r.flags)
-    from dataclasses import replace
-
-    return replace(log, transforms=tuple(recs)), (
-        f"{len(anon)} result line(s) name no transform (L2 logger); {len(names)} named from the graphs/ dump "
-        f"order" + (f", the first {offset} left unattributed" if offset else ""))

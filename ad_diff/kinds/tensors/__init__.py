@@ -14,11 +14,11 @@ from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import GRAPH, STANDS
 from ad_diff.kinds.tensors import rules
-from ad_diff.kinds.tensors.model import TensorAnalysis
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
     from ad_diff.kinds.graph.model import GraphDump
+    from ad_diff.kinds.tensors.model import TensorAnalysis
     from ad_diff.result import DiffResult
 
 
@@ -42,7 +42,7 @@ class TensorsKind:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
         # only now: the measurement brings numpy, which a comparison without tensors never needs
-        from ad_diff.errors import AdDiffError
+        from ad_diff.errors import AdDiffError, UsageError
         from ad_diff.kinds.tensors.analysis import analyze_tensors
 
         node_order: list[str] | None = None
@@ -73,6 +73,8 @@ class TensorsKind:
                 order_source=order_source,
                 gathered=_gathered(ctx),
             )
+        except UsageError:  # an option that cannot be honoured (--tensor-device cuda without CUDA): exit 2
+            raise
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
             return Skipped("unreadable", str(e))
 
@@ -102,7 +104,7 @@ class TensorsKind:
         return section, findings
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
-        """The ``Recorded tensors`` section (plot links when ``--plots`` wrote them)."""
+        """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
         from ad_diff.kinds.tensors.section import render_markdown
 
         return render_markdown(section, **result.render_options.get(self.key.name, {}))

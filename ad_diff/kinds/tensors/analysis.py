@@ -67,10 +67,10 @@ def analyze_tensors(
             "alignment (their FX names shifted)"
         )
     device = _device(getattr(settings, "tensor_device", "cpu"), notes)
-    plots = bool(getattr(settings, "tensor_plots", False))
-    if plots and importlib.util.find_spec("matplotlib") is None:
+    plots = bool(getattr(settings, "tensor_plots", False))  # the plots' data (the HTML report draws them)
+    wants_png = getattr(settings, "plots_dir", None) is not None
+    if plots and wants_png and importlib.util.find_spec("matplotlib") is None:
         notes.append("plots were requested but matplotlib is not installed (pip install 'ad-diff[plots]')")
-        plots = False
     pairs: list[tuple[str, TensorRecord, TensorRecord]] = []
     unmatched: list[Unmatched] = []
     for name in sorted(set(base.outputs) | set(cand_outputs)):
@@ -109,13 +109,12 @@ def analyze_tensors(
 
 
 def _device(asked: str, notes: list[str]) -> str:
-    """Statistics are computed with numpy on the CPU: one deterministic pass near the read floor."""
-    if asked not in ("cpu", "auto"):
-        notes.append(
-            f"tensor device {asked!r} asked for; statistics are computed on the CPU (numpy, one "
-            "deterministic pass), which reads as fast as the disk for recorded outputs"
-        )
-    return "cpu"
+    """``cpu`` (numpy) or ``cuda`` (torch); ``cuda`` that cannot be had raises a UsageError (exit 2)."""
+    from ad_diff.kinds.tensors.gpu import device_note, resolve_device
+
+    device, note = resolve_device(asked)
+    notes += [n for n in (note, device_note(device)) if n]
+    return device
 
 
 def _paired_names(

@@ -4,31 +4,39 @@ Every tensor is viewed as rows (all dims but the last: a token, or a token and a
 :func:`row_layout`). Each chunk holds whole rows; per row it yields sums of squares of the baseline, the
 candidate and their difference (plus the errors against the reference), the absolute difference and the
 count beyond the elementwise tolerance. The whole-tensor figures are exact (``math.fsum``) sums of these
-per-row sums, so the result does not depend on the chunk size, on thread count (numpy runs these loops on
-one thread; no BLAS is used) or on the machine's load: the JSON is byte-identical however it was run.
+per-row sums, so the result does not depend on the chunk size, on thread count (numpy's loops run on one
+thread; the BLAS dots sum at most ``DOT_BLOCK`` products, which OpenBLAS never splits across threads) or on
+the machine's load: the JSON is byte-identical however it was run.
 
 Precision: narrow inputs (bf16, fp16, fp8) are computed in float32, where a product of two of their values is
-exact; each row (or fixed block) is summed in float32 by numpy's loop and rows are combined in float64. Wider
-inputs are computed in float64. ``1 - cos`` comes from ``|b-c|^2`` and ``(|b|-|c|)^2`` rather than from
-``1 - dot/(|b||c|)``, so it keeps its digits when the cosine is 0.99999. A chunk holding NaN/Inf (or
+exact; each row, or each block of at most ``DOT_BLOCK`` of a longer one, is summed in float32 by one BLAS dot
+(numpy's ``vecdot``, many partial sums: relative error ~1e-7) and blocks and rows are combined in float64.
+Wider inputs are computed in float64. ``1 - cos`` comes from ``|b-c|^2`` and ``(|b|-|c|)^2`` rather than
+from ``1 - dot/(|b||c|)``, so it keeps its digits when the cosine is 0.99999. A chunk holding NaN/Inf (or
 overflowing float32) is recomputed in float64 with masks. Row figures are summarised in
-:class:`~ad_diff.kinds.tensors.model.RowStats` by :mod:`~ad_diff.kinds.tensors.rows`.
+:class:`~ad_diff.kinds.tensors.model.RowStats` by :mod:`~ad_diff.kinds.tensors.rows`. The same pass on a
+CUDA device (``--tensor-device cuda``) is :mod:`~ad_diff.kinds.tensors.gpu`.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
 
 from ad_diff.kinds.tensors.model import ErrorHistogram, ReferenceStats, RowLimits, TensorRecord, TensorStats
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
-from ad_diff.kinds.tensors.rows import RowSums, row_layout, summarise
+from ad_diff.kinds.tensors.rows import Layout, RowSums, row_layout, summarise
 
 CPU_CHUNK = 1 << 18
 """Reals per chunk (256 Ki: the working buffers stay in the L2 cache; larger chunks measured slower)."""
+DOT_BLOCK = 8192
+"""Most products one BLAS dot sums (float32 for narrow inputs) before blocks are added in float64: below
+OpenBLAS's threading threshold (10,000), so the thread count never changes a sum."""
+_VECDOT = getattr(np, "vecdot", None)
 HIST_LO, HIST_HI, HIST_BINS = -12.0, 8.0, 400
 
 
@@ -69,152 +77,46 @@ def measure(
     if lanes(candidate.dtype) != ln or (reference is not None and lanes(reference.dtype) != ln):
         raise ValueError("measure() needs both runs complex or both real")
     layout = row_layout(baseline.shape, ln)
+    if opts.device != "cpu":
+        from ad_diff.kinds.tensors.gpu import measure_torch
+
+        return measure_torch(baseline, candidate, opts, layout, reference)
     acc = _Acc(
         opts, layout, numel * ln, compute_dtype(baseline.dtype, candidate.dtype), reference is not None
     )
     readers = [ChunkReader(r) for r in (baseline, candidate, reference) if r is not None]
     try:
-        for start, count, r0, k, width in layout.spans(opts.chunk or CPU_CHUNK):
-            pairs = zip(readers, acc.bufs, strict=True)
-            arrays = [rd.read(start // ln, count // ln, buf) for rd, buf in pairs]
-            acc.add(arrays, start, r0, k, width)
+        # NaN/Inf (inf - inf) and float32 overflow are found from the sums and handled, not warned about
+        with np.errstate(invalid="ignore", over="ignore"):
+            for start, count, r0, k, width in layout.spans(opts.chunk or CPU_CHUNK):
+                pairs = zip(readers, acc.bufs, strict=True)
+                arrays = [rd.read(start // ln, count // ln, buf) for rd, buf in pairs]
+                acc.add(arrays, start, r0, k, width)
     finally:
         for rd in readers:
             rd.close()
     return acc.result(baseline, reference)
 
 
-class _Acc:
-    """Per-row sums (float64 arrays over rows) and the few whole-tensor extremes; see the module docstring."""
+class Pass:
+    """What one pass gathered, whichever device computed it: per-row sums (float64 arrays over rows) and the
+    few whole-tensor extremes. :meth:`result` turns it into :class:`TensorStats`."""
 
-    def __init__(self, opts: MeasureOptions, layout: Any, numel: int, dtype: Any, ref: bool) -> None:
-        self.opts, self.layout, self.numel, self.dtype = opts, layout, numel, dtype
-        n = layout.buffer(opts.chunk or CPU_CHUNK)
-        self.bufs = [np.empty(n, dtype=dtype) for _ in range(3 if ref else 2)]
-        self.t = np.empty(n, dtype=dtype)
-        self.d = np.empty(n, dtype=dtype)
-        self.m = np.empty(n, dtype=np.bool_)
+    def __init__(self, opts: MeasureOptions, layout: Layout, numel: int, ref: bool) -> None:
+        self.opts, self.layout, self.numel = opts, layout, numel
         self.sums = RowSums.empty(layout.count, ref, opts.topk > 0 and layout.logits_ok)
-        self.max_abs, self.worst, self.max_rel = -1.0, (-1, 0.0, 0.0), 0.0
+        self.max_abs, self.max_rel = -1.0, 0.0
+        self.worst: tuple[int, float, float] = (-1, 0.0, 0.0)
+        """(flat index in reals, baseline value, candidate value) of the largest ``|b - c|``."""
         self.nonfinite = [0, 0, 0, 0]  # nan b, nan c, inf b, inf c
         self.compared = self.ref_compared = 0
         self.hist = (np.zeros(HIST_BINS, np.int64), np.zeros(HIST_BINS, np.int64)) if opts.histogram else None
         self.stride = max(1, numel // opts.samples) if opts.samples else 0
+        """Every ``stride``-th real is kept for plots (0: none)."""
         self.samples: tuple[list[Any], list[Any]] = ([], [])
 
-    def add(self, arrays: list[np.ndarray], start: int, r0: int, k: int, width: int) -> None:
-        """Fold one span (``k`` rows of ``width`` reals from row ``r0``, or a piece of one long row)."""
-        b, c = arrays[0], arrays[1]
-        r = arrays[2] if len(arrays) > 2 else None
-        n = b.size
-        if self.stride:  # before folding: the logits figures overwrite b and c
-            first = (-start) % self.stride
-            self.samples[0].append(b[first :: self.stride].astype(np.float64))
-            self.samples[1].append(c[first :: self.stride].astype(np.float64))
-        if not self._fold(b, c, r, start, r0, k, width):
-            self._fold_masked(b, c, r, start, r0, k, width)
-        else:
-            self.compared += n
-            if r is not None:
-                self.ref_compared += n
-
-    def _fold(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
-              width: int, odd: np.ndarray | None = None, force: bool = False) -> bool:  # fmt: skip
-        """Fold finite values (``odd``: extra mismatches of a masked span); False, storing nothing, when a sum
-        is not finite (NaN/Inf in the span, or float32 overflow) unless ``force``."""
-        o, n = self.opts, b.size
-        t, d = self._scratch(n, b.dtype)
-        shape = (k, width)
-        np.subtract(c, b, out=d)
-        np.multiply(d, d, out=t)
-        dd = np.einsum("ij->i", t.reshape(shape))
-        np.multiply(b, b, out=t)
-        bb = np.einsum("ij->i", t.reshape(shape))
-        np.multiply(c, c, out=t)
-        cc = np.einsum("ij->i", t.reshape(shape))
-        ref = None
-        if r is not None:
-            rr = np.einsum("ij->i", np.multiply(r, r, out=t).reshape(shape))
-            eb = np.einsum("ij->i", np.square(np.subtract(b, r, out=t), out=t).reshape(shape))
-            ec = np.einsum("ij->i", np.square(np.subtract(c, r, out=t), out=t).reshape(shape))
-            ref = (rr, eb, ec)
-        total = (
-            float(dd.sum())
-            + float(bb.sum())
-            + float(cc.sum())
-            + (sum(float(x.sum()) for x in ref) if ref else 0)
-        )
-        if not force and not math.isfinite(total):
-            return False
-        np.abs(d, out=d)
-        ad = np.einsum("ij->i", d.reshape(shape))
-        i = int(d.argmax())
-        if d[i] > self.max_abs:
-            self.max_abs, self.worst = float(d[i]), (start + i, float(b[i]), float(c[i]))
-        np.abs(b, out=t)
-        if o.relative:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                rel = np.divide(d, t)
-            rel[np.isnan(rel)] = 0.0  # 0/0: no change where the baseline is 0; x/0 stays inf
-            self.sums.add(r0, k, rl=np.einsum("ij->i", rel.reshape(shape)))
-            self.max_rel = max(self.max_rel, float(rel.max()))
-        if self.hist is not None:
-            self._histogram(d, t)
-        t *= o.rtol
-        t += o.atol
-        m = np.greater(d, t, out=self.m[:n])
-        if odd is not None:
-            m |= odd
-        s = self.sums
-        s.add(r0, k, bb=bb, cc=cc, dd=dd, ad=ad, out=_count_rows(m.reshape(shape)))
-        if ref is not None:
-            s.add(r0, k, rr=ref[0], eb=ref[1], ec=ref[2])
-        if s.logits and width == self.layout.width:
-            s.add_logits(
-                r0, b.reshape(shape), c.reshape(shape), None if r is None else r.reshape(shape), o.topk
-            )
-        return True
-
-    def _scratch(self, n: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
-        if self.t.dtype != dtype:
-            return np.empty(n, dtype), np.empty(n, dtype)
-        return self.t[:n], self.d[:n]
-
-    def _fold_masked(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
-                     width: int) -> None:  # fmt: skip
-        """A span with NaN/Inf: statistics over the elements finite in both runs (and in the reference, for
-        the reference figures). Same dtype as the fast path, so rows without NaN/Inf get the same sums
-        whatever
-        the chunking; float64 only when float32 overflows."""
-        nanb, nanc = np.isnan(b), np.isnan(c)
-        fb, fc = np.isfinite(b), np.isfinite(c)
-        both = fb & fc
-        for i, v in enumerate((nanb.sum(), nanc.sum(), (~fb & ~nanb).sum(), (~fc & ~nanc).sum())):
-            self.nonfinite[i] += int(v)
-        # A non-finite value is a mismatch unless both runs hold the same one (NaN == NaN here).
-        odd = ~both & ~((b == c) | (nanb & nanc))
-        ok = both if r is None else both & np.isfinite(r)
-        zero = b.dtype.type(0)
-        # Reference sums use elements finite everywhere; the others those finite in both runs.
-        bz, cz = np.where(both, b, zero), np.where(both, c, zero)
-        rz = None if r is None else np.where(ok, r, zero)
-        if r is not None and not ok.all():
-            bz, cz = np.where(ok, bz, zero), np.where(ok, cz, zero)  # rare: a non-finite reference value
-        if not self._fold(bz, cz, rz, start, r0, k, width, odd):
-            wide = [None if x is None else x.astype(np.float64) for x in (bz, cz, rz)]
-            self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd, force=True)  # type: ignore[arg-type]
-        self.compared += int(both.sum())
-        if r is not None:
-            self.ref_compared += int(ok.sum())
-
-    def _histogram(self, d: np.ndarray, mag: np.ndarray) -> None:
-        assert self.hist is not None, "only called when histograms are collected"
-        with np.errstate(divide="ignore", invalid="ignore"):
-            for h, x in zip(self.hist, (d, np.nan_to_num(d / mag, nan=0.0, posinf=1e30)), strict=True):
-                logs = np.log10(np.clip(x.astype(np.float64), 1e-30, 1e30))
-                h += np.histogram(np.clip(logs, HIST_LO, HIST_HI - 1e-6), HIST_BINS, (HIST_LO, HIST_HI))[0]
-
     def result(self, base: TensorRecord, reference: TensorRecord | None) -> TensorStats:
+        """The whole tensor's statistics (exactly rounded sums of the row sums) and the row summary."""
         s, o, cmp_ = self.sums, self.opts, self.compared
         bb, cc, dd, ad = s.total("bb"), s.total("cc"), s.total("dd"), s.total("ad")
         rmse = math.sqrt(dd / cmp_) if cmp_ else 0.0
@@ -264,6 +166,125 @@ class _Acc:
         )  # fmt: skip
 
 
+class _Acc(Pass):
+    """The numpy pass; see the module docstring."""
+
+    def __init__(self, opts: MeasureOptions, layout: Layout, numel: int, dtype: Any, ref: bool) -> None:
+        super().__init__(opts, layout, numel, ref)
+        self.dtype = dtype
+        n = layout.buffer(opts.chunk or CPU_CHUNK)
+        self.bufs = [np.empty(n, dtype=dtype) for _ in range(3 if ref else 2)]
+        self.t = np.empty(n, dtype=dtype)
+        self.d = np.empty(n, dtype=dtype)
+        self.m = np.empty(n, dtype=np.bool_)
+
+    def add(self, arrays: list[np.ndarray], start: int, r0: int, k: int, width: int) -> None:
+        """Fold one span (``k`` rows of ``width`` reals from row ``r0``, or a piece of one long row)."""
+        b, c = arrays[0], arrays[1]
+        r = arrays[2] if len(arrays) > 2 else None
+        n = b.size
+        if self.stride:  # before folding: the logits figures overwrite b and c
+            first = (-start) % self.stride
+            self.samples[0].append(b[first :: self.stride].astype(np.float64))
+            self.samples[1].append(c[first :: self.stride].astype(np.float64))
+        folded = self._fold(b, c, r, start, r0, k, width)
+        if not folded:
+            self._fold_masked(b, c, r, start, r0, k, width)
+        else:
+            self.compared += n
+            if r is not None:
+                self.ref_compared += n
+
+    def _fold(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
+              width: int, odd: np.ndarray | None = None, force: bool = False) -> bool:  # fmt: skip
+        """Fold finite values (``odd``: extra mismatches of a masked span); False, storing nothing, when a sum
+        is not finite (NaN/Inf in the span, or float32 overflow) unless ``force``."""
+        o, n = self.opts, b.size
+        t, d = self._scratch(n, b.dtype)
+        shape = (k, width)
+        # positional ``out`` throughout: keyword parsing costs ~1 us a call, tens of calls a chunk
+        np.subtract(c, b, d)
+        sq = [_squares(d, shape, t), _squares(b, shape, t), _squares(c, shape, t)]
+        if r is not None:
+            sq.append(_squares(r, shape, t))
+            sq.append(_squares(np.subtract(b, r, t), shape, t))
+            sq.append(_squares(np.subtract(c, r, t), shape, t))
+        if not force and not math.isfinite(float(np.sum(sq))):  # one call: the rows' sums are (k,) arrays
+            return False
+        np.abs(d, d)
+        ad = _row_sums(d, shape)
+        i = int(d.argmax())
+        if d[i] > self.max_abs:
+            self.max_abs, self.worst = float(d[i]), (start + i, float(b[i]), float(c[i]))
+        logits = self.sums.logits and width == self.layout.width
+        mag = np.abs(b, t if logits else b)  # in place unless the logits figures still need b
+        if o.relative:
+            with np.errstate(divide="ignore", invalid="ignore"):
+                rel = np.divide(d, mag)
+            rel[np.isnan(rel)] = 0.0  # 0/0: no change where the baseline is 0; x/0 stays inf
+            self.sums.add(r0, k, rl=_row_sums(rel, shape))
+            self.max_rel = max(self.max_rel, float(rel.max()))
+        if self.hist is not None:
+            self._histogram(d, mag)
+        np.multiply(mag, o.rtol, mag)  # |b| * rtol + atol in the compute dtype, two roundings
+        np.add(mag, o.atol, mag)
+        m = np.greater(d, mag, self.m[:n])
+        if odd is not None:
+            m |= odd
+        s, rows = self.sums, slice(r0, r0 + k)
+        s.dd[rows] += sq[0]
+        s.bb[rows] += sq[1]
+        s.cc[rows] += sq[2]
+        s.ad[rows] += ad
+        s.out[rows] += _count_rows(m.reshape(shape))
+        if r is not None:
+            s.add(r0, k, rr=sq[3], eb=sq[4], ec=sq[5])
+        if logits:
+            s.add_logits(
+                r0, b.reshape(shape), c.reshape(shape), None if r is None else r.reshape(shape), o.topk
+            )
+        return True
+
+    def _scratch(self, n: int, dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+        if self.t.dtype != dtype:
+            return np.empty(n, dtype), np.empty(n, dtype)
+        return self.t[:n], self.d[:n]
+
+    def _fold_masked(self, b: np.ndarray, c: np.ndarray, r: np.ndarray | None, start: int, r0: int, k: int,
+                     width: int) -> None:  # fmt: skip
+        """A span with NaN/Inf: statistics over the elements finite in both runs (and in the reference, for
+        the reference figures). Same dtype as the fast path, so rows without NaN/Inf get the same sums
+        whatever
+        the chunking; float64 only when float32 overflows."""
+        nanb, nanc = np.isnan(b), np.isnan(c)
+        fb, fc = np.isfinite(b), np.isfinite(c)
+        both = fb & fc
+        for i, v in enumerate((nanb.sum(), nanc.sum(), (~fb & ~nanb).sum(), (~fc & ~nanc).sum())):
+            self.nonfinite[i] += int(v)
+        # A non-finite value is a mismatch unless both runs hold the same one (NaN == NaN here).
+        odd = ~both & ~((b == c) | (nanb & nanc))
+        ok = both if r is None else both & np.isfinite(r)
+        zero = b.dtype.type(0)
+        # Reference sums use elements finite everywhere; the others those finite in both runs.
+        bz, cz = np.where(both, b, zero), np.where(both, c, zero)
+        rz = None if r is None else np.where(ok, r, zero)
+        if r is not None and not ok.all():
+            bz, cz = np.where(ok, bz, zero), np.where(ok, cz, zero)  # rare: a non-finite reference value
+        if not self._fold(bz, cz, rz, start, r0, k, width, odd):
+            wide = [None if x is None else x.astype(np.float64) for x in (bz, cz, rz)]
+            self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd, force=True)  # type: ignore[arg-type]
+        self.compared += int(both.sum())
+        if r is not None:
+            self.ref_compared += int(ok.sum())
+
+    def _histogram(self, d: np.ndarray, mag: np.ndarray) -> None:
+        assert self.hist is not None, "only called when histograms are collected"
+        with np.errstate(divide="ignore", invalid="ignore"):
+            for h, x in zip(self.hist, (d, np.nan_to_num(d / mag, nan=0.0, posinf=1e30)), strict=True):
+                logs = np.log10(np.clip(x.astype(np.float64), 1e-30, 1e30))
+                h += np.histogram(np.clip(logs, HIST_LO, HIST_HI - 1e-6), HIST_BINS, (HIST_LO, HIST_HI))[0]
+
+
 def one_minus_cos(bb: float, cc: float, dd: float) -> float:
     """``1 - cos(b, c)`` from ``|b|^2``, ``|c|^2`` and ``|b-c|^2``, without the cancellation of ``1 - dot``.
 
@@ -274,6 +295,54 @@ def one_minus_cos(bb: float, cc: float, dd: float) -> float:
     nb, nc = math.sqrt(bb), math.sqrt(cc)
     gap = (dd - (bb - cc) ** 2 / (nb + nc) ** 2) / (2 * nb * nc)
     return min(max(gap, 0.0), 2.0)
+
+
+def _squares(x: np.ndarray, shape: tuple[int, int], scratch: np.ndarray) -> np.ndarray:
+    """Per-row sums of squares of ``x`` viewed as ``shape``; ``scratch`` may be ``x`` itself.
+
+    Blocks of at most ``DOT_BLOCK`` products are summed by one BLAS dot each (numpy >= 2's ``vecdot``; a
+    dot that short never runs on several threads), and the blocks of a longer row are added in float64.
+    Without such a block (or with numpy 1) the squares go to ``scratch`` and are summed per row (einsum).
+    """
+    k, width = shape
+    block = _block(width)
+    if block and _VECDOT is not None:
+        if block == width:
+            return _VECDOT(x.reshape(shape), x.reshape(shape))
+        blocks = x.reshape(k, width // block, block)
+        return _VECDOT(blocks, blocks).sum(axis=1, dtype=np.float64)
+    t = np.multiply(x, x, scratch[: x.size])
+    return np.einsum("ij->i", t.reshape(shape))
+
+
+def _row_sums(x: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Per-row sums of ``x`` viewed as ``shape`` (dots with a row of ones, as in :func:`_squares`)."""
+    k, width = shape
+    block = _block(width)
+    if block and _VECDOT is not None:
+        ones = _ones(block, x.dtype)
+        if block == width:
+            return _VECDOT(x.reshape(shape), ones)
+        return _VECDOT(x.reshape(k, width // block, block), ones).sum(axis=1, dtype=np.float64)
+    return np.einsum("ij->i", x.reshape(shape))
+
+
+@cache
+def _ones(n: int, dtype: Any) -> np.ndarray:
+    ones = np.ones(n, dtype)
+    ones.flags.writeable = False
+    return ones
+
+
+def _block(width: int) -> int:
+    """The widest block of at most ``DOT_BLOCK`` that tiles a row of ``width`` (0: none of at least 256).
+    Spans are at most ``rows.PIECE`` wide, so this tries at most a thousand splits."""
+    if width <= DOT_BLOCK:
+        return width
+    for parts in range(-(-width // DOT_BLOCK), width // 256 + 1):
+        if width % parts == 0:
+            return width // parts
+    return 0
 
 
 def _count_rows(m: np.ndarray) -> np.ndarray:

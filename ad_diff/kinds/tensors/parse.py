@@ -7,6 +7,10 @@ Layout of a run's ``tensors/`` folder (written by :mod:`ad_diff.recording`; hand
 * files whose name starts with ``inputs``: the inputs (prompt ids) the outputs were produced from;
 * ``reference/``: higher-precision reference outputs, keyed like the outputs.
 
+Containment: a file named like a tensor file that is a link leaving the run folder (the folder holding
+``tensors/``; ``tensors/`` or ``reference/`` linked elsewhere counts too), a FIFO, a broken link or a folder
+is refused unread and reported like any unreadable file (:func:`ad_diff.core.safepath.refusal`).
+
 safetensors headers are read by :mod:`~ad_diff.kinds.tensors.header` (no torch); data is streamed later by
 :class:`~ad_diff.kinds.tensors.reader.ChunkReader`. Only ``.pt`` files import torch
 (:mod:`~ad_diff.kinds.tensors.pt`), after a pickle pre-scan.
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core import safepath
 from ad_diff.core.model import RunId
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import ITEMSIZE, read_header
@@ -51,16 +56,33 @@ def dtype_name(dtype: Any) -> str:
     return short.upper()
 
 
-def discover(folder: Path, run: RunId) -> RunTensors:
-    """Index every tensor file under ``folder`` (a run's ``tensors/``); bad files become ``Unreadable``."""
+def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> list[Path]:
+    """Tensor files directly in ``folder``, sorted; entries named like one that may not be read go to
+    ``bad`` with the reason."""
+    files = []
+    for p in sorted(folder.iterdir()):
+        if p.suffix not in SUFFIXES:
+            continue
+        why = safepath.refusal(p, root)
+        if why is None:
+            files.append(p)
+        else:
+            bad.append(Unreadable(run, p, f"{why}; expected a tensor file"))
+    return files
+
+
+def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
+    """Index every tensor file under ``folder`` (a run's ``tensors/``; ``root``, the run folder, defaults to
+    the folder holding it); bad files become ``Unreadable``."""
     outputs: dict[str, TensorRecord] = {}
     references: dict[str, TensorRecord] = {}
     inputs: dict[str, TensorRecord] = {}
     bad: list[Unreadable] = []
-    files = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in SUFFIXES)
+    root = folder.parent if root is None else root
+    files = _listing(folder, root, bad, run)
     ref_dir = folder / "reference"
     if ref_dir.is_dir():
-        files += sorted(p for p in ref_dir.iterdir() if p.is_file() and p.suffix in SUFFIXES)
+        files += _listing(ref_dir, root, bad, run)
     for path in files:
         if path.parent == ref_dir:
             kind, target = TensorKind.REFERENCE, references

@@ -1,19 +1,18 @@
 """Read a recorded tensor's elements chunk by chunk as numpy arrays, without torch for safetensors.
 
-safetensors data is memory-mapped and decoded chunk by chunk straight from the page cache into reused
-buffers; pages already read are released (``MADV_DONTNEED``), so resident memory stays at a few chunks
-whatever the tensor's size. Elements come back *decoded* to a float type numpy computes with:
-bf16 is taken as uint16 and shifted into the high half of a float32 (exact), fp8 goes through a 256-entry
-table, fp16 widens to float32, everything else (fp32, fp64, integers, bool) to float64. Complex tensors
-(``C64``) come back as interleaved (real, imag) float64 pairs, so both parts are compared.
+safetensors data is read chunk by chunk with ``readinto`` into one reused buffer of the storage type (no
+memory map: no page faults, no pages to release, and resident memory stays at a few chunks whatever the
+tensor's size), then decoded into the caller's float buffer: bf16 is taken as uint16 and shifted into the
+high half of a float32 (exact), fp8 goes through a 256-entry table, fp16 widens to float32, everything
+else (fp32, fp64, integers, bool) to float64. Complex tensors (``C64``) come back as interleaved
+(real, imag) float64 pairs, so both parts are compared. :meth:`ChunkReader.raw` hands out the undecoded
+chunk (the CUDA path decodes on the device).
 
 ``.pt`` records are read from the tensor :mod:`ad_diff.kinds.tensors.pt` loaded (torch, imported lazily).
 """
 
 from __future__ import annotations
 
-import contextlib
-import mmap
 from dataclasses import replace
 from functools import cache
 from typing import Any
@@ -24,12 +23,13 @@ from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import ITEMSIZE
 from ad_diff.kinds.tensors.model import FileFormat, TensorRecord
 
-_RAW: dict[str, Any] = {
+RAW: dict[str, Any] = {
     "BOOL": np.uint8, "U8": np.uint8, "I8": np.int8, "F8_E4M3": np.uint8, "F8_E5M2": np.uint8,
     "I16": np.int16, "U16": np.uint16, "F16": np.float16, "BF16": np.uint16,
     "I32": np.int32, "U32": np.uint32, "F32": np.float32,
     "I64": np.int64, "U64": np.uint64, "F64": np.float64, "C64": np.float32,
 }  # fmt: skip
+"""numpy storage type of each safetensors dtype (bf16 as uint16, fp8 as uint8, complex as float32 pairs)."""
 NARROW = frozenset({"BF16", "F16", "F8_E4M3", "F8_E5M2"})
 """Dtypes computed in float32: products of two of their values are exact in float32."""
 
@@ -49,20 +49,19 @@ class ChunkReader:
 
     def __init__(self, record: TensorRecord) -> None:
         self.record = record
-        self._map: Any = None
+        self._file: Any = None
         self._flat: Any = None
         self._bits: Any = None
-        self._released = 0
+        self._buf: Any = None
         if record.select is not None:
-            return  # read once through a reader of the whole stored tensor (_selected)
+            return  # the kept rows are read once, on first use (_selected)
         if record.fmt is FileFormat.SAFETENSORS:
             if record.numel == 0:
                 return
             try:
-                with record.path.open("rb") as f:
-                    self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-            except (OSError, ValueError) as e:
-                raise InputError(record.path, f"cannot be read ({getattr(e, 'strerror', None) or e})") from e
+                self._file = record.path.open("rb", buffering=0)
+            except OSError as e:
+                raise InputError(record.path, f"cannot be read ({e.strerror or e})") from e
         else:
             from ad_diff.kinds.tensors.pt import flat_numpy
 
@@ -72,7 +71,7 @@ class ChunkReader:
         """Decode elements ``start .. start+count`` into ``out[:count * lanes]`` (float32 or float64)."""
         dtype = self.record.dtype
         n = count * lanes(dtype)
-        raw = self._raw_chunk(start, count)
+        raw = self.raw(start, count)
         dst = out[:n]
         if dtype == "BF16":
             wide = dst.dtype != np.float32  # compared with a wider dtype: decode to float32 first
@@ -84,27 +83,55 @@ class ChunkReader:
             if wide:
                 np.copyto(dst, bits.view(np.float32))
         elif dtype in ("F8_E4M3", "F8_E5M2"):
-            np.take(_fp8_table(dtype, dst.dtype.str), raw, out=dst)
+            np.take(fp8_table(dtype, dst.dtype.str), raw, out=dst)
         else:
             np.copyto(dst, raw, casting="unsafe")
         return dst
 
-    def _raw_chunk(self, start: int, count: int) -> np.ndarray:
+    def raw(self, start: int, count: int, out: np.ndarray | None = None) -> np.ndarray:
+        """Elements ``start .. start+count`` undecoded (bf16 as uint16, fp8 as uint8, complex as float32
+        pairs), in ``out`` (of the storage type ``RAW[dtype]``) when given, else in this reader's buffer
+        (valid until the next call) or a view of the loaded ``.pt`` tensor."""
         rec = self.record
+        ln = lanes(rec.dtype)
+        n = count * ln
         if rec.select is not None and self._flat is None:
             self._flat = self._selected()
         if self._flat is not None:
-            return self._flat[start * lanes(rec.dtype) : (start + count) * lanes(rec.dtype)]
-        size = ITEMSIZE[rec.dtype]
+            part = self._flat[start * ln : start * ln + n]
+            if out is None:
+                return part
+            np.copyto(out[:n], part)
+            return out[:n]
         assert rec.data_offset is not None, "safetensors records carry their offset"
-        begin = rec.data_offset + start * size
-        if self._map is None or begin + count * size > len(self._map):
+        if out is None:
+            if self._buf is None or self._buf.size < n:
+                self._buf = np.empty(n, dtype=RAW[rec.dtype])
+            out = self._buf
+        return self._read_at(rec.data_offset + start * ITEMSIZE[rec.dtype], out[:n])
+
+    def _read_at(self, offset: int, out: np.ndarray) -> np.ndarray:
+        """Fill ``out`` from byte ``offset`` of the file (an InputError when the file ends first)."""
+        rec = self.record
+        want = out.nbytes
+        got = 0
+        if self._file is not None and want:
+            view = out.data.cast("B")
+            try:
+                self._file.seek(offset)
+                while got < want:
+                    k = self._file.readinto(view[got:])
+                    if not k:
+                        break
+                    got += k
+            except OSError as e:
+                raise InputError(rec.path, f"cannot be read ({e.strerror or e})") from e
+        if got < want:
             raise InputError(rec.path, f"truncated while reading tensor '{rec.name}'")
-        self._release(begin)
-        return np.frombuffer(self._map, dtype=_RAW[rec.dtype], count=count * lanes(rec.dtype), offset=begin)
+        return out
 
     def _selected(self) -> np.ndarray:
-        """The kept position of dim -2, copied once (bounded: one position of every sequence)."""
+        """The kept position of dim -2, read row by row (bounded by what is kept, not by what is stored)."""
         rec = self.record
         assert rec.select is not None, "only for selected records"
         seq, keep = rec.select
@@ -113,30 +140,25 @@ class ChunkReader:
         full = replace(rec, shape=(*rec.shape[:-2], seq, rec.shape[-1]), select=None)
         src = ChunkReader(full)
         try:
-            raw = src._raw_chunk(0, full.numel)
-            kept = np.ascontiguousarray(raw.reshape(-1, seq, width)[:, keep, :]).reshape(-1)
-            del raw  # the map cannot close while a view of it is alive
+            per = rec.shape[-1]  # elements of one position
+            if src._flat is not None:
+                return np.ascontiguousarray(src._flat.reshape(-1, seq, width)[:, keep, :]).reshape(-1)
+            kept = np.empty(rec.numel * ln, dtype=RAW[rec.dtype])
+            for i, row in enumerate(kept.reshape(-1, width) if width else ()):
+                np.copyto(row, src.raw((i * seq + keep) * per, per))
             return kept
         finally:
             src.close()
 
-    def _release(self, upto: int) -> None:
-        """Drop the pages before ``upto`` from this process's resident set (they stay in the page cache)."""
-        upto -= upto % mmap.PAGESIZE
-        if upto > self._released and hasattr(mmap, "MADV_DONTNEED"):
-            self._map.madvise(mmap.MADV_DONTNEED, self._released, upto - self._released)
-            self._released = upto
-
     def close(self) -> None:
-        """Unmap the file."""
-        if self._map is not None:
-            with contextlib.suppress(BufferError):  # a view still alive (error mid-chunk): the GC unmaps it
-                self._map.close()
-            self._map = None
+        """Close the file."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None
 
 
 @cache
-def _fp8_table(dtype: str, result: str) -> np.ndarray:
+def fp8_table(dtype: str, result: str) -> np.ndarray:
     """The value of every fp8 code: E4M3 (``fn``: bias 7, no Inf, NaN at S.1111.111) or E5M2 (IEEE-like)."""
     exp_bits, man_bits = (4, 3) if dtype == "F8_E4M3" else (5, 2)
     bias = (1 << (exp_bits - 1)) - 1

@@ -7,20 +7,15 @@ findings: the report's tensor table shows them as acceptable drift.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ad_diff.core.model import BASELINE, Category, Finding, Severity
 from ad_diff.core.rules import Rule
-from ad_diff.kinds.tensors.model import (
-    Mismatch,
-    NodeDrift,
-    TensorAnalysis,
-    TensorComparison,
-    TensorKind,
-    TensorVerdict,
-    Unmatched,
-    Unreadable,
-    times,
-)
+
+# The model is imported by the functions that draw findings: the kind registry imports these rules for
+# every comparison, and a comparison without tensors must not build the tensor model's classes.
+if TYPE_CHECKING:
+    from ad_diff.kinds.tensors.model import NodeDrift, TensorAnalysis, TensorComparison, Unmatched, Unreadable
 
 DRIFT = Rule(
     "ADT001", "drift-beyond-tolerance", Category.NUMERIC_DRIFT, Severity.ERROR,
@@ -115,6 +110,8 @@ RULES: tuple[Rule, ...] = (
 
 def classify(analysis: TensorAnalysis) -> list[Finding]:
     """Every tensor finding of one analysis, in the report's order."""
+    from ad_diff.kinds.tensors.model import TensorKind
+
     findings = unreadable_findings(analysis.unreadable)
     if analysis.input_problems:
         findings.append(INPUTS.make(detail="; ".join(analysis.input_problems)))
@@ -128,6 +125,8 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
 def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | None = None) -> list[Finding]:
     """Findings for output tensors (node captures are summarised by :func:`node_finding`); ``origin`` is the
     first node capture where the outputs' bad rows appear."""
+    from ad_diff.kinds.tensors.model import Mismatch, TensorKind, TensorVerdict
+
     out: list[Finding] = []
     for c in comparisons:
         if c.kind is not TensorKind.OUTPUT:
@@ -166,6 +165,8 @@ def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | N
 
 def worst_rows_text(c: TensorComparison, origin: str | None = None) -> str:
     """``; worst rows: [2, 127] 16.1x cos 0.978 argmax 311 (ref 95) ...`` for a tensor with outlier rows."""
+    from ad_diff.kinds.tensors.model import times
+
     rows = c.stats.rows if c.stats else None
     if rows is None or rows.outliers == 0:
         return ""
@@ -224,6 +225,8 @@ def evidence(c: TensorComparison, origin: str | None = None) -> dict[str, object
 
 def unmatched_findings(unmatched: Sequence[Unmatched]) -> list[Finding]:
     """Missing/added outputs; one-sided node captures are expected when transforms fuse nodes."""
+    from ad_diff.kinds.tensors.model import TensorKind
+
     out = []
     for u in unmatched:
         if u.kind is not TensorKind.OUTPUT:

@@ -11,7 +11,7 @@ from typing import Any
 
 from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, times
-from ad_diff.kinds.tensors.plots import plot_files
+from ad_diff.kinds.tensors.plots import plotted
 
 MAX_NODE_ROWS = 20
 
@@ -30,22 +30,20 @@ def _num(x: float | None, fmt: str = ".3g") -> str:
     return "" if x is None else format(x, fmt)
 
 
-def _shape(c: TensorComparison) -> str:
+def shape_text(c: TensorComparison) -> str:
+    """``BF16[2, 8]``, with ``→ <candidate>`` when the runs disagree on dtype or shape."""
     shape = f"{c.baseline.dtype}{list(c.baseline.shape)}"
     if c.mismatch:
         shape += f" → {c.candidate.dtype}{list(c.candidate.shape)}"
     return shape
 
 
-def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
+def _row(c: TensorComparison) -> str:
     v = c.verdict.value
     s, j = c.stats, c.judgement
     if s is None or j is None:
         return f"| {html_code(c.name)} | {_icon(c)} {v} |" + " |" * (_COLS - 2)
     verdict = f"{_icon(c)} {v}"
-    if plots_dir_rel is not None and not c.passed and s.histogram is not None:
-        hist, scatter = plot_files(c.name)
-        verdict += f" ([hist]({plots_dir_rel}/{hist}), [scatter]({plots_dir_rel}/{scatter}))"
     rows = "—"
     if s.rows is not None:
         rows = f"{s.rows.outliers} / {s.rows.rows}"
@@ -59,12 +57,12 @@ def _row(c: TensorComparison, plots_dir_rel: str | None) -> str:
 def _stats_item(c: TensorComparison) -> str:
     """The statistics that do not fit the table, one list item per tensor."""
     s = c.stats
-    parts = [md_escape(_shape(c))]
+    parts = [md_escape(shape_text(c))]
     if s is not None:
         parts.append(f"NRMSE {_num(s.nrmse)}")
         parts.append(f"{s.outside_share:.1%} beyond the elementwise tolerance")
         if s.rows is not None:
-            parts.append(md_escape(f"rows judged: {_rows_cell(c)}"))
+            parts.append(md_escape(f"rows judged: {rows_text(c)}"))
         if s.reference is not None:
             parts.append(f"{s.reference.ratio:.2f}× the baseline's RMSE against the reference")
         if s.top1 is not None:
@@ -81,12 +79,13 @@ def _stats(comparisons: list[TensorComparison], title: str) -> list[str]:
     return [f"<details><summary>{title}</summary>", "", *items, "", "</details>", ""]
 
 
-def _rows_cell(c: TensorComparison) -> str:
+def rows_text(c: TensorComparison) -> str:
+    """The rows judged, the outliers and the worst row's figures, in one line (``—`` without rows)."""
     rows = c.stats.rows if c.stats else None
     if rows is None:
         return "—"
     w = rows.worst[0]
-    unit = "x baseline row's error vs ref" if rows.criterion == "reference" else "x median row"
+    unit = " the baseline row's error vs ref" if rows.criterion == "reference" else " the median row"
     score = times(w.score) + (unit if math.isfinite(w.score) else "")
     text = f"{rows.rows}, {rows.outliers} outlier(s); {list(w.index)}: {score}, cos {w.cosine:.4f}"
     if w.argmax_candidate is not None:
@@ -96,15 +95,35 @@ def _rows_cell(c: TensorComparison) -> str:
     return text
 
 
-def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) -> str:
-    """Markdown for the PR comment; ``plots_dir_rel`` is where the PNGs were written, relative to it."""
+def plots_line(analysis: TensorAnalysis, plots_dir: str | None, html: str | None) -> str:
+    """Where the drift plots are, without links: a PR comment's relative link to a file of the job is dead on
+    GitHub, so the sentence names the folder (and the HTML report, which holds the plots inline)."""
+    n = len(plotted(analysis))
+    if not n or (plots_dir is None and html is None):
+        return ""
+    where = []
+    if html is not None:
+        where.append(f"inline in the HTML report {md_code(html)}")
+    if plots_dir is not None:
+        where.append(f"as PNG files in {md_code(plots_dir.rstrip('/') + '/')} (`<tensor>-<hash>-hist.png`, "
+                     "`-scatter.png`)")
+    return (f"Error histogram and baseline-vs-candidate scatter of {n} drifting tensor(s): "
+            + " and ".join(where) + ", in the job's artifact when this runs in CI.")
+
+
+def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html: str | None = None) -> str:
+    """Markdown for the PR comment; ``plots_dir`` (where ``--plots`` wrote PNGs) and ``html`` (the HTML
+    report) are paths relative to the report, named in a sentence (not linked)."""
     out = ["### Recorded tensors", ""]
     outputs = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT]
     nodes = [c for c in analysis.comparisons if c.kind is TensorKind.NODE]
     if outputs:
         out += [_HEAD, _RULE]
-        out += [_row(c, plots_dir_rel) for c in outputs]
+        out += [_row(c) for c in outputs]
         out.append("")
+        where = plots_line(analysis, plots_dir, html)
+        if where:
+            out += [where, ""]
         out += _stats(outputs, "dtype, shape, NRMSE, rows judged, reference, top-k, NaN/Inf per tensor")
         out.append(
             "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's "
@@ -130,7 +149,7 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
         if fd is not None:
             shown = beyond[:MAX_NODE_ROWS]  # analysis keeps node captures in graph order
             out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, _RULE]
-            out += [_row(c, None) for c in shown]
+            out += [_row(c) for c in shown]
             if len(beyond) > len(shown):
                 out.append(f"| … {len(beyond) - len(shown)} more |" + " |" * (_COLS - 1))
             out += ["", *(_stats_item(c) for c in shown), "", "</details>", ""]
@@ -149,38 +168,49 @@ def render_markdown(analysis: TensorAnalysis, plots_dir_rel: str | None = None) 
     return "\n".join(out).rstrip() + "\n"
 
 
-def render_terminal(analysis: TensorAnalysis) -> Any:
-    """A rich renderable (table of output tensors plus notes)."""
-    from rich.console import Group
+_WIDE_COLUMNS = ("tensor", "kind", "verdict", "judged by", "rows (outliers)", "beyond elementwise", "nrmse",
+                 "cosine", "top-1")
+_NARROW_COLUMNS = ("tensor", "kind", "verdict", "judged by", "cosine")
+WIDE_AT = 120
+"""From this width the terminal table shows every statistic (narrower: the five that decide)."""
+
+
+def _terminal_table(shown: list[TensorComparison], narrow: bool) -> Any:
     from rich.table import Table
     from rich.text import Text
 
     table = Table(title="Recorded tensors", show_lines=False)
-    for col in (
-        "tensor",
-        "kind",
-        "verdict",
-        "judged by",
-        "rows (outliers)",
-        "beyond elementwise",
-        "nrmse",
-        "cosine",
-        "top-1",
-    ):
-        table.add_column(col)
-    shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed]
-    for c in shown[:50]:
-        v = c.verdict.value
+    for col in _NARROW_COLUMNS if narrow else _WIDE_COLUMNS:
+        table.add_column(col, overflow="fold")
+    for c in shown:
         s, j = c.stats, c.judgement
-        style = "green" if c.passed else "red"
-        table.add_row(
-            Text(c.name), c.kind.value, Text(v, style=style),
-            Text("" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}"),
-            "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})",
-            "" if s is None else f"{s.outside_share:.1%}", "" if s is None else f"{s.nrmse:.3g}",
-            "" if s is None else f"{s.cosine:.6f}", "" if s is None or s.top1 is None else f"{s.top1:.1%}",
-        )  # fmt: skip
-    parts: list[Any] = [table]
+        cells = {
+            "tensor": Text(c.name), "kind": Text(c.kind.value),
+            "verdict": Text(c.verdict.value, style="green" if c.passed else "red"),
+            "judged by": Text("" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}"),
+            "rows (outliers)": Text(
+                "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})"
+            ),
+            "beyond elementwise": Text("" if s is None else f"{s.outside_share:.1%}"),
+            "nrmse": Text("" if s is None else f"{s.nrmse:.3g}"),
+            "cosine": Text("" if s is None else f"{s.cosine:.6f}"),
+            "top-1": Text("" if s is None or s.top1 is None else f"{s.top1:.1%}"),
+        }
+        table.add_row(*(cells[col] for col in (_NARROW_COLUMNS if narrow else _WIDE_COLUMNS)))
+    return table
+
+
+def render_terminal(analysis: TensorAnalysis) -> Any:
+    """A rich renderable (table of output tensors plus notes); every name is literal text."""
+    from rich.console import Group
+    from rich.text import Text
+
+    from ad_diff.core.terminal import Responsive
+
+    shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed][:50]
+    parts: list[Any] = [
+        Responsive(lambda: _terminal_table(shown, False), lambda: _terminal_table(shown, True), at=WIDE_AT)
+    ]
     fd = analysis.first_drift
     if fd is not None and fd.node is not None:
         via = f" (transform {fd.transform})" if fd.transform else ""

@@ -192,6 +192,7 @@ class _Walk:
         regs = _scan_text(text, rel)
         self.regs += regs
         if any(r.kind == "transform" for r in regs):
+            transforms: tuple[TransformSource, ...]
             if cut:
                 transforms, note = (), "cut short by the size limit: not parsed"
             elif self.parsed + len(data) > MAX_PARSED_BYTES:

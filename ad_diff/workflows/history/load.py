@@ -131,13 +131,13 @@ def _attribute(log: RunLog, graphs: Path | None) -> RunLog:
     if not log.anonymous or graphs is None:
         return log
     from ad_diff.kinds.graph.pair import list_dumps
-    from ad_diff.kinds.log import parse as log_parser
+    from ad_diff.kinds.log.attribute import attribute
 
     try:
         names = [(d.stage, d.transform) for d in list_dumps(graphs)[0]]
     except AdDiffError:
         return log  # the results stay positional (#n), as in compare
-    return log_parser.attribute(log, names)[0]
+    return attribute(log, names)[0]
 
 
 def _folder(cols: Columns, path: Path, rank: int) -> LeafData:
@@ -147,7 +147,7 @@ def _folder(cols: Columns, path: Path, rank: int) -> LeafData:
     info = run_json(path)
     art = discover(path, _HISTORY)
     assert art.log is not None  # discover raises otherwise
-    log = _attribute(log_parser.parse(art.log, rank=rank), art.graphs)
+    log = _attribute(log_parser.parse(art.logs, rank=rank), art.graphs)
     status, detail = _status(log.end, log.end_detail)
     try:
         mtime = art.log.stat().st_mtime_ns

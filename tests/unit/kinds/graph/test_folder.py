@@ -69,3 +69,45 @@ def test_gaps(nums: list[int], want: list[tuple[int, int]]) -> None:
 def test_ranges_caps_at_five() -> None:
     spans = [(n, n) for n in range(2, 30, 2)]
     assert ranges(spans) == "002, 004, 006, 008, 010 and 9 more range(s)"
+
+
+def test_links_leaving_the_run_folder_are_refused_unread(tmp_path: Path) -> None:
+    import os
+
+    from ad_diff.kinds.graph.pair import list_dumps
+
+    run, outside = tmp_path / "run", tmp_path / "outside"
+    g = _dumps(run / "graphs", ["001_s_a.txt", "002_s_b.txt"])
+    _dumps(outside, ["x.txt"])
+    (g / "003_s_c.txt").symlink_to(outside / "x.txt")
+    (g / "004_s_d.txt").symlink_to(g / "001_s_a.txt")  # inside the run folder: fine
+    os.mkfifo(g / "005_s_e.txt")
+    s = scan(g)
+    assert [(p.name, why.split(";")[0]) for p, why in s.unreadable] == [
+        ("003_s_c.txt", f"is a symbolic link to a file outside the run folder {run}"),
+        ("005_s_e.txt", "is not a regular file"),
+    ]
+    assert s.counters == (1, 2, 4)
+    assert [r.path.name for r in list_dumps(g)[0]] == ["001_s_a.txt", "002_s_b.txt", "004_s_d.txt"]
+
+
+def test_a_graphs_folder_linked_out_is_refused_file_by_file(tmp_path: Path) -> None:
+    outside = _dumps(tmp_path / "outside" / "graphs", ["001_s_a.txt"])
+    (tmp_path / "run").mkdir()
+    (tmp_path / "run" / "graphs").symlink_to(outside)
+    s = scan(tmp_path / "run" / "graphs")
+    assert [why.split(" a file")[0] for _, why in s.unreadable] == ["resolves to"]
+    assert s.counters == ()
+
+
+def test_dump_loader_refuses_an_oversized_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ad_diff.kinds.graph import cache
+    from ad_diff.kinds.graph.pair import DumpRef
+
+    g = _dumps(tmp_path / "run" / "graphs", ["001_s_a.txt"])
+    ref = DumpRef(g / "001_s_a.txt", "s", "t", 0, 1)
+    assert cache.DumpLoader().load(ref).error is None
+    monkeypatch.setattr(cache, "MAX_DUMP_BYTES", 10)
+    err = cache.DumpLoader().load(ref).error
+    assert err is not None
+    assert "more than the 10 bytes accepted for a graph dump" in err

@@ -160,3 +160,42 @@ def test_rows_find_the_one_wrong_row(tmp_path: Path) -> None:
     assert s.rows is not None and s.rows.outliers == 1
     assert s.rows.worst[0].index == (2, 15) and s.rows.worst[0].outlier
     assert s.rows.sequences == 4 and s.rows.next_token is not None
+
+
+BLAS_THREADS = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from ad_diff.core.jsonable import to_jsonable
+from ad_diff.kinds.tensors.measure import MeasureOptions, measure
+from ad_diff.kinds.tensors.parse import discover
+from ad_diff.kinds.tensors.tolerance import resolve, row_limits
+out = []
+for name in ("wide", "rows"):
+    rb = discover(__import__("pathlib").Path(sys.argv[2]) / name / "b", "baseline").outputs["logits"]
+    rc = discover(__import__("pathlib").Path(sys.argv[2]) / name / "c", "candidate").outputs["logits"]
+    tol = resolve("logits", rb.dtype, {})
+    s = measure(rb, rc, MeasureOptions(atol=tol.atol, rtol=tol.rtol, rows=row_limits(tol), relative=True))
+    out.append(to_jsonable(s))
+print(json.dumps(out, sort_keys=True))
+"""
+
+
+def test_blas_dots_do_not_depend_on_the_thread_count(tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    g = torch.Generator().manual_seed(7)
+    for name, shape in (("wide", (3, 300_000)), ("rows", (64, 8192))):  # blocked rows, and whole-row dots
+        b = torch.randn(shape, generator=g)
+        (tmp_path / name).mkdir()
+        _pair(tmp_path / name, b.bfloat16(), (b * 1.01).bfloat16())
+    root = str(Path(__file__).resolve().parents[4])
+    outs = set()
+    for threads in ("1", "2", "4"):
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
+        proc = subprocess.run([sys.executable, "-c", BLAS_THREADS, root, str(tmp_path)], env=env, capture_output=True,
+                              text=True, timeout=120, check=True)
+        outs.add(proc.stdout)
+    assert len(outs) == 1
+    assert '"rmse"' in outs.pop()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import struct
 from pathlib import Path
 
@@ -87,3 +88,22 @@ def test_garbage_pt_is_input_error(tmp_path: Path) -> None:
     p.write_bytes(b"not a torch file")
     with pytest.raises(InputError, match="not a readable torch.save file"):
         load_pt(p)
+
+
+def test_files_leaving_the_run_folder_and_fifos_are_refused_unread(tmp_path: Path) -> None:
+    run, outside = tmp_path / "run", tmp_path / "outside"
+    (run / "tensors").mkdir(parents=True)
+    outside.mkdir()
+    save_file({"secret_name": torch.ones(2)}, str(outside / "o.safetensors"))
+    save_file({"logits": torch.ones(2)}, str(run / "tensors" / "inputs_real.safetensors"))
+    (run / "tensors" / "outputs.safetensors").symlink_to(outside / "o.safetensors")
+    (run / "tensors" / "inside.safetensors").symlink_to(run / "tensors" / "inputs_real.safetensors")
+    os.mkfifo(run / "tensors" / "nodes.pt")
+    (run / "tensors" / "reference").symlink_to(outside)  # a whole folder linked out
+    got = discover(run / "tensors", "candidate")
+    why = {u.path.name: u.message for u in got.unreadable}
+    assert why["outputs.safetensors"].startswith("is a symbolic link to a file outside the run folder")
+    assert why["o.safetensors"].startswith("resolves to a file outside the run folder")  # via reference/
+    assert why["nodes.pt"].startswith("is not a regular file (a FIFO")
+    assert "secret_name" not in got.outputs
+    assert set(got.outputs) == {"logits"}  # a link that stays inside the run folder is fine

@@ -34,5 +34,11 @@ def test_missing_matplotlib_is_noted(monkeypatch: pytest.MonkeyPatch) -> None:
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "matplotlib" else real(n, *a))
     base, cand = SYN / "beyond" / "baseline", SYN / "beyond" / "candidate"
-    a = analyze_tensors(base / "tensors", cand / "tensors", Settings(base, cand, tensor_plots=True))
+    pngs = Settings(base, cand, tensor_plots=True, plots_dir=Path("plots"))
+    a = analyze_tensors(base / "tensors", cand / "tensors", pngs)
     assert any("matplotlib is not installed" in n for n in a.notes)
+    # the HTML report draws the plots itself: their data is collected without matplotlib, and no note
+    html_only = analyze_tensors(base / "tensors", cand / "tensors", Settings(base, cand, tensor_plots=True))
+    assert not any("matplotlib" in n for n in html_only.notes)
+    assert plots.plotted(html_only)
+    assert all(c.stats is not None and c.stats.samples for c in plots.plotted(html_only))

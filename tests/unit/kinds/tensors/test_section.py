@@ -26,11 +26,15 @@ def test_markdown_shows_verdicts_and_evidence() -> None:
     assert "100.0% /" in md  # top-1 agreement
 
 
-def test_markdown_links_plots_and_escapes_names() -> None:
-    a = _analysis(FIX / "synthetic" / "beyond" / "baseline", FIX / "synthetic" / "beyond" / "candidate", tensor_plots=True)
-    md = render_markdown(a, "plots")
+def test_markdown_says_where_the_plots_are_without_dead_links() -> None:
+    a = _analysis(FIX / "synthetic" / "beyond" / "baseline", FIX / "synthetic" / "beyond" / "candidate",
+                  tensor_plots=True)
+    md = render_markdown(a, "out/plots", "report.html")
     assert "beyond tolerance" in md
-    assert "](plots/logits-" in md and "-hist.png)" in md
+    # a relative link to a file of the job is dead on GitHub: the folder and the HTML report are named instead
+    assert "](" not in md
+    assert "of 1 drifting tensor(s): inline in the HTML report `report.html` and as PNG files in `out/plots/`" in md
+    assert "drifting tensor(s)" not in render_markdown(a)  # nothing written: nothing said
 
 
 def test_markdown_lists_one_sided_and_unreadable() -> None:

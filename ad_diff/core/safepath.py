@@ -1,0 +1,147 @@
+"""Containment: read only regular files that lie inside a run folder, never through a link that leaves it.
+
+A run folder comes from a stranger's CI job: any entry may be a symbolic link to ``~/.config/gh/hosts.yml``
+or a FIFO that blocks ``open()`` forever. Every reader of run-folder files goes through here:
+
+* :func:`refusal` says why an entry may not be read (``None`` when it may), for listings that report
+  refused entries as findings instead of failing;
+* :func:`check_file` resolves the path (links inside the folder are fine) and refuses it, with an
+  :class:`~ad_diff.errors.InputError` naming the path, when it resolves outside ``root``, is a broken or
+  looping link, or is not a regular file (FIFO, socket, device, folder);
+* :func:`read_bytes` / :func:`read_text` do that check, open the resolved path without following a link
+  swapped in since (``O_NOFOLLOW``) and without blocking (``O_NONBLOCK``), check the opened file again, and
+  refuse files larger than the caller's limit before reading them; :func:`read_text` decodes strict UTF-8
+  and names the line of the first bad byte;
+* :func:`walk_files` lists the files under a folder of the run without following links to folders, and
+  says which entries it refused and why.
+
+Errors never quote the file's content, so a refused file leaks nothing. Usage::
+
+    text = read_text(run / "config" / "cli_args.txt", run, "the command-line overrides", limit=1 << 20)
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+
+from ad_diff.errors import InputError
+
+DEFAULT_LIMIT = 64 << 20
+"""Largest file :func:`read_bytes` reads unless the caller says otherwise (64 MiB)."""
+
+
+def is_inside(path: Path, root: Path) -> bool:
+    """Whether ``path`` (resolved, links followed) lies inside ``root`` (resolved)."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def refusal(path: Path, root: Path) -> str | None:
+    """Why ``path`` may not be read as a file of ``root``, or ``None`` when it may."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return "does not exist"
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    try:
+        real = path.resolve(strict=True)
+    except FileNotFoundError:
+        return "is a broken symbolic link (it points nowhere)"
+    except (OSError, RuntimeError) as e:
+        if isinstance(e, RuntimeError) or getattr(e, "errno", None) == errno.ELOOP:
+            return "is a symbolic link that loops"
+        return f"cannot be read ({getattr(e, 'strerror', None) or e})"
+    if not is_inside(real, root):
+        link = "is a symbolic link to" if stat.S_ISLNK(info.st_mode) else "resolves to"
+        return (f"{link} a file outside the run folder {root}; refusing to read it (copy the file into the "
+                "run folder instead of linking it)")
+    try:
+        mode = real.stat().st_mode
+    except OSError as e:
+        return f"cannot be read ({e.strerror or e})"
+    if stat.S_ISDIR(mode):
+        return "is a folder, not a file"
+    if not stat.S_ISREG(mode):
+        return "is not a regular file (a FIFO, socket or device); refusing to open it"
+    return None
+
+
+def check_file(path: Path, root: Path, what: str) -> Path:
+    """The resolved path of ``path`` when it is a regular file inside ``root``; else :class:`InputError`
+    naming ``path``, why, and ``what`` was expected there."""
+    why = refusal(path, root)
+    if why is not None:
+        raise InputError(path, f"{why}; expected {what}")
+    return path.resolve()
+
+
+def read_bytes(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
+    """The content of ``path`` after :func:`check_file`; files over ``limit`` bytes are refused unread."""
+    real = check_file(path, root, what)
+    try:
+        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except PermissionError:
+        raise InputError(path, f"cannot be read (permission denied); expected {what}") from None
+    except OSError as e:
+        raise InputError(path, f"cannot be read ({e.strerror or e}); expected {what}") from None
+    with os.fdopen(fd, "rb") as fh:
+        info = os.fstat(fh.fileno())
+        if not stat.S_ISREG(info.st_mode):  # swapped for something else since the check
+            raise InputError(path, f"is not a regular file; expected {what}")
+        if info.st_size > limit:
+            raise InputError(path, f"is {info.st_size:,} bytes, more than the {limit:,} bytes accepted for "
+                                   f"{what}")
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise InputError(path, f"is more than the {limit:,} bytes accepted for {what}")
+    return data
+
+
+def decode_utf8(data: bytes, path: Path, what: str) -> str:
+    """``data`` as strict UTF-8 (a leading BOM dropped); a bad byte is an :class:`InputError` with its
+    line."""
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        raise InputError(path, f"expected UTF-8 text ({what}), found byte 0x{data[e.start]:02x}",
+                         line=line) from None
+
+
+def read_text(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> str:
+    """:func:`read_bytes`, decoded as strict UTF-8 (see :func:`decode_utf8`)."""
+    return decode_utf8(read_bytes(path, root, what, limit), path, what)
+
+
+def walk_files(folder: Path, root: Path,
+               suffixes: tuple[str, ...]) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """Files under ``folder`` whose suffix (lower case) is in ``suffixes``, sorted, and the refused entries
+    with why (see :func:`check_file`). Links to folders are not followed (an entry that is one is refused)."""
+    found: list[Path] = []
+    refused: list[tuple[Path, str]] = []
+    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
+        for name in sorted(dirnames):
+            p = Path(dirpath, name)
+            if p.is_symlink() and p.suffix.lower() in suffixes:
+                refused.append((p, "is a symbolic link to a folder, not a file"))
+        for name in filenames:
+            p = Path(dirpath, name)
+            if p.suffix.lower() not in suffixes:
+                continue
+            why = refusal(p, root)
+            if why is None:
+                found.append(p)
+            else:
+                refused.append((p, why))
+    return sorted(found), sorted(refused)
+
+
+__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "read_bytes", "read_text", "refusal",
+           "walk_files"]

@@ -1,0 +1,91 @@
+"""The standalone HTML report (``--html FILE``): one self-contained file, rendered with Jinja2 templates.
+
+The file loads nothing: CSS, the small filter script and the charts (SVG) are inline, and a
+Content-Security-Policy allows only that stylesheet and that script (by hash), so even a name that slipped
+past escaping could run nothing and fetch nothing. Autoescape is on and every name reaches the templates as
+a raw string (see :mod:`ad_diff.report.html_model`); the only values inserted unescaped are ad-diff's own
+stylesheet and script, read from the package.
+
+``ad-diff batch --html DIR`` writes ``DIR/index.html`` (the models, with links) and one report per model;
+:func:`page_name` names a model's file (safe characters and a hash: model names come from folder names).
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import hashlib
+import re
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from ad_diff import __version__
+from ad_diff.gate import Verdict
+from ad_diff.result import BatchResult, DiffResult
+
+INDEX = "index.html"
+"""The batch summary page's file name inside the ``--html`` folder."""
+
+
+@functools.lru_cache(maxsize=1)
+def _env() -> Environment:
+    return Environment(
+        loader=PackageLoader("ad_diff.report", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def _asset(name: str) -> tuple[Markup, str]:
+    """A stylesheet or script of the package, and its CSP source (``'sha256-...'``)."""
+    loader = _env().loader
+    assert loader is not None
+    text = loader.get_source(_env(), name)[0]
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return Markup(text), f"sha256-{digest}"  # noqa: S704 - ad-diff's own file, not input
+
+
+def _page(template: str, **context: Any) -> str:
+    style, style_hash = _asset("report.css")
+    script, script_hash = _asset("report.js")
+    return _env().get_template(template).render(
+        style=style, style_hash=style_hash, script=script, script_hash=script_hash, **context
+    )
+
+
+def render(result: DiffResult, verdict: Verdict, title: str | None = None) -> str:
+    """The HTML report of one comparison."""
+    from ad_diff.report.html_model import build
+
+    return _page("report.html.j2", r=build(result, verdict, title))
+
+
+def page_name(model: str) -> str:
+    """The file of ``model``'s report in a batch's ``--html`` folder: safe characters plus a short hash, so
+    no model name can point outside the folder or collide with another (or with ``index.html``)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", model).strip(".")[:60] or "model"
+    return f"{safe}-{hashlib.sha1(model.encode('utf-8')).hexdigest()[:8]}.html"
+
+
+def render_batch(batch: BatchResult) -> str:
+    """The batch's summary page: every model with its verdict and a link to its own report."""
+    from ad_diff.report.batch import summary_rows, title
+
+    return _page("batch.html.j2", b=batch, title=title(batch), rows=summary_rows(batch), page_name=page_name,
+                 version=__version__)
+
+
+def render_batch_pages(batch: BatchResult) -> dict[str, str]:
+    """File name -> text of every page of a batch's ``--html`` folder (the index and each compared model)."""
+    pages = {INDEX: render_batch(batch)}
+    for m in batch.models:
+        if m.result is not None and m.verdict is not None:
+            pages[page_name(m.name)] = render(m.result, m.verdict, title=f"ad-diff: {m.name}")
+    return pages
+
+
+__all__ = ["INDEX", "page_name", "render", "render_batch", "render_batch_pages"]

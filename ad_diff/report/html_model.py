@@ -1,0 +1,211 @@
+"""What the HTML report shows, built from the same :class:`~ad_diff.result.DiffResult` as every other report.
+
+Plain data for the templates (``ad_diff/report/templates``): the verdict and root-cause groups in the PR
+comment's order and numbering, the findings, the per-transform timeline, and each kind's section
+(:mod:`ad_diff.report.html_sections`). Names stay raw strings here: the templates escape every one of them
+(Jinja autoescape); text pieces meant as code are marked ``(text, True)``, never pre-rendered HTML.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ad_diff import __version__
+from ad_diff.core.escape import code_spans
+from ad_diff.core.model import Finding
+from ad_diff.explain.links import hints
+from ad_diff.explain.model import CauseGroup
+from ad_diff.gate import Verdict, gates
+from ad_diff.report import svg
+from ad_diff.report.common import (
+    counts,
+    delta_text,
+    headline,
+    headline_parts,
+    ignored_text,
+    log_summary_parts,
+    partition,
+    plural,
+    run_labels,
+    side_text,
+)
+from ad_diff.report.json import SCHEMA_VERSION
+from ad_diff.report.md_groups import ICON, consequence_line, icon
+from ad_diff.result import DiffResult
+
+Parts = list[tuple[str, bool]]
+"""Text pieces, ``True`` where the piece is a name shown as code (or, in a log summary, emphasised)."""
+
+
+@dataclass(frozen=True)
+class FindingView:
+    """One finding as the report lists it."""
+
+    severity: str
+    icon: str
+    code: str
+    category: str
+    where: list[tuple[str, str]]
+    """``(label, name)``: ``("", transform)``, ``("node", n)``, ``("tensor", t)``."""
+    message: str
+    gates: bool
+    acknowledged: str | None
+    explained_by: str | None
+    hints: list[Parts]
+    filter: str
+    """Lower-case text the filter box matches."""
+
+
+@dataclass(frozen=True)
+class GroupView:
+    """One root cause, numbered as in the PR comment."""
+
+    n: int
+    icon: str
+    title: Parts
+    stage: str | None
+    evidence: Parts
+    consequence: str
+    settled: str
+    """``acknowledged: <reason>`` / ``explained: <reason>`` for a settled group, else empty."""
+    gated: bool
+    findings: list[FindingView]
+    root: int
+    """How many of ``findings`` are the root cause's own (the rest are its consequences)."""
+    filter: str
+
+
+@dataclass(frozen=True)
+class TransformRow:
+    """One row of the per-transform table."""
+
+    n: int
+    stage: str
+    transform: str
+    baseline: str
+    candidate: str
+    delta: str
+    sign: int
+    changed: bool
+    filter: str
+
+
+@dataclass
+class Report:
+    """Everything the template draws."""
+
+    title: str
+    verdict: str
+    headline: Parts
+    counts: list[tuple[str, bool]]
+    gate: str
+    runs: list[dict[str, Any]]
+    ignored: str
+    primary: list[GroupView]
+    secondary: list[GroupView]
+    notes: list[FindingView]
+    also: str
+    transforms: list[TransformRow]
+    timeline: svg.Timeline
+    sections: dict[str, Any] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    version: str = __version__
+    schema: int = SCHEMA_VERSION
+
+
+def _where(f: Finding) -> list[tuple[str, str]]:
+    out = [("", f.transform)] if f.transform else []
+    if f.node:
+        out.append(("node", f.node))
+    if f.tensor:
+        out.append(("tensor", f.tensor))
+    return out
+
+
+def finding_view(f: Finding, fail_on: str) -> FindingView:
+    """How one finding reads (its message without the transform prefix the ``where`` part already shows)."""
+    msg = f.message
+    if f.transform and msg.startswith(f.transform + ": "):
+        msg = msg[len(f.transform) + 2 :]
+    hs = [code_spans(h.message) for h in hints(f)]
+    words = [f.code, str(f.category), *(n for _, n in _where(f)), msg, *(h.message for h in hints(f))]
+    text = " ".join(words)
+    return FindingView(f.severity.value, ICON[f.severity], f.code, str(f.category), _where(f), msg,
+                       gates(f, fail_on), f.acknowledged, f.explained_by, hs, text.lower())
+
+
+def _group(n: int, g: CauseGroup, verdict: Verdict, rows: dict[str, Any]) -> GroupView:
+    settled = ""
+    if g.settled:
+        reason = next(
+            (f.acknowledged or f.explained_by for f in g.findings if f.acknowledged or f.explained_by), ""
+        )
+        how = "acknowledged" if any(f.acknowledged for f in g.findings) else "explained"
+        settled = f"{how}: {reason}"
+    findings = [finding_view(f, verdict.fail_on) for f in g.findings]
+    text = " ".join([g.title, g.stage or "", g.evidence, *(f.filter for f in findings)])
+    return GroupView(n, icon(g, verdict.fail_on), list(g.title_parts), g.stage, code_spans(g.evidence),
+                     consequence_line(g, rows, str, str), settled,
+                     any(gates(f, verdict.fail_on) for f in g.findings), findings, len(g.root), text.lower())
+
+
+def _also(result: DiffResult, verdict: Verdict) -> str:
+    p = partition(result, verdict)
+    if verdict.verdict != "fail":
+        return ""
+    kinds = [
+        plural(len(p.below_gate), "root cause") + " below the gate level" if p.below_gate else "",
+        plural(len(p.review), "warning") + " to review" if p.review else "",
+        f"{len(p.settled)} acknowledged or explained" if p.settled else "",
+        plural(len(p.improvements), "improvement") if p.improvements else "",
+    ]
+    kinds = [k for k in kinds if k]
+    return "Also: " + ", ".join(kinds) + " (below)." if kinds else ""
+
+
+def _runs(result: DiffResult) -> list[dict[str, Any]]:
+    b, c, parent = run_labels(result.baseline.root, result.candidate.root)
+    return [
+        {"run": "baseline", "label": b, "path": str(result.baseline.root), "parent": parent,
+         "log": list(log_summary_parts(result.baseline_log)), "notes": list(result.baseline.notes)},
+        {"run": "candidate", "label": c, "path": str(result.candidate.root), "parent": parent,
+         "log": list(log_summary_parts(result.candidate_log)), "notes": list(result.candidate.notes)},
+    ]
+
+
+def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Report:
+    """The report of one comparison; ``title`` names it in the browser tab (default: the headline)."""
+    from ad_diff.report.html_sections import sections
+
+    p = partition(result, verdict)
+    rows_by_name = {r.transform: r for r in reversed(result.transforms)}
+    others = [*p.below_gate, *p.review, *p.settled, *p.improvements]
+    primary, secondary = (list(p.gated), others) if verdict.verdict == "fail" else (others, [])
+    groups = [_group(i, g, verdict, rows_by_name) for i, g in enumerate([*primary, *secondary], 1)]
+    transforms = [
+        TransformRow(i, r.stage, r.transform, side_text(r.baseline), side_text(r.candidate),
+                     delta_text(r.delta), (r.delta or 0) and (1 if (r.delta or 0) > 0 else -1), r.changed,
+                     f"{i} {r.stage} {r.transform} {side_text(r.baseline)} {side_text(r.candidate)}".lower())
+        for i, r in enumerate(result.transforms, 1)
+    ]
+    return Report(
+        title=title or f"ad-diff: {headline(result, verdict)}",
+        verdict=verdict.verdict,
+        headline=list(headline_parts(result, verdict)),
+        counts=[(c.text(), bool(c.count or c.not_analysed)) for c in counts(result)],
+        gate=f"gate --fail-on {verdict.fail_on} \u2192 exit {verdict.exit_code}",
+        runs=_runs(result),
+        ignored=ignored_text(result),
+        primary=groups[: len(primary)],
+        secondary=groups[len(primary) :],
+        notes=[finding_view(f, verdict.fail_on) for g in p.notes for f in g.findings],
+        also=_also(result, verdict),
+        transforms=transforms,
+        timeline=svg.timeline(result.transforms),
+        sections=sections(result),
+        inputs=list(result.notes),
+    )
+
+
+__all__ = ["FindingView", "GroupView", "Report", "TransformRow", "build", "finding_view"]

@@ -1,0 +1,94 @@
+"""What the common commands must not import (issue 15): ``--help`` loads only the CLI, a log-only comparison
+none of the graph, tensor or report-markdown code, and a comparison of logs, dumps and safetensors files
+no torch. Checked as module sets in a fresh interpreter, never as timings (those live in scripts/bench.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import ROOT, make_run, v3
+
+PROBE = """
+import json, os, sys
+from ad_diff.cli import main
+code = 0
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+with open(os.environ["AD_DIFF_PROBE"], "w") as f:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, f)
+"""
+NEVER = ("torch", "pandas", "deepdiff", "matplotlib", "scipy")
+"""Never imported by a comparison whose inputs do not need them (torch: only .pt files or a CUDA device)."""
+LIGHT = (*NEVER, "numpy", "yaml", "rich")
+"""Not imported where no tensor, YAML file or terminal report is involved."""
+
+
+def _run(tmp_path: Path, *args: str | Path) -> tuple[int, str, set[str]]:
+    """Exit code, stdout and the modules loaded by one ``ad-diff`` call in a fresh interpreter."""
+    probe = tmp_path / "modules.json"
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "AD_DIFF_PROBE": str(probe)}
+    env.pop("AD_DIFF_DEBUG", None)
+    proc = subprocess.run([sys.executable, "-c", PROBE, *map(str, args)], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=300)
+    assert probe.is_file(), proc.stderr
+    data = json.loads(probe.read_text())
+    return data["code"], proc.stdout, set(data["modules"])
+
+
+def _loaded(modules: set[str], names: tuple[str, ...]) -> list[str]:
+    """The packages of ``names`` (with any submodule) found in ``modules``."""
+    return sorted(n for n in names if any(m == n or m.startswith(n + ".") for m in modules))
+
+
+def test_help_loads_only_the_cli(tmp_path: Path) -> None:
+    code, out, modules = _run(tmp_path, "--help")
+    assert code == 0
+    assert "Usage" in out
+    assert "compare" in out
+    assert _loaded(modules, LIGHT) == []
+    # the reporters, the kinds and the finding model are built only when a comparison runs
+    inner = ("ad_diff.kinds", "ad_diff.pipeline", "ad_diff.report.markdown", "ad_diff.core.model",
+             "ad_diff.gate")
+    assert _loaded(modules, inner) == []
+
+
+def test_log_only_comparison_loads_no_graph_or_tensor_code(tmp_path: Path) -> None:
+    lines = v3("pattern_matcher", "match_rope_pattern", "matches=4")
+    base = make_run(tmp_path / "base", lines)
+    cand = make_run(tmp_path / "cand", v3("pattern_matcher", "match_rope_pattern", "matches=3"))
+    code, out, modules = _run(tmp_path, base, cand, "-f", "json")
+    assert code == 1  # the lost match gates: the comparison really ran
+    assert any(f["category"] == "match_loss" for f in json.loads(out)["findings"])
+    assert _loaded(modules, LIGHT) == []
+    heavy_parts = ("ad_diff.kinds.graph.model", "ad_diff.kinds.graph.parse", "ad_diff.kinds.graph.analysis",
+                   "ad_diff.kinds.graph.diff", "ad_diff.kinds.tensors.model",
+                   "ad_diff.kinds.tensors.analysis", "ad_diff.report.markdown")
+    assert _loaded(modules, heavy_parts) == []
+
+
+def test_logs_dumps_and_safetensors_load_no_torch(tmp_path: Path) -> None:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from make_hostile_fixtures import LOGITS, f32, write_tensors  # type: ignore[import-not-found]
+
+    scen = ROOT / "fixtures/scenarios/rename_only"
+    for side, shift in (("baseline", 0.0), ("candidate", 1e-3)):
+        shutil.copytree(scen / side, tmp_path / side)
+        write_tensors(tmp_path / side, {"logits": ("F32", (4, 4), f32([x + shift for x in LOGITS]))})
+        write_tensors(tmp_path / side, {"linear_2": ("BF16", (2, 8), bytes(32))}, name="nodes")
+    code, out, modules = _run(tmp_path, tmp_path / "baseline", tmp_path / "candidate", "-f", "json")
+    sections = json.loads(out)["sections"]
+    assert code in (0, 1)
+    # both analyses ran: the dumps were parsed and the safetensors files read (with numpy, not torch)
+    assert "graph" in sections
+    assert {c["name"] for c in sections["tensors"]["comparisons"]} >= {"logits"}
+    assert "ad_diff.kinds.graph.parse" in modules
+    assert "numpy" in modules
+    assert _loaded(modules, NEVER) == []

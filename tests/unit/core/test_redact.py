@@ -1,0 +1,63 @@
+"""Credential redaction (ad_diff.core.redact): keys that name credentials, values shaped like tokens, and
+the AD settings that merely mention tokens stay readable."""
+
+from __future__ import annotations
+
+import pytest
+
+from ad_diff.core.redact import REDACTED, is_secret_key, redact_text, redact_tree
+
+GH = "ghp_" + "a1" * 18
+
+
+@pytest.mark.parametrize("key", ["hf_token", "oauth_token", "access_token", "token", "password", "db_passwd",
+                                 "apiKey", "api_key", "AWS_SECRET_ACCESS_KEY", "client_secret", "private_key",
+                                 "credentials", "Authorization", "cookie"])
+def test_secret_keys(key: str) -> None:
+    assert is_secret_key(key)
+
+
+@pytest.mark.parametrize("key", ["max_num_tokens", "tokenizer", "pad_token", "eos_token_id",
+                                 "tokens_per_block", "skip_tokenizer_init", "world_size", "attn_backend",
+                                 "keyboard"])
+def test_not_secret_keys(key: str) -> None:
+    assert not is_secret_key(key)
+
+
+@pytest.mark.parametrize("value", [GH, "github_pat_" + "A" * 30, "hf_" + "b" * 34, "sk-proj-" + "c" * 40,
+                                   "xoxb-1234567890-abc", "AKIAABCDEFGHIJKLMNOP", "glpat-" + "d" * 20,
+                                   "-----BEGIN RSA PRIVATE KEY-----", "Bearer " + "e" * 30,
+                                   "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"])
+def test_secret_values_are_redacted_whatever_the_key(value: str) -> None:
+    data, n = redact_tree({"note": f"x {value} y"})
+    assert n == 1
+    assert value not in data["note"]
+    assert REDACTED in data["note"]
+
+
+def test_tree_redaction_keeps_structure_and_harmless_values() -> None:
+    data = {"github.com": {"oauth_token": GH, "user": "bob"}, "hf_token": "hf_" + "z" * 34,
+            "token_limit": 4096, "use_auth_token": True, "pad_token": "<pad>", "max_num_tokens": 8192,
+            "db": {"password": 1234}, "url": "https://bob:hunter2@example.com/x", GH: 1}
+    out, n = redact_tree(data)
+    assert out["github.com"] == {"oauth_token": REDACTED, "user": "bob"}
+    assert out["hf_token"] == REDACTED
+    assert out["db"] == {"password": REDACTED}
+    assert out["url"] == f"https://{REDACTED}@example.com/x"
+    assert (out["token_limit"], out["use_auth_token"], out["pad_token"], out["max_num_tokens"]) == (
+        4096, True, "<pad>", 8192)
+    assert GH not in repr(out)
+    assert "hunter2" not in repr(out)
+    assert n == 5
+
+
+def test_redact_text() -> None:
+    assert redact_text(f"failed with {GH}") == f"failed with {REDACTED}"
+    assert redact_text("nothing to see") == "nothing to see"
+
+
+@pytest.mark.parametrize("name", ["mask-attention_pattern_matcher_x", "fuse_hf_abcdefghijklmnopqrstuvwxyz",
+                                  "task-abcdefghijklmnopqrstuvwxyz", "sigh_abcdefghijklmnopqrstuvwxyz"])
+def test_a_prefix_inside_a_name_is_not_a_credential(name: str) -> None:
+    assert redact_text(f"transform {name} failed") == f"transform {name} failed"
+    assert redact_text(f"token={GH}") == f"token={REDACTED}"  # after punctuation it still is one

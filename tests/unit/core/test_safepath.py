@@ -1,0 +1,83 @@
+"""Containment (ad_diff.core.safepath): links that leave the run folder, special files, size limits and
+bad UTF-8 are refused with the path named and nothing of the content echoed."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from ad_diff.core.safepath import check_file, read_bytes, read_text, walk_files
+from ad_diff.errors import InputError
+
+SECRET = "oauth_token: ghp_" + "x" * 36
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Path:
+    outside = tmp_path / "home" / "hosts.yml"
+    outside.parent.mkdir()
+    outside.write_text(SECRET + "\n")
+    run = tmp_path / "run"
+    (run / "config").mkdir(parents=True)
+    (run / "config" / "default.yaml").write_text("a: 1\n")
+    (run / "config" / "zz_extra.yaml").symlink_to(outside)
+    (run / "config" / "alias.yaml").symlink_to("default.yaml")  # a link that stays inside: fine
+    os.mkfifo(run / "config" / "fifo.yaml")
+    (run / "config" / "broken.yaml").symlink_to(run / "config" / "missing.yaml")
+    (run / "config" / "loop.yaml").symlink_to("loop.yaml")
+    return run
+
+
+def test_inside_files_and_inside_links_are_read(run: Path) -> None:
+    assert read_text(run / "config" / "default.yaml", run, "a config") == "a: 1\n"
+    assert read_text(run / "config" / "alias.yaml", run, "a config") == "a: 1\n"
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("zz_extra.yaml", "is a symbolic link to a file outside the run folder"),
+    ("fifo.yaml", "is not a regular file (a FIFO, socket or device)"),
+    ("broken.yaml", "is a broken symbolic link"),
+    ("loop.yaml", "is a symbolic link that loops"),
+    ("nope.yaml", "does not exist"),
+])
+def test_refused_entries_name_the_path_and_never_the_content(run: Path, name: str, why: str) -> None:
+    with pytest.raises(InputError) as e:
+        read_bytes(run / "config" / name, run, "an AD config")
+    assert str(e.value).startswith(f"{run / 'config' / name}: {why}")
+    assert "ghp_" not in str(e.value)
+    assert "oauth" not in str(e.value)
+
+
+def test_a_parent_folder_linked_outside_is_refused(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "x.yaml").write_text("a: 1\n")
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config").symlink_to(elsewhere)
+    with pytest.raises(InputError, match="resolves to a file outside the run folder"):
+        check_file(run / "config" / "x.yaml", run, "an AD config")
+
+
+def test_size_limit_is_checked_before_reading(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"a" * 2000)
+    with pytest.raises(InputError, match="is 2,000 bytes, more than the 1,000 bytes accepted for a config"):
+        read_bytes(big, tmp_path, "a config", limit=1000)
+
+
+def test_bad_utf8_names_the_line_of_the_byte(tmp_path: Path) -> None:
+    p = tmp_path / "cli_args.txt"
+    p.write_bytes(b"--args.a=1\n--args.b=caf\xe9\n")
+    with pytest.raises(InputError) as e:
+        read_text(p, tmp_path, "the overrides")
+    assert e.value.line == 2
+    assert "found byte 0xe9" in e.value.detail
+
+
+def test_walk_lists_files_and_says_what_it_refused(run: Path) -> None:
+    found, refused = walk_files(run / "config", run, (".yaml",))
+    assert [p.name for p in found] == ["alias.yaml", "default.yaml"]
+    assert {p.name for p, _ in refused} == {"zz_extra.yaml", "fifo.yaml", "broken.yaml", "loop.yaml"}

@@ -1,0 +1,216 @@
+"""The standalone HTML report: what it shows (verdict and root causes in the PR comment's order, timeline,
+regions side by side with lost metadata marked, tensor plots, config diff), that it is self-contained and
+locked down (no network, a CSP that admits only its own style and script), that hostile names stay text,
+and that the 4-layer model's file stays under 2 MB."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import hashlib
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ad_diff import gate, pipeline
+from ad_diff.core.model import Category, Finding, Severity
+from ad_diff.report import Format, html
+from ad_diff.report.common import partition
+from ad_diff.result import DiffResult
+from ad_diff.settings import Settings
+from tests.ci_runs import pair
+from tests.conftest import FIXTURES, run_cli
+
+SIZE_LIMIT = 2 * 1024 * 1024
+"""The 4-layer model's report must stay under this (issue 16)."""
+TAGS = {
+    "html", "head", "meta", "title", "style", "body", "header", "div", "span", "nav", "a", "label", "input",
+    "main", "section", "h1", "h2", "h3", "p", "code", "br", "strong", "em", "ol", "ul", "li", "details",
+    "summary", "table", "caption", "thead", "tbody", "tr", "th", "td", "pre", "svg", "rect", "line", "text",
+    "circle", "figure", "figcaption", "footer", "script",
+}
+"""Every element the templates write (``title`` is also SVG's tooltip). A name that became markup adds
+another, or a second ``script``."""
+
+
+class _Page(HTMLParser):
+    """The elements and the text of a page, as a browser's parser reads them."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tags: list[tuple[str, dict[str, str | None]]] = []
+        self.data: list[str] = []
+        self.feed(text)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.append((tag, dict(attrs)))
+
+    def handle_data(self, data: str) -> None:
+        self.data.append(data)
+
+    def text(self) -> str:
+        return "".join(self.data)
+
+    def count(self, tag: str, cls: str | None = None) -> int:
+        return sum(1 for t, a in self.tags
+                   if t == tag and (cls is None or cls in (a.get("class") or "").split()))
+
+
+def _run(base: Path, cand: Path, **kw: object) -> tuple[DiffResult, gate.Verdict]:
+    result = pipeline.run(Settings(base, cand, tensor_plots=True, **kw))  # type: ignore[arg-type]
+    return result, gate.decide(result.findings, "error")
+
+
+def _scenario(name: str) -> tuple[DiffResult, gate.Verdict]:
+    return _run(FIXTURES / "scenarios" / name / "baseline", FIXTURES / "scenarios" / name / "candidate")
+
+
+def test_root_causes_come_first_in_the_pr_comments_order_and_words() -> None:
+    result, verdict = _scenario("metadata_loss")
+    text = html.render(result, verdict)
+    page = _Page(text)
+    gated = partition(result, verdict).gated
+    assert [g.title for g in gated] == ["metadata lost at match_rope_pattern"]
+    words = page.text()
+    assert "ad-diff: FAIL: 1 root cause (metadata lost at match_rope_pattern) \u2192 1 match loss" in words
+    # the verdict, then the root causes, before the timeline and the sections
+    assert text.index('id="causes"') < text.index('id="timeline"') < text.index('id="graph"')
+    md = Format.markdown.render(result, verdict)
+    assert "1. \u274c **metadata lost at `match_rope_pattern`**" in md  # the same title, number and icon
+    assert page.count("li", "cause") == len(gated)
+    assert page.count("li", "finding") == len(result.findings)  # every finding, once
+
+
+def test_timeline_marks_the_changed_transforms() -> None:
+    result, verdict = _scenario("failed_transform")
+    page = _Page(html.render(result, verdict))
+    changed = [i for i, r in enumerate(result.transforms, 1) if r.changed]
+    assert changed
+    cols = [a for t, a in page.tags if t == "a" and "col" in (a.get("class") or "").split()]
+    assert len(cols) == len(result.transforms)
+    marked = [int((a["href"] or "")[3:]) for a in cols if "is-changed" in (a.get("class") or "")]
+    assert marked == changed
+    assert "F" in page.text()  # the failed transform's state letter
+
+
+def test_regions_side_by_side_with_lost_metadata_highlighted() -> None:
+    result, verdict = _scenario("metadata_loss")
+    page = _Page(html.render(result, verdict))
+    assert page.count("div", "side-base") == page.count("div", "side-cand") == 2  # two regions, both sides
+    lost = [a for t, a in page.tags if t == "span" and "lost" in (a.get("class") or "").split()]
+    # torch_rope_1 and torch_rope_3 lost their metadata at match_rope_pattern; the next transform rewrote them
+    assert [a["title"] for a in lost] == ["metadata lost at pattern_matcher/match_rope_pattern"] * 2
+    assert "%torch_rope_1 = auto_deploy.torch_rope.default(" in page.text()
+    assert page.count("td", "lost-cell") == 2  # the table of the nodes that lost metadata
+
+
+def test_tensor_table_holds_the_drift_plots() -> None:
+    result, verdict = _run(FIXTURES / "tensors/gpu/baseline", FIXTURES / "tensors/gpu/beyond")
+    text = html.render(result, verdict)
+    page = _Page(text)
+    assert page.count("rect", "hist") > 0
+    assert page.count("circle", "pt") > 0
+    # the output first (its plots right below its row), then drifting node captures up to the cap
+    assert text.index("Plots of <code>logits</code>") < text.index("Drifting node captures")
+    assert page.count("details", "plots") == 12
+    assert "Plots are drawn for the first 12 drifting tensors" in page.text()
+
+
+def test_config_diff_is_shown() -> None:
+    result, verdict = _scenario("config_unexplained")
+    words = _Page(html.render(result, verdict)).text()
+    assert "Config applied? (each run's config against its own log)" in words
+    assert "enabled in config, logged disabled" in words
+
+
+def test_self_contained_and_locked_down() -> None:
+    text = html.render(*_scenario("metadata_loss"))
+    page = _Page(text)
+    assert not re.search(r"https?://|src=|<link|@import|url\(", text)
+    csp = next(a["content"] for t, a in page.tags if t == "meta" and a.get("http-equiv") ==
+               "Content-Security-Policy")
+    assert csp is not None
+    for tag in ("style", "script"):
+        body = re.search(rf"<{tag}>(.*?)</{tag}>", text, re.S)
+        assert body is not None
+        digest = base64.b64encode(hashlib.sha256(body.group(1).encode()).digest()).decode()
+        assert f"'sha256-{digest}'" in csp, f"the CSP does not admit the page's own {tag}"
+    assert "default-src 'none'" in csp
+
+
+def test_hostile_names_stay_text() -> None:
+    # fixtures/hostile/markup_names: names with <script>, |, backticks, rich markup, in dumps and tensors
+    case = FIXTURES / "hostile/markup_names"
+    text = html.render(*_run(case / "baseline", case / "candidate"))
+    page = _Page(text)
+    assert {t for t, _ in page.tags} <= TAGS
+    assert page.count("script") == 1
+    assert "<script>alert" not in text
+    assert "<b>" not in text
+    words = page.text()
+    assert "fuse_<script>alert(1)</script>|`x`|[bold]red[/bold]" in words  # shown as written
+    assert "evil.<b>|```op```|[red]x[/red]" in words
+
+
+NAME = st.lists(
+    st.sampled_from(list("ab_|`<>&*[]\\\"' -#!()") + ["<script>", "</td>", "[bold]", "```", "-->"]),
+    min_size=1, max_size=12,
+).map("".join)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(names=st.lists(st.tuples(NAME, NAME, NAME, NAME), min_size=1, max_size=4))
+def test_any_name_stays_text(names: list[tuple[str, str, str, str]]) -> None:
+    base, _ = _scenario("metadata_loss")
+    findings = tuple(Finding(code="ADG005", category=Category.STRUCTURE_CHANGE, severity=Severity.ERROR,
+                             message=f"{t}: {m}", transform=t, node=n, tensor=x) for t, n, x, m in names)
+    rows = tuple(dataclasses.replace(r, transform=names[i % len(names)][0], stage=names[i % len(names)][1])
+                 for i, r in enumerate(base.transforms))
+    result = dataclasses.replace(base, findings=findings, transforms=rows, groups=())
+    page = _Page(html.render(result, gate.decide(findings, "error")))
+    assert {t for t, _ in page.tags} <= TAGS
+    assert page.count("script") == 1
+    words = page.text()
+    for t, n, x, m in names:
+        for name in (t, n, x, m):
+            assert name.strip() in words
+
+
+def test_four_layer_model_stays_under_2_mb(moe4_pair: tuple[Path, Path], tmp_path: Path) -> None:
+    out = tmp_path / "report.html"
+    res = run_cli(*moe4_pair, "--html", out, "-f", "json")
+    assert res.code == 1, res.err
+    size = out.stat().st_size
+    assert size < SIZE_LIMIT, f"{size} bytes"
+    page = _Page(out.read_text())
+    assert page.count("a", "col") == 90  # every transform in the timeline
+    assert page.count("div", "region") > 0
+
+
+def test_every_finding_acknowledged_says_so(tmp_path: Path) -> None:
+    base, cand = pair(tmp_path)
+    exp = tmp_path / "expected.yaml"
+    exp.write_text(
+        "expected:\n  - transform: match_rope_pattern\n    reason: rope moved into attention\n"
+        "  - transform: fuse_gemms\n    after: disabled\n    reason: disabled on purpose\n"
+    )
+    result = pipeline.run(Settings(base, cand, expected_changes=exp))
+    verdict = gate.decide(result.findings, "error")
+    headline = "PASS: every finding acknowledged or explained (2 root causes)"
+    words = _Page(html.render(result, verdict)).text()
+    assert f"ad-diff: {headline}" in words
+    assert "acknowledged: rope moved into attention" in words
+    assert Format.terminal.render(result, verdict).startswith(f"ad-diff: {headline}")
+
+
+@pytest.mark.parametrize("model", ["plain", "../../escape", "index", "a/b", "<b>x</b>"])
+def test_batch_page_names_stay_in_the_folder(model: str) -> None:
+    name = html.page_name(model)
+    assert re.fullmatch(r"[A-Za-z0-9_.-]+\.html", name)
+    assert name != html.INDEX
+    assert not name.startswith(".")
+    assert html.page_name(model) != html.page_name(model + "_")

@@ -16,6 +16,7 @@ import functools
 import inspect
 import typing
 from collections.abc import Callable
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -40,6 +41,44 @@ OPTION_KEYS: dict[str, str] = {
 }
 
 
+def _base_type(annotation: Any) -> Any:
+    """The class an option's annotation converts to: ``Annotated[Path | None, ...]`` -> ``Path``,
+    ``list[str] | None`` -> ``str``."""
+    while True:
+        args = typing.get_args(annotation)
+        if typing.get_origin(annotation) is Annotated:
+            annotation = args[0]
+        elif args:
+            rest = [a for a in args if a is not type(None)]
+            if len(rest) != 1:
+                return annotation
+            annotation = rest[0]
+        else:
+            return annotation
+
+
+@functools.cache
+def _converters() -> dict[str, type]:
+    """Shared option -> the class its value converts to, for the options whose class is a Path or an Enum."""
+    return {name: t for name, (annotation, _) in SHARED.items()
+            if isinstance(t := _base_type(annotation), type) and issubclass(t, (Path, Enum))}
+
+
+def param(ctx: typer.Context, name: str) -> Any:
+    """``ctx.params[name]`` as the type its annotation declares (a shared option's ``Path``/``Enum``).
+
+    Typer up to 0.28 converts an option to its annotated type when it calls the command, so ``ctx.params``
+    holds click's raw value (a ``str``); 0.29 converts it in ``ctx.params`` already. Commands read the shared
+    options from ``ctx.params``, so they convert here and work with either."""
+    value = ctx.params.get(name)
+    to = _converters().get(name)
+    if to is None or value is None or isinstance(value, to):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [v if isinstance(v, to) else to(v) for v in value]
+    return to(value)
+
+
 def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     """Options by config key: typer defaults < config file < options the user actually passed."""
     from ad_diff.settings import find_config, load_config, merge
@@ -49,7 +88,7 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     for name, key in OPTION_KEYS.items():
         if name not in ctx.params:
             continue
-        value = ctx.params[name]
+        value = param(ctx, name)
         if isinstance(value, list):
             value = tuple(value)
         elif isinstance(value, ReportFormat):
@@ -59,7 +98,7 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
         user_given = getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
         target = passed if user_given else defaults
         target[key] = () if value is None and key.startswith("ignore_") else value
-    explicit = ctx.params.get("config")
+    explicit = param(ctx, "config")
     if ctx.params.get("no_config") and explicit is not None:
         raise UsageError("--config and --no-config exclude each other")
     path: Path | None = None
@@ -120,7 +159,7 @@ def json_on_stdout(ctx: typer.Context) -> list[bool]:
     """``[True]`` when ``--format json`` was typed; a command appends the resolved answer (the config file may
     say ``format: json``) once it has read the options. For :func:`ad_diff.cli.app.guarded`'s
     ``json_errors``."""
-    return [ctx.params.get("fmt") is ReportFormat.json]
+    return [param(ctx, "fmt") is ReportFormat.json]
 
 
 def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extra: Any) -> Settings:

@@ -9,9 +9,11 @@ import sys
 import pytest
 
 from ad_diff.catalog import RULES
-from ad_diff.cli.app import app
+from ad_diff.cli.app import app, load_commands
 from ad_diff.core.rules import CATEGORIES
 from tests.conftest import ROOT, run_cli
+
+load_commands()  # every command registered, as `ad-diff --help` has them
 
 #: Where each command is documented: its own page, or its section (`## \`ad-diff NAME\``) of docs/cli.md.
 COMMAND_PAGES = {"candidates": "docs/candidates.md", "note": "docs/note.md", "history": "docs/history.md"}

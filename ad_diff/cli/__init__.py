@@ -2,15 +2,11 @@
 
 ``app`` holds the typer app, the error guard and the entry point; ``options`` the option groups shared by
 the comparison commands; ``output`` where reports are written. Each command family registers itself on
-the app from its own module: ``compare``; ``ci`` (snapshot, record, batch); ``fusion`` (candidates, note).
+the app from its own module: ``compare``; ``ci`` (snapshot, record, batch); ``fusion`` (candidates, note);
+``history``. :func:`main` imports only the module of the command it runs; :func:`load_commands` registers
+them all (for ``--help``, or a caller that drives :data:`app` itself).
 """
 
-from ad_diff.cli import (  # noqa: F401  (each module registers its commands)
-    ci,
-    compare,
-    fusion,
-    history,  # noqa: F401  (registers `history`)
-)
-from ad_diff.cli.app import app, main
+from ad_diff.cli.app import COMMANDS, app, load_commands, main
 
-__all__ = ["app", "main"]
+__all__ = ["COMMANDS", "app", "load_commands", "main"]

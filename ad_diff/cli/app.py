@@ -1,7 +1,8 @@
 """The typer app, the guard that turns errors into exit codes, and the console entry point.
 
 ``ad-diff BASELINE CANDIDATE`` is shorthand for ``ad-diff compare BASELINE CANDIDATE``. Commands live in
-their own modules (``compare``, ``ci``, ``fusion``) and register themselves on :data:`app`.
+their own modules (``compare``, ``ci``, ``fusion``, ``history``) and register themselves on :data:`app` when
+imported: :func:`load_commands` imports the ones a call needs (:data:`COMMANDS`).
 """
 
 from __future__ import annotations
@@ -102,8 +103,30 @@ def _root(
     """Compare two AutoDeploy runs."""
 
 
+COMMANDS: dict[str, str] = {
+    "snapshot": "ci", "record": "ci", "batch": "ci", "compare": "compare", "candidates": "fusion",
+    "note": "fusion", "history": "history",
+}
+"""Every command -> the module of ``ad_diff.cli`` that registers it (in the order ``--help`` lists them).
+
+A call imports the module of its own command only (click's "lazily loading subcommands" pattern): typer
+builds a click command from every registered function's signature on each call, and the comparison path
+should pay neither for that nor for the imports of ``record``, ``batch`` or ``history``. ``--help`` and
+anything that is not a known command load them all. ``tests/unit/cli/test_app.py`` keeps this table equal
+to what the modules register."""
+
+
+def load_commands(names: Iterable[str] | None = None) -> None:
+    """Register the commands ``names`` (default: every command) on :data:`app` by importing their modules."""
+    import importlib
+
+    wanted = COMMANDS if names is None else [n for n in names if n in COMMANDS]
+    for module in dict.fromkeys(COMMANDS[n] for n in wanted):  # in the table's order, each module once
+        importlib.import_module(f"ad_diff.cli.{module}")
+
+
 def _commands() -> set[str]:
-    return {c.name or (c.callback.__name__ if c.callback else "") for c in app.registered_commands}
+    return set(COMMANDS)
 
 
 #: Words that are ad-diff's own root options, not the start of a ``compare`` shorthand.
@@ -146,6 +169,7 @@ def main(argv: list[str] | None = None) -> None:
                  f"(commands: {', '.join(sorted(commands))})")
             raise SystemExit(EXIT_INPUT_ERROR)
         args.insert(0, "compare")
+    load_commands([args[0]] if args and args[0] in COMMANDS else None)
     try:
         app(args=args, prog_name="ad-diff")
     except SystemExit as e:

@@ -85,7 +85,7 @@ def graph_dumps(draw: st.DrawFn) -> GraphDump:
             meta = NodeMeta(None, draw(_DTYPES)) if d1 else NodeMeta(draw(_SHAPES), draw(_DTYPES))
             metas[name] = meta
             if i == 0 or draw(st.booleans()) and i < 2:
-                nodes.append(GraphNode(name, "placeholder", name, (), meta, 0))
+                nodes.append(GraphNode(name, "placeholder", name, (), meta))
                 continue
             args = []
             for _ in range(draw(st.integers(0, 3))):
@@ -95,8 +95,8 @@ def graph_dumps(draw: st.DrawFn) -> GraphDump:
                 else:
                     text = draw(_LITERALS)
                     args.append(Arg(text, False, None, dump._refs(text) if text[0] in "([" else ()))
-            nodes.append(GraphNode(name, "call", draw(_TARGETS), tuple(args), meta, 0))
-        nodes.append(GraphNode("output", "output", "output", (Arg(names[-1], True, None),), None, 0))
+            nodes.append(GraphNode(name, "call", draw(_TARGETS), tuple(args), meta))
+        nodes.append(GraphNode("output", "output", "output", (Arg(names[-1], True, None),), None))
         sections.append(GraphSection("(root)" if s == 0 else f"sub{s}", tuple(nodes)))
     return GraphDump(Path("g.txt"), fmt, draw(_IDENT), "pattern_matcher", tuple(sections), None)
 

@@ -7,6 +7,7 @@ The JSON form comes from ``ad_diff.core.jsonable`` through the field metadata be
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -61,8 +62,6 @@ class GraphNode:
     args: tuple[Arg, ...]
     meta: NodeMeta | None
     """``None`` only for the output line."""
-    line: int
-    """1-based line number in the dump file."""
 
     def inputs(self) -> list[str]:
         """Names of every node this one reads (``%name`` args and names inside list literals), in order."""
@@ -81,6 +80,15 @@ class GraphSection:
 
     name: str
     nodes: tuple[GraphNode, ...]
+    lines: Sequence[int] = ()
+    """1-based line number of each node in the dump file (a ``range`` when they follow one another).
+
+    Kept beside the nodes, not in them: a node is its line's text alone, so one node object serves every
+    dump that holds the same line, wherever it sits (see :class:`~ad_diff.kinds.graph.parse.LineMemo`)."""
+
+    def line_of(self, index: int) -> int:
+        """Line number of ``nodes[index]`` (0 for a section built without line numbers)."""
+        return self.lines[index] if index < len(self.lines) else 0
 
 
 @dataclass(frozen=True, slots=True)

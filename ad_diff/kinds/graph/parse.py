@@ -4,10 +4,11 @@
 analysis hashes bytes first and parses each distinct content once). ``render(dump)`` writes the dump back in
 its own format so that ``parse(render(d)) == d``.
 
-A node depends only on its line's text and on whether the dump is D1 (dtype only), plus its line number. So
-``parse_text(..., memo=LineMemo())`` parses each distinct line once: consecutive dumps of a run, and the two
-runs' dumps of one transform, share almost all of their lines, and a line met in one of the last few bodies
-takes its node from there (a copy with this line number where it moved). The result equals a fresh parse.
+A node depends only on its line's text and on whether the dump is D1 (dtype only); its line number is kept
+in its section (:attr:`GraphSection.lines`). So ``parse_text(..., memo=LineMemo())`` parses each distinct
+line once: consecutive dumps of a run, and the two runs' dumps of one transform, share almost all of their
+lines, and a line met in one of the last few bodies is the node object already made for it, wherever it
+sits now. The result equals a fresh parse.
 
 The loop is kept tight on purpose (str methods, no per-line regex): a 50k-node dump must parse in well under
 a second. Every line that fits no grammar raises :class:`InputError` with file and line; nothing is guessed.
@@ -78,6 +79,10 @@ def as_dict(dump: GraphDump) -> dict[str, Any]:
 
     data: dict[str, Any] = to_jsonable(dump)
     data["path"] = dump.path.name
+    for sec, out in zip(dump.sections, data["sections"], strict=True):
+        del out["lines"]  # written per node, where a reader of a golden looks for it
+        for i, node in enumerate(out["nodes"]):
+            node["line"] = sec.line_of(i)
     return data
 
 
@@ -134,7 +139,7 @@ def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
     if d3:
         sections = _parse_d3(lines, path, memo_io)
     else:
-        sections = (GraphSection("(root)", _parse_nodes(lines, 2, len(lines), path, fmt, memo_io)),)
+        sections = (GraphSection("(root)", *_parse_nodes(lines, 2, len(lines), path, fmt, memo_io)),)
     return GraphDump(path, fmt, transform, stage, sections, counter)
 
 
@@ -162,7 +167,7 @@ def _parse_d3(lines: list[str], path: Path, memo_io: _MemoIO) -> tuple[GraphSect
             j = lines.index(SEP, i + 3)
         except ValueError:
             j = n
-        sections.append(GraphSection(name, _parse_nodes(lines, i + 3, j, path, "D3", memo_io)))
+        sections.append(GraphSection(name, *_parse_nodes(lines, i + 3, j, path, "D3", memo_io)))
         i = j
     if len(sections) != declared:
         raise InputError(path, f"header declares {declared} GraphModules but {len(sections)} sections follow",
@@ -187,76 +192,76 @@ def _detect_flat(lines: list[str], path: Path) -> str:
 
 
 def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, memo_io: _MemoIO = None
-                 ) -> tuple[GraphNode, ...]:
-    """The nodes of ``lines[start:stop]`` (blank lines skipped)."""
+                 ) -> tuple[tuple[GraphNode, ...], range | tuple[int, ...]]:
+    """The nodes of ``lines[start:stop]`` (blank lines skipped) and their 1-based line numbers."""
     d1 = fmt == "D1"
-    nodes: list[GraphNode] = []
-    append = nodes.append
+    chunk = lines[start:stop]
+    while chunk and not chunk[-1]:  # the blank lines before the next section header
+        chunk.pop()
     # Identical metadata and argument texts repeat a lot (a node read by several users renders the same
     # argument text each time): share one object per distinct text, which halves the allocations. Names,
     # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also
     # each reference to it), which halves a parsed dump's size again.
     metas: dict[str, NodeMeta] = {}
     args: dict[str, Arg] = {}
-    new, old = memo_io if memo_io is not None else (None, None)
-    for lineno in range(start + 1, stop + 1):
-        ln = lines[lineno - 1]
-        if not ln:
+    new, old = memo_io if memo_io is not None else ({}, {})
+    # A node depends on its line's text alone, so a line met before (in this body or in the memo's recent
+    # ones) is that same node object: most of a body is found with one dict lookup per line.
+    got = list(map(new.get, chunk))
+    blank = False
+    for k, hit in enumerate(got):
+        if hit is not None:
             continue
-        if new is not None:
-            hit = new.get(ln)
-            if hit is None and old:
-                hit = old.get(ln)
-                if hit is not None:
-                    new[ln] = hit
-            if hit is not None:
-                if hit.line != lineno:  # the same node one line further: a copy with its own number
-                    hit = new[ln] = _node(hit.name, hit.op, hit.target, hit.args, hit.meta, lineno)
-                append(hit)
-                continue
-        if ln[:1] == "%":
-            sp = ln.find(" ")
-            name = intern(ln[1:sp]) if sp > 0 else ""
-            if not name.isidentifier():
-                raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}",
-                                 lineno)
-            rest = ln[sp:]
-            if rest.startswith(" = "):
-                append(_call(name, rest[3:], lineno, path, d1, metas, args))
-            elif rest.startswith(" : "):
-                meta = _meta(rest[3:], lineno, path, d1)
-                append(_node(name, "placeholder", name, (), meta, lineno))
-            else:
-                raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name",
-                                 lineno)
-        elif ln == "output" or ln.startswith("output "):
-            outs = tuple(_out_arg(a) for a in _split_args(ln[7:], lineno, path)) if len(ln) > 7 else ()
-            append(_node("output", "output", "output", outs, None, lineno))
-        else:
-            raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
-        if new is not None:
-            new[ln] = nodes[-1]
-    return tuple(nodes)
+        ln = chunk[k]
+        if not ln:
+            blank = True
+            continue
+        hit = old.get(ln) if old else None
+        if hit is None:
+            hit = _parse_line(ln, start + k + 1, path, d1, metas, args)
+        new[ln] = got[k] = hit
+    if not blank:
+        return tuple(got), range(start + 1, start + 1 + len(got))  # type: ignore[arg-type]
+    keep = [k for k, ln in enumerate(chunk) if ln]
+    return tuple(got[k] for k in keep), tuple(start + 1 + k for k in keep)  # type: ignore[misc]
+
+
+def _parse_line(ln: str, lineno: int, path: Path, d1: bool, metas: dict[str, NodeMeta], args: dict[str, Arg]
+                ) -> GraphNode:
+    """One SSA line (not blank) as a node; :class:`InputError` naming ``lineno`` if it fits no grammar."""
+    if ln[:1] == "%":
+        sp = ln.find(" ")
+        name = intern(ln[1:sp]) if sp > 0 else ""
+        if not name.isidentifier():
+            raise InputError(path, f"expected '%<identifier>' at the start of the line, got {ln[:40]!r}",
+                             lineno)
+        rest = ln[sp:]
+        if rest.startswith(" = "):
+            return _call(name, rest[3:], lineno, path, d1, metas, args)
+        if rest.startswith(" : "):
+            return _node(name, "placeholder", name, (), _meta(rest[3:], lineno, path, d1))
+        raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name", lineno)
+    if ln == "output" or ln.startswith("output "):
+        outs = tuple(_out_arg(a) for a in _split_args(ln[7:], lineno, path)) if len(ln) > 7 else ()
+        return _node("output", "output", "output", outs, None)
+    raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
 
 
 _SET = tuple(GraphNode.__dict__[f.name].__set__ for f in fields(GraphNode))
-"""The slot writers of :class:`GraphNode`, in field order (name, op, target, args, meta, line)."""
+"""The slot writers of :class:`GraphNode`, in field order (name, op, target, args, meta)."""
 
 
-def _node(name: str, op: str, target: str, args: tuple[Arg, ...], meta: NodeMeta | None, line: int
-          ) -> GraphNode:
-    """``GraphNode(name, op, target, args, meta, line)``, written slot by slot: a frozen dataclass's
-    ``__init__`` goes through ``object.__setattr__`` for every field, at twice the cost, and the parser makes
-    one node per line (the memo renumbers most of those it reuses: a line added or removed further up moves
-    every line below it)."""
+def _node(name: str, op: str, target: str, args: tuple[Arg, ...], meta: NodeMeta | None) -> GraphNode:
+    """``GraphNode(name, op, target, args, meta)``, written slot by slot: a frozen dataclass's ``__init__``
+    goes through ``object.__setattr__`` for every field, at twice the cost, and the parser makes one node per
+    distinct line."""
     out: GraphNode = object.__new__(GraphNode)
-    s_name, s_op, s_target, s_args, s_meta, s_line = _SET
+    s_name, s_op, s_target, s_args, s_meta = _SET
     s_name(out, name)
     s_op(out, op)
     s_target(out, target)
     s_args(out, args)
     s_meta(out, meta)
-    s_line(out, line)
     return out
 
 
@@ -299,7 +304,7 @@ def _call(
             if a is None:
                 a = cache[text] = _arg(text, lineno, path, d1, metas)
             args.append(a)
-    return _node(name, "call", intern(head[:op]), tuple(args), meta, lineno)
+    return _node(name, "call", intern(head[:op]), tuple(args), meta)
 
 
 def _split_args(text: str, lineno: int, path: Path) -> list[str]:

@@ -31,21 +31,25 @@ class Section:
         """Position of the section in the dump (names may repeat in a hostile dump; positions do not)."""
         self.name = sec.name
         nodes: dict[str, GraphNode] = {}
-        for n in sec.nodes:
+        first: dict[str, int] = {}
+        for k, n in enumerate(sec.nodes):
             # a repeated name keeps its first line: later lines cannot be told apart by their readers
             if n.op != "output" and n.name not in nodes:
                 nodes[n.name] = n
+                first[n.name] = k
         self.nodes = nodes
         self.order = {name: i for i, name in enumerate(nodes)}
+        self.line = {name: sec.line_of(k) for name, k in first.items()}
+        """Line number of each node in the dump."""
         self.users: dict[str, list[str]] = {name: [] for name in nodes}
         self.inputs: dict[str, list[str]] = {}
         self.outputs: set[str] = set()
-        for n in sec.nodes:
+        for k, n in enumerate(sec.nodes):
             ins = [i for i in dict.fromkeys(n.inputs()) if i in nodes]
             if n.op == "output":
                 self.outputs.update(ins)
                 continue
-            if nodes[n.name] is not n:
+            if first[n.name] != k:  # by position: two equal lines are one node object
                 continue
             self.inputs[n.name] = ins
             for i in ins:

@@ -272,7 +272,7 @@ def _instances(s: Section) -> list[_Item]:
         found.append(("attention_layout", _layout_description(s, chain), chain, len(chain), None))
     result = []
     for family, description, nodes, removed, sig in found:
-        inst = Instance(s.name, tuple(nodes), _layer(s, nodes), s.nodes[nodes[0]].line)
+        inst = Instance(s.name, tuple(nodes), _layer(s, nodes), s.line[nodes[0]])
         meta = sum(1 for n in nodes if (m := s.nodes[n].meta) is not None and not m.known)
         formula = (
             ""

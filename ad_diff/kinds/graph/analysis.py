@@ -28,6 +28,7 @@ from ad_diff.kinds.graph.diff import (
     Coverage,
     Coverages,
     Deltas,
+    FinalGraphs,
     GraphAnalysis,
     MetaChangeKind,
     RunDelta,
@@ -84,6 +85,9 @@ class _CrossState:
     memo_key: tuple[bytes, bytes] | None = None
     """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
     memo: DumpAlignment | None = None
+    last_key: tuple[bytes, bytes] | None = None
+    """Body digests of the latest pair aligned (reused or not); ``last`` is its alignment."""
+    last: DumpAlignment | None = None
     covers: dict[bytes, Coverage] | None = None
     """Coverage by body digest (``None``: no reuse)."""
 
@@ -145,6 +149,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     why = absences(pairs, {BASELINE: baseline_log, CANDIDATE: candidate_log}, formats)
     bad = {(u.run, u.transform, u.occurrence) for u in unreadable}
     diffs = [_missing(d, tp, w, bad) for d, tp, w in zip(diffs, pairs, why, strict=True)]
+    final = _final(refs_b, refs_c, rb, rc, cross)
     first = next((d for d in diffs if d.two_sided and not d.structure_equal), None)
     one_sided = [d for d in diffs if d.missing in (Absence.NOT_RUN, None) and not d.two_sided]
     return GraphAnalysis(
@@ -158,7 +163,24 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
         formats=tuple(sorted(formats[BASELINE] | formats[CANDIDATE])),
         notes=tuple(notes),
         unreadable=tuple(unreadable),
+        final=final,
     )
+
+
+def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: _RunState, rc: _RunState, cross: _CrossState
+           ) -> FinalGraphs | None:
+    """The names of both runs' last dumps, from what the analysis already parsed and aligned: the last dump
+    each run loaded, when it is that run's last file (an unreadable last dump gives no order)."""
+    db, dc = rb.dump, rc.dump
+    if db is None or dc is None or db.path != refs_b[-1].path or dc.path != refs_c[-1].path:
+        return None
+    order = tuple(n.name for sec in db.sections for n in sec.nodes)
+    if rb.digest == rc.digest:
+        return FinalGraphs(db.path.name, order, ())
+    a = cross.last if cross.last_key == (rb.digest, rc.digest) else align_dumps(db, dc)
+    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb)
+               if j >= 0 and al.names_b[i] != al.names_c[j]}
+    return FinalGraphs(db.path.name, order, tuple(renamed.items()))
 
 
 def _missing(d: TransformGraphDiff, tp: TransformPair, why: Absence | None,
@@ -325,6 +347,7 @@ def _compare(
         a = align_dumps(db, dc)
         if cross.covers is not None:
             cross.memo_key, cross.memo = key, a
+    cross.last_key, cross.last = key, a
     # New vs inherited: a difference is reported where it first appears (names are stable within a run).
     new_lost = [m for m in a.changes if m.kind is MetaChangeKind.LOST and m.candidate not in cross.lost_since]
     new_changed = [m for m in a.changes

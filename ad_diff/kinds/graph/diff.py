@@ -215,6 +215,19 @@ class UnreadableDump:
 
 
 @dataclass(frozen=True, slots=True)
+class FinalGraphs:
+    """What the last dump of each run says about node names, for the tensor kind (per-node captures are
+    named after the baseline's nodes): the baseline's graph order and the candidate's renamed nodes."""
+
+    baseline_file: str
+    """File name of the baseline's last dump."""
+    order: tuple[str, ...]
+    """The baseline's node names in graph order (every section, dump order)."""
+    renamed: tuple[tuple[str, str], ...]
+    """``(candidate name, baseline name)`` of the nodes the alignment paired under different names."""
+
+
+@dataclass(frozen=True, slots=True)
 class GraphAnalysis:
     """Everything the graph dumps of two runs measure, in pipeline order (no verdicts: see ``rules``)."""
 
@@ -235,6 +248,8 @@ class GraphAnalysis:
     unreadable: tuple[UnreadableDump, ...] = field(default=(), metadata=json_omit())
     classified: tuple[Finding, ...] = field(default=(), metadata=json_omit())
     """The graph findings the rules drew from this analysis (set in the explain stage, for the JSON)."""
+    final: FinalGraphs | None = field(default=None, metadata=json_omit())
+    """Names in the runs' last dumps (``None`` unless both runs' last dump files were read)."""
 
     @property
     def findings(self) -> list[dict[str, Any]]:

@@ -17,7 +17,6 @@ from ad_diff.kinds.tensors import rules
 
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
-    from ad_diff.kinds.graph.model import GraphDump
     from ad_diff.kinds.tensors.model import TensorAnalysis
     from ad_diff.result import DiffResult
 
@@ -52,12 +51,11 @@ class TensorsKind:
         ga = ctx.section(GRAPH.key)
         try:
             if ga is not None:
-                final = _final_dumps(ctx)
-                if final is not None:
+                if ga.final is not None:  # the graph analysis parsed and aligned the last dumps already
                     # Captures are keyed by baseline names (renamed ones too): the order is the baseline's.
-                    node_order = [n.name for sec in final[0].sections for n in sec.nodes]
-                    order_source = f"baseline's final graph dump {final[0].path.name}"
-                    renamed = _renames(*final)
+                    node_order = list(ga.final.order)
+                    order_source = f"baseline's final graph dump {ga.final.baseline_file}"
+                    renamed = dict(ga.final.renamed)
                 node_transform = {}
                 for t in ga.transforms:
                     for u in t.unmatched:
@@ -144,36 +142,6 @@ def _gathered(ctx: Context) -> dict[str, str]:
             continue  # the config kind reports unreadable configs
         if cfg is not None and cfg.enabled(GATHER):
             out[run] = f"{GATHER} enabled in its AD config"
-    return out
-
-
-def _final_dumps(ctx: Context) -> tuple[GraphDump, GraphDump] | None:
-    """The last dump of each run, parsed (None when either run has none)."""
-    from ad_diff.kinds.graph import parse
-    from ad_diff.kinds.graph.pair import list_dumps
-
-    assert ctx.baseline.graphs is not None
-    assert ctx.candidate.graphs is not None
-    refs_b, refs_c = list_dumps(ctx.baseline.graphs)[0], list_dumps(ctx.candidate.graphs)[0]
-    if not refs_b or not refs_c:
-        return None
-    return parse.parse(refs_b[-1].path), parse.parse(refs_c[-1].path)
-
-
-def _renames(db: GraphDump, dc: GraphDump) -> dict[str, str]:
-    """Candidate -> baseline node names that alignment paired in two dumps and that differ."""
-    from ad_diff.kinds.graph.align import align_sections
-
-    sections_c = {sec.name: sec for sec in dc.sections}
-    out: dict[str, str] = {}
-    for sb in db.sections:
-        sc = sections_c.get(sb.name)
-        if sc is None:
-            continue
-        al = align_sections(sb, sc, db.fmt, dc.fmt)
-        for i, j in enumerate(al.mb):
-            if j >= 0 and al.b.names[i] != al.c.names[j]:
-                out[al.c.names[j]] = al.b.names[i]
     return out
 
 

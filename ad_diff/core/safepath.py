@@ -84,7 +84,13 @@ def check_file(path: Path, root: Path, what: str) -> Path:
 
 def read_bytes(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
     """The content of ``path`` after :func:`check_file`; files over ``limit`` bytes are refused unread."""
-    real = check_file(path, root, what)
+    return read_checked(path, check_file(path, root, what), what, limit)
+
+
+def read_checked(path: Path, real: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
+    """The content of ``real``, a file a listing already vetted as ``path`` (:func:`check_file`, or a folder
+    scan that resolved the folder once): opened without following a link swapped in since and without
+    blocking, checked again once open, refused unread beyond ``limit`` bytes. Errors name ``path``."""
     try:
         fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     except PermissionError:
@@ -143,5 +149,5 @@ def walk_files(folder: Path, root: Path,
     return sorted(found), sorted(refused)
 
 
-__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "read_bytes", "read_text", "refusal",
-           "walk_files"]
+__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "read_bytes", "read_checked",
+           "read_text", "refusal", "walk_files"]

@@ -235,8 +235,16 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
             raise PermissionError(13, "Permission denied", str(self))
         return real_read(self)
 
+    real_os_open = os.open
+
+    def guarded_os_open(path: Any, *a: Any, **k: Any) -> int:
+        if Path(path).resolve() == denied.resolve():
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_os_open(path, *a, **k)
+
     monkeypatch.setattr(Path, "open", guarded_open)
     monkeypatch.setattr(Path, "read_bytes", guarded_read)
+    monkeypatch.setattr(os, "open", guarded_os_open)
 
 
 def _settings(case: Path) -> Any:

@@ -49,8 +49,10 @@ class GraphKind:
         if not ctx.settings.graphs:
             ctx.notes.append("graph analysis not run: disabled with --no-graphs")
             return Skipped("disabled", "disabled with --no-graphs")
-        counts = {art.run_id: folder.dump_count(art.graphs) for art in (base, cand) if art.graphs is not None}
-        nb, nc = counts[base.run_id], counts[cand.run_id]
+        # One listing per run, vetted once (links, FIFOs): the analysis reads what it found, and classify
+        # reports it (ADI002-005).
+        listings = (folder.scan(base.graphs), folder.scan(cand.graphs))
+        nb, nc = listings[0].named, listings[1].named
         if nb == 0 and nc == 0:
             ctx.notes.append("graph analysis not run: both graphs/ folders hold no dump files")
             return Skipped("empty", "both graphs/ folders hold no dump files")
@@ -62,7 +64,8 @@ class GraphKind:
         from ad_diff.kinds.graph.analysis import analyze_graphs
 
         try:
-            return analyze_graphs(base.graphs, cand.graphs, ctx.baseline_log, ctx.candidate_log)
+            return analyze_graphs(base.graphs, cand.graphs, ctx.baseline_log, ctx.candidate_log,
+                                  listings=listings)
         except AdDiffError as e:
             return Skipped("unreadable", str(e))
 
@@ -85,9 +88,11 @@ class GraphKind:
         from ad_diff.kinds.graph.classify import classify, folder_findings
 
         out: list[Finding] = []
-        for art in (base, cand):
+        listings = section.listings if not isinstance(section, Skipped) else None
+        for k, art in enumerate((base, cand)):
             assert art.graphs is not None
-            out += folder_findings(folder.scan(art.graphs), art.run_id)
+            out += folder_findings(listings[k] if listings is not None else folder.scan(art.graphs),
+                                   art.run_id)
         if isinstance(section, Skipped):
             if section.reason == "empty_one":
                 other = cand if section.run == base.run_id else base

@@ -35,6 +35,7 @@ from ad_diff.kinds.graph.diff import (
     TransformGraphDiff,
     UnreadableDump,
 )
+from ad_diff.kinds.graph.folder import FolderScan, scan
 from ad_diff.kinds.graph.hints import find_hints
 from ad_diff.kinds.graph.measure import DumpAlignment, NodeTable, align_dumps, coverage, run_delta
 from ad_diff.kinds.graph.model import GraphDump, MatchKind, Unmatched
@@ -118,20 +119,25 @@ def analyze_graphs(
     candidate_log: RunLog | None = None,
     *,
     reuse: bool = True,
+    listings: tuple[FolderScan, FolderScan] | None = None,
 ) -> GraphAnalysis:
     """Measure the dump folders of two runs. Raises :class:`InputError` only if a folder is unusable.
 
     ``reuse=False`` parses and aligns every dump even when its graph was seen before (same result, slower;
-    tests use it to check the reuse).
+    tests use it to check the reuse). ``listings``: both folders' scans (:func:`folder.scan`), when the caller
+    made them already.
     """
     with paused_gc():
-        return _analyze(baseline_graphs, candidate_graphs, baseline_log, candidate_log, reuse)
+        if listings is None:
+            listings = (scan(baseline_graphs), scan(candidate_graphs))
+        return _analyze(baseline_graphs, candidate_graphs, baseline_log, candidate_log, reuse, listings)
 
 
 def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog | None,
-             candidate_log: RunLog | None, reuse: bool) -> GraphAnalysis:
-    refs_b, notes_b = list_dumps(baseline_graphs)
-    refs_c, notes_c = list_dumps(candidate_graphs)
+             candidate_log: RunLog | None, reuse: bool, listings: tuple[FolderScan, FolderScan]
+             ) -> GraphAnalysis:
+    refs_b, notes_b = list_dumps(baseline_graphs, listing=listings[0])
+    refs_c, notes_c = list_dumps(candidate_graphs, listing=listings[1])
     notes = notes_b + notes_c
     if not refs_b or not refs_c:
         empty = baseline_graphs if not refs_b else candidate_graphs
@@ -164,6 +170,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
         notes=tuple(notes),
         unreadable=tuple(unreadable),
         final=final,
+        listings=listings,
     )
 
 
@@ -177,7 +184,9 @@ def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: _RunState, rc: _Run
     order = tuple(n.name for sec in db.sections for n in sec.nodes)
     if rb.digest == rc.digest:
         return FinalGraphs(db.path.name, order, ())
-    a = cross.last if cross.last_key == (rb.digest, rc.digest) else align_dumps(db, dc)
+    a = cross.last if cross.last is not None and cross.last_key == (rb.digest, rc.digest) else None
+    if a is None:  # the last dumps were not compared as a pair (a transform ran in one run only at the end)
+        a = align_dumps(db, dc)
     renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb)
                if j >= 0 and al.names_b[i] != al.names_c[j]}
     return FinalGraphs(db.path.name, order, tuple(renamed.items()))

@@ -14,6 +14,7 @@ from typing import Any
 
 from ad_diff.core.jsonable import json_capped, json_first, json_omit, json_pairs
 from ad_diff.core.model import BASELINE, Finding, RunId
+from ad_diff.kinds.graph.folder import FolderScan
 from ad_diff.kinds.graph.model import MatchKind, Region, Unmatched, dump_key
 
 
@@ -250,6 +251,8 @@ class GraphAnalysis:
     """The graph findings the rules drew from this analysis (set in the explain stage, for the JSON)."""
     final: FinalGraphs | None = field(default=None, metadata=json_omit())
     """Names in the runs' last dumps (``None`` unless both runs' last dump files were read)."""
+    listings: tuple[FolderScan, FolderScan] | None = field(default=None, metadata=json_omit())
+    """The baseline's and the candidate's ``graphs/`` listings the analysis read (for ADI002-005)."""
 
     @property
     def findings(self) -> list[dict[str, Any]]:

@@ -8,11 +8,21 @@ advances when a file is written.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ad_diff.core import safepath
 from ad_diff.discover import dump_counter, dump_entries
+
+
+@dataclass(frozen=True, slots=True)
+class DumpFile:
+    """A dump file of the listing that may be read: where it is listed, and what to open."""
+
+    path: Path
+    real: Path
+    """The file to open: ``path`` itself, or the target of a link that stays inside the run folder."""
+    counter: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +41,15 @@ class FolderScan:
     """Entries named like a dump that cannot be read as a file, with the problem."""
     error: str | None = None
     """Why the folder could not be listed at all (then everything else is empty)."""
+    files: tuple[DumpFile, ...] = ()
+    """The readable dump files in pipeline order (counter, then name): what the analysis reads."""
+    ignored: tuple[str, ...] = ()
+    """Names of the files in the folder that are not named like a dump (``NNN_<stage>_<transform>.txt``)."""
+
+    @property
+    def named(self) -> int:
+        """Entries named like a dump file, readable or not."""
+        return len(self.files) + len(self.unreadable)
 
 
 def gaps(nums: list[int]) -> list[tuple[int, int]]:
@@ -52,26 +71,45 @@ def dump_count(graphs: Path) -> int:
         return 0
 
 
-def problem(path: Path, root: Path) -> str | None:
-    """Why ``path`` cannot be read as a dump file of the run folder ``root``, or ``None``. A link (of the
-    file, or of ``graphs/`` itself) that leaves the run folder is refused unread."""
-    is_link = path.is_symlink()
+def _real(path: Path) -> Path | None:
     try:
-        path.stat()  # follows links; raises on a loop or a dangling link
-        if not safepath.is_inside(path, root):
+        return Path(os.path.realpath(path, strict=True))
+    except (OSError, RuntimeError):
+        return None
+
+
+def _within(real: Path | None, root: Path | None) -> bool:
+    return real is not None and root is not None and (real == root or root in real.parents)
+
+
+def _vet(entry: os.DirEntry[str], path: Path, folder_inside: bool, root_real: Path | None,
+         root: Path) -> tuple[str | None, Path]:
+    """``(None, file to open)`` when the dump entry may be read, else ``(why not, path)``. A link (of the
+    file, or of ``graphs/`` itself) that leaves the run folder is refused unread.
+
+    Only a link needs resolving: an entry that is no link lies where its folder lies (``folder_inside``,
+    resolved once per listing), so a listing costs a ``stat`` and an ``open`` per file, not a walk of every
+    path component per file."""
+    is_link = entry.is_symlink()
+    try:
+        info = entry.stat()  # follows links; raises on a loop or a dangling link
+        real = _real(path) if is_link else path
+        if not (_within(real, root_real) if is_link else folder_inside):
             how = "is a symbolic link to" if is_link else "resolves to"
             return (f"{how} a file outside the run folder {root}; refusing to read it (copy the dumps into "
-                    "the run folder instead of linking them)")
-        if not path.is_file():  # before opening: a FIFO named like a dump would block open()
-            return "is not a regular file"
-        path.open("rb").close()  # an actual open, not os.access: as root, access() always says yes
+                    "the run folder instead of linking them)"), path
+        if not stat.S_ISREG(info.st_mode):  # before opening: a FIFO named like a dump would block open()
+            return "is not a regular file", path
+        assert real is not None
+        # an actual open, not os.access: as root, access() always says yes
+        os.close(os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
     except PermissionError:
-        return "cannot be read (permission denied)"
+        return "cannot be read (permission denied)", path
     except OSError as err:
         if is_link:
-            return "is a symbolic link that loops or points nowhere"
-        return f"cannot be read ({err.strerror or err})"
-    return None
+            return "is a symbolic link that loops or points nowhere", path
+        return f"cannot be read ({err.strerror or err})", path
+    return None, real
 
 
 def scan(graphs: Path, root: Path | None = None) -> FolderScan:
@@ -83,18 +121,28 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
         entries = sorted(os.scandir(graphs), key=lambda e: e.name)
     except OSError as err:
         return FolderScan(graphs, error=f"{graphs}: cannot list ({err.strerror or err})")
+    root_real = _real(root)
+    folder_inside = _within(_real(graphs), root_real)
     by_counter: dict[int, list[str]] = {}
     unreadable: list[tuple[Path, str]] = []
+    files: list[DumpFile] = []
+    ignored: list[str] = []
     for e in entries:
         counter = dump_counter(e.name)
         if counter is None:
+            try:
+                if e.is_file():
+                    ignored.append(e.name)
+            except OSError:
+                pass
             continue
         path = Path(graphs, e.name)
-        why = problem(path, root)
+        why, real = _vet(e, path, folder_inside, root_real, root)
         if why is not None:
             unreadable.append((path, why))
             continue
         by_counter.setdefault(counter, []).append(e.name)
+        files.append(DumpFile(path, real, counter))
     nums = sorted(by_counter)
     return FolderScan(
         graphs,
@@ -102,4 +150,6 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
         missing=tuple(gaps(nums)),
         duplicates=tuple((n, tuple(by_counter[n])) for n in nums if len(by_counter[n]) > 1),
         unreadable=tuple(unreadable),
+        files=tuple(sorted(files, key=lambda f: (f.counter, f.path.name))),
+        ignored=tuple(ignored),
     )

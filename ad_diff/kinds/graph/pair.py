@@ -11,12 +11,11 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from ad_diff.core.model import BASELINE, RUNS, RunId, State, TransformRecord, other_run
-from ad_diff.discover import DUMP_NAME, dump_entries
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.diff import Absence
-from ad_diff.kinds.graph.folder import problem
+from ad_diff.kinds.graph.folder import FolderScan, scan
 from ad_diff.kinds.graph.model import dump_key
-from ad_diff.kinds.graph.parse import counter_of, read_header
+from ad_diff.kinds.graph.parse import read_header
 from ad_diff.kinds.log.model import LogEnd, RunLog
 
 LogIndex = dict[tuple[str, int], TransformRecord]
@@ -38,6 +37,8 @@ class DumpRef:
     occurrence: int
     """0 for the first dump of this transform key in the run, 1 for the second, ..."""
     counter: int | None
+    real: Path | None = None
+    """The file to open, as the folder scan vetted it (``None``: not vetted; the reader checks ``path``)."""
 
     @property
     def key(self) -> str:
@@ -73,23 +74,26 @@ class TransformPair:
         return self.baseline if run == BASELINE else self.candidate
 
 
-def list_dumps(graphs_dir: Path, root: Path | None = None) -> tuple[list[DumpRef], list[str]]:
+def list_dumps(graphs_dir: Path, root: Path | None = None, listing: FolderScan | None = None
+               ) -> tuple[list[DumpRef], list[str]]:
     """Dump files of one run in pipeline order, plus notes about files that were ignored. Entries that
-    :func:`~ad_diff.kinds.graph.folder.problem` refuses (a link leaving the run folder ``root``, a FIFO, a
-    broken link) are left out unread; ``folder.scan`` reports them (ADI005)."""
+    :func:`~ad_diff.kinds.graph.folder.scan` refuses (a link leaving the run folder ``root``, a FIFO, a
+    broken link) are left out unread; the scan's findings report them (ADI005). ``listing``: that scan,
+    when the caller made it already."""
     root = graphs_dir.parent if root is None else root
     if not graphs_dir.is_dir():
         raise InputError(graphs_dir, "expected a folder of graph dumps (AD_DUMP_GRAPHS_DIR content)")
-    notes = [f"{p}: ignored (not named NNN_<stage>_<transform>.txt)" for p in graphs_dir.iterdir()
-             if p.is_file() and not DUMP_NAME.match(p.name)]
-    files = [p for p in (graphs_dir / n for n in dump_entries(graphs_dir)) if problem(p, root) is None]
+    if listing is None:
+        listing = scan(graphs_dir, root)
+    notes = [f"{graphs_dir / name}: ignored (not named NNN_<stage>_<transform>.txt)"
+             for name in listing.ignored]
     seen: dict[str, int] = {}
     refs: list[DumpRef] = []
-    for p in files:
-        transform, stage = read_header(p)
+    for f in listing.files:
+        transform, stage = read_header(f.path, f.real)
         occ = seen.get(transform, 0)
         seen[transform] = occ + 1
-        refs.append(DumpRef(p, stage, transform, occ, counter_of(p)))
+        refs.append(DumpRef(f.path, stage, transform, occ, f.counter, f.real))
     return refs, sorted(notes)
 
 

@@ -16,6 +16,7 @@ a second. Every line that fits no grammar raises :class:`InputError` with file a
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import fields
 from pathlib import Path
@@ -43,16 +44,24 @@ def parse(path: Path) -> GraphDump:
     return parse_text(text, path)
 
 
-def read_header(path: Path) -> tuple[str, str]:
-    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest."""
+HEADER_BYTES = 64 << 10
+"""How much of a dump :func:`read_header` reads: the two header lines are short."""
+
+
+def read_header(path: Path, real: Path | None = None) -> tuple[str, str]:
+    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``real``:
+    the file to open when a folder scan resolved it; errors name ``path``)."""
     try:
-        # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
-        # reports it (with its line) when the dump is analysed.
-        with path.open(encoding="utf-8", errors="replace") as f:
-            first, second = f.readline().rstrip("\r\n"), f.readline().rstrip("\r\n")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, f"cannot read graph dump ({e})") from e
-    return _header(path, first, second)
+        fd = os.open(real or path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+                     | (os.O_NOFOLLOW if real is not None else 0))
+        with os.fdopen(fd, "rb") as f:
+            head = f.read(HEADER_BYTES)
+    except OSError as e:
+        raise InputError(path, f"cannot read graph dump ({e.strerror or e})") from e
+    # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
+    # reports it (with its line) when the dump is analysed.
+    first, _, rest = head.decode("utf-8", errors="replace").partition("\n")
+    return _header(path, first.rstrip("\r"), rest.partition("\n")[0].rstrip("\r"))
 
 
 def _header(path: Path, first: str, second: str) -> tuple[str, str]:

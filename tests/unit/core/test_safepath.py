@@ -68,6 +68,28 @@ def test_size_limit_is_checked_before_reading(tmp_path: Path) -> None:
         read_bytes(big, tmp_path, "a config", limit=1000)
 
 
+@pytest.mark.parametrize("seen", [0, 10, 999, 1000])
+def test_a_file_that_grew_since_its_size_was_taken_is_read_whole_or_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seen: int
+) -> None:
+    """The read asks for the size ``fstat`` gave: a file that grew after it is read on up to the limit."""
+    import ad_diff.core.safepath as sp
+
+    real_fstat = os.fstat
+
+    def shrunk(fd: int) -> os.stat_result:  # fstat taken while the file was smaller
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, *st[1:6], seen, *st[7:10]))
+
+    p = tmp_path / "grows.txt"
+    p.write_bytes(b"b" * 1000)
+    monkeypatch.setattr(sp.os, "fstat", shrunk)
+    assert read_bytes(p, tmp_path, "a dump", limit=1000) == b"b" * 1000
+    p.write_bytes(b"b" * 1001)
+    with pytest.raises(InputError, match="is more than the 1,000 bytes accepted for a dump"):
+        read_bytes(p, tmp_path, "a dump", limit=1000)
+
+
 def test_bad_utf8_names_the_line_of_the_byte(tmp_path: Path) -> None:
     p = tmp_path / "cli_args.txt"
     p.write_bytes(b"--args.a=1\n--args.b=caf\xe9\n")

@@ -80,7 +80,7 @@ class GraphSection:
 
     name: str
     nodes: tuple[GraphNode, ...]
-    lines: Sequence[int] = ()
+    lines: Sequence[int] = field(default=(), metadata=json_omit())
     """1-based line number of each node in the dump file (a ``range`` when they follow one another).
 
     Kept beside the nodes, not in them: a node is its line's text alone, so one node object serves every

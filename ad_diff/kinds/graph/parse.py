@@ -88,8 +88,7 @@ def as_dict(dump: GraphDump) -> dict[str, Any]:
 
     data: dict[str, Any] = to_jsonable(dump)
     data["path"] = dump.path.name
-    for sec, out in zip(dump.sections, data["sections"], strict=True):
-        del out["lines"]  # written per node, where a reader of a golden looks for it
+    for sec, out in zip(dump.sections, data["sections"], strict=True):  # line numbers, written per node
         for i, node in enumerate(out["nodes"]):
             node["line"] = sec.line_of(i)
     return data
@@ -204,9 +203,11 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, 
                  ) -> tuple[tuple[GraphNode, ...], range | tuple[int, ...]]:
     """The nodes of ``lines[start:stop]`` (blank lines skipped) and their 1-based line numbers."""
     d1 = fmt == "D1"
+    while start < stop and not lines[start]:  # the blank line after a section header
+        start += 1
+    while stop > start and not lines[stop - 1]:  # the blank lines before the next section header
+        stop -= 1
     chunk = lines[start:stop]
-    while chunk and not chunk[-1]:  # the blank lines before the next section header
-        chunk.pop()
     # Identical metadata and argument texts repeat a lot (a node read by several users renders the same
     # argument text each time): share one object per distinct text, which halves the allocations. Names,
     # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also

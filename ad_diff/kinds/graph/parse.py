@@ -99,6 +99,11 @@ def counter_of(path: Path) -> int | None:
     return dump_counter(path.name)
 
 
+_MemoIO = tuple[dict[str, GraphNode], dict[str, GraphNode], dict[str, NodeMeta], dict[str, Arg]]
+"""A :class:`LineMemo`'s (newer, older) generations of nodes by line text for one grammar, and the metadata
+and argument objects shared by the newer generation's lines, by text."""
+
+
 class LineMemo:
     """The nodes of recently parsed dump lines, by line text (see the module docstring).
 
@@ -112,19 +117,20 @@ class LineMemo:
     def __init__(self, keep: float = 1) -> None:
         self.keep = keep
         self.limit = 0.0
-        self._gens: dict[bool, tuple[dict[str, GraphNode], dict[str, GraphNode]]] = {}
+        self._gens: dict[bool, _MemoIO] = {}
 
-    def begin(self, d1: bool, lines: int) -> tuple[dict[str, GraphNode], dict[str, GraphNode]]:
-        """The (newer, older) generations for a body of ``lines`` lines in the D1 grammar or not."""
+    def begin(self, d1: bool, lines: int) -> _MemoIO:
+        """The (newer, older) generations for a body of ``lines`` lines in the D1 grammar or not, with the
+        metadata and argument objects of the newer one's lines (by text)."""
         self.limit = max(self.limit, self.keep * lines)
-        new, old = self._gens.get(d1) or ({}, {})
-        if len(new) > self.limit:
-            new, old = {}, new
-        self._gens[d1] = new, old
-        return new, old
+        gen = self._gens.get(d1)
+        if gen is None or len(gen[0]) > self.limit:
+            gen = ({}, gen[0] if gen is not None else {}, {}, {})
+        self._gens[d1] = gen
+        return gen
 
     def __len__(self) -> int:
-        return sum(len(a) + len(b) for a, b in self._gens.values())
+        return sum(len(g[0]) + len(g[1]) for g in self._gens.values())
 
 
 def parse_text(text: str, path: Path, memo: LineMemo | None = None) -> GraphDump:
@@ -151,11 +157,9 @@ def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
     return GraphDump(path, fmt, transform, stage, sections, counter)
 
 
-_MemoIO = tuple[dict[str, GraphNode], dict[str, GraphNode]] | None
-"""A :class:`LineMemo`'s (newer, older) generations for one body's grammar."""
 
 
-def _parse_d3(lines: list[str], path: Path, memo_io: _MemoIO) -> tuple[GraphSection, ...]:
+def _parse_d3(lines: list[str], path: Path, memo_io: _MemoIO | None) -> tuple[GraphSection, ...]:
     try:
         declared = int(lines[2][22:])
     except ValueError:
@@ -199,8 +203,8 @@ def _detect_flat(lines: list[str], path: Path) -> str:
     return "D2"
 
 
-def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, memo_io: _MemoIO = None
-                 ) -> tuple[tuple[GraphNode, ...], range | tuple[int, ...]]:
+def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
+                 memo_io: _MemoIO | None = None) -> tuple[tuple[GraphNode, ...], range | tuple[int, ...]]:
     """The nodes of ``lines[start:stop]`` (blank lines skipped) and their 1-based line numbers."""
     d1 = fmt == "D1"
     while start < stop and not lines[start]:  # the blank line after a section header
@@ -212,9 +216,7 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str, 
     # argument text each time): share one object per distinct text, which halves the allocations. Names,
     # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also
     # each reference to it), which halves a parsed dump's size again.
-    metas: dict[str, NodeMeta] = {}
-    args: dict[str, Arg] = {}
-    new, old = memo_io if memo_io is not None else ({}, {})
+    new, old, metas, args = memo_io if memo_io is not None else ({}, {}, {}, {})
     # A node depends on its line's text alone, so a line met before (in this body or in the memo's recent
     # ones) is that same node object: most of a body is found with one dict lookup per line.
     got = list(map(new.get, chunk))
@@ -259,6 +261,27 @@ def _parse_line(ln: str, lineno: int, path: Path, d1: bool, metas: dict[str, Nod
 
 _SET = tuple(GraphNode.__dict__[f.name].__set__ for f in fields(GraphNode))
 """The slot writers of :class:`GraphNode`, in field order (name, op, target, args, meta)."""
+_SET_ARG = tuple(Arg.__dict__[f.name].__set__ for f in fields(Arg))
+_SET_META = tuple(NodeMeta.__dict__[f.name].__set__ for f in fields(NodeMeta))
+
+
+def _arg_obj(text: str, node: bool, meta: NodeMeta | None, refs: tuple[str, ...]) -> Arg:
+    """``Arg(text, node, meta, refs)`` written slot by slot (see :func:`_node`)."""
+    out: Arg = object.__new__(Arg)
+    s_text, s_node, s_meta, s_refs = _SET_ARG
+    s_text(out, text)
+    s_node(out, node)
+    s_meta(out, meta)
+    s_refs(out, refs)
+    return out
+
+
+def _meta_obj(shape: str | None, dtype: str) -> NodeMeta:
+    """``NodeMeta(shape, dtype)`` written slot by slot (see :func:`_node`)."""
+    out: NodeMeta = object.__new__(NodeMeta)
+    _SET_META[0](out, shape)
+    _SET_META[1](out, dtype)
+    return out
 
 
 def _node(name: str, op: str, target: str, args: tuple[Arg, ...], meta: NodeMeta | None) -> GraphNode:
@@ -299,8 +322,8 @@ def _call(
     tail = rest[len(head) + 3 :]
     meta = metas.get(tail)
     if meta is None:
-        meta = metas[tail] = NodeMeta(None, intern(parts[1])) if d1 else NodeMeta(intern(parts[1]),
-                                                                                  intern(parts[2]))
+        meta = metas[tail] = _meta_obj(None, intern(parts[1])) if d1 else _meta_obj(intern(parts[1]),
+                                                                                    intern(parts[2]))
     # The target may be '<built-in function getitem>' or '<function f at 0x..>': skip '<...>' first.
     start = head.find(">") + 1 if head.startswith("<") else 0
     op = head.find("(", start)
@@ -353,13 +376,13 @@ def _arg(text: str, lineno: int, path: Path, d1: bool, metas: dict[str, NodeMeta
             tail = text[len(parts[0]) + 3 :]  # 'shape : dtype', the key the call lines' metadata uses
             meta = metas.get(tail)
             if meta is None:
-                meta = metas[tail] = NodeMeta(intern(parts[1]), intern(parts[2]))
+                meta = metas[tail] = _meta_obj(intern(parts[1]), intern(parts[2]))
         if not name.isidentifier():
             raise InputError(path, f"expected a node name after '%' in argument {text[:60]!r}", lineno)
-        return Arg(name, True, meta)
+        return _arg_obj(name, True, meta, ())
     if not text:
         raise InputError(path, "empty argument in the argument list", lineno)
-    return Arg(text, False, None, _refs(text) if text[0] in "([" else ())
+    return _arg_obj(text, False, None, _refs(text) if text[0] in "([" else ())
 
 
 def _out_arg(text: str) -> Arg:

@@ -37,7 +37,16 @@ from ad_diff.kinds.graph.diff import (
 )
 from ad_diff.kinds.graph.folder import FolderScan, scan
 from ad_diff.kinds.graph.hints import find_hints
-from ad_diff.kinds.graph.measure import DumpAlignment, NodeTable, align_dumps, coverage, run_delta
+from ad_diff.kinds.graph.measure import (
+    BodyChange,
+    DumpAlignment,
+    NodeTable,
+    align_dumps,
+    body_change,
+    coverage,
+    coverage_after,
+    run_delta,
+)
 from ad_diff.kinds.graph.model import GraphDump, MatchKind, Unmatched
 from ad_diff.kinds.graph.pair import (
     DumpRef,
@@ -61,8 +70,8 @@ class _RunState:
     dump: GraphDump | None = None
     digest: bytes = b""
     cover: Coverage | None = None
-    tables: dict[bytes, NodeTable] | None = None
-    """Node table of the latest dump, by body digest (``None``: no reuse)."""
+    table: NodeTable | None = None
+    """Node table of the latest dump (``None`` until one is needed)."""
 
 
 @dataclass
@@ -145,7 +154,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     pairs = pair_dumps(refs_b, refs_c) if refs_b and refs_c else []
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
-    rb, rc = _RunState(tables={} if reuse else None), _RunState(tables={} if reuse else None)
+    rb, rc = _RunState(), _RunState()
     cross = _CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
     unreadable: list[UnreadableDump] = []
@@ -236,14 +245,24 @@ def _load_side(
     return got.dump, got.digest
 
 
+def _change(st: _RunState, cur: GraphDump | None, same: bool, reuse: bool) -> BodyChange | None:
+    """What changed in the run since its previous dump, node object by node object (``None`` when the dumps
+    are byte-identical, there is no previous dump, either is not simple, or reuse is off). Leaves the current
+    dump's table in ``st`` for the next transform."""
+    if cur is None or same or not reuse:
+        return None
+    before = st.table if st.table is not None or st.dump is None else NodeTable(st.dump)
+    st.table = NodeTable(cur)
+    return body_change(before, st.table) if before is not None else None
+
+
 def _delta(
     prev: GraphDump | None,
     cur: GraphDump | None,
     same: bool,
     one_sided: bool,
     rec: TransformRecord | None,
-    st: _RunState,
-    digest: bytes,
+    change: BodyChange | None,
 ) -> RunDelta | None:
     """Within-run change made by one transform.
 
@@ -253,7 +272,7 @@ def _delta(
     """
     if cur is None:
         return None
-    d = run_delta(prev, cur, same, st.tables, (st.digest, digest))
+    d = run_delta(prev, cur, same, change)
     quiet = rec is not None and (rec.state in (State.SKIPPED, State.DISABLED) or rec.matches == 0)
     if prev is None or not (d.added or d.removed) or not (one_sided or quiet):
         return d
@@ -271,12 +290,16 @@ def _delta(
     return replace(d, added=added, removed=removed)
 
 
-def _coverage(dump: GraphDump, digest: bytes, cross: _CrossState) -> Coverage:
+def _coverage(dump: GraphDump, digest: bytes, cross: _CrossState, before: Coverage | None,
+              change: BodyChange | None) -> Coverage:
+    """The dump's coverage: seen before (same graph), else from the run's previous coverage and what
+    changed since (the changed nodes alone), else counted over every node."""
     if cross.covers is None:
         return coverage(dump)
     got = cross.covers.get(digest)
     if got is None:
-        got = cross.covers[digest] = coverage(dump)
+        got = coverage_after(before, change) if before is not None and change is not None else coverage(dump)
+        cross.covers[digest] = got
     return got
 
 
@@ -294,10 +317,12 @@ def _step(
     dc, dig_c = _load_side(tp.candidate, CANDIDATE, loader, unreadable, formats[CANDIDATE])
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
-    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), rb, dig_b)
-    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs[CANDIDATE].get(at), rc, dig_c)
-    cov_b = (rb.cover if same_b else _coverage(db, dig_b, cross)) if db is not None else None
-    cov_c = (rc.cover if same_c else _coverage(dc, dig_c, cross)) if dc is not None else None
+    reuse = cross.covers is not None
+    change_b, change_c = _change(rb, db, same_b, reuse), _change(rc, dc, same_c, reuse)
+    delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), change_b)
+    delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs[CANDIDATE].get(at), change_c)
+    cov_b = None if db is None else rb.cover if same_b else _coverage(db, dig_b, cross, rb.cover, change_b)
+    cov_c = None if dc is None else rc.cover if same_c else _coverage(dc, dig_c, cross, rc.cover, change_c)
     base = TransformGraphDiff(
         stage=tp.stage,
         transform=tp.transform,

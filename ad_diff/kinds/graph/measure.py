@@ -3,7 +3,9 @@ and the metadata comparison of their aligned nodes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from operator import attrgetter
 
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.align import AlignedSection, SectionAlignment, align_sections
@@ -22,37 +24,64 @@ from ad_diff.kinds.graph.model import (
 )
 
 
-def coverage(dump: GraphDump) -> Coverage:
-    """Share of nodes (placeholders, calls) and of ``%name`` arguments with known metadata."""
+def _count(nodes: Iterable[GraphNode], sign: int, totals: list[int], by_target: dict[str, list[int]]) -> None:
+    """Add (``sign`` = 1) or take away (-1) what ``nodes`` count towards a :class:`Coverage`."""
     nk = nt = ak = at = 0
-    by_target: dict[str, list[int]] = {}
     unknown = UNKNOWN_DTYPES  # NodeMeta.known, inlined: this loop visits every node and argument
-    for sec in dump.sections:
-        for n in sec.nodes:
-            meta = n.meta
-            if meta is None:
-                continue
-            nt += 1
-            known = meta.dtype not in unknown
-            if known:
-                nk += 1
-            if n.op == "call":
-                counts = by_target.get(n.target)
-                if counts is None:
-                    counts = by_target[n.target] = [0, 0]
-                counts[0 if known else 1] += 1
-            for a in n.args:
-                if a.node:
-                    at += 1
-                    # D1 arguments carry no metadata at all: they count as unknown only if D2/D3.
-                    if a.meta is None or a.meta.dtype not in unknown:
-                        ak += 1
+    for n in nodes:
+        meta = n.meta
+        if meta is None:
+            continue
+        nt += 1
+        known = meta.dtype not in unknown
+        if known:
+            nk += 1
+        if n.op == "call":
+            counts = by_target.get(n.target)
+            if counts is None:
+                counts = by_target[n.target] = [0, 0]
+            counts[0 if known else 1] += sign
+        for a in n.args:
+            if a.node:
+                at += 1
+                # D1 arguments carry no metadata at all: they count as unknown only if D2/D3.
+                if a.meta is None or a.meta.dtype not in unknown:
+                    ak += 1
+    totals[0] += sign * nk
+    totals[1] += sign * nt
+    totals[2] += sign * ak
+    totals[3] += sign * at
+
+
+def _coverage_of(totals: list[int], by_target: dict[str, list[int]]) -> Coverage:
     merged: dict[str, list[int]] = {}  # addresses in Python targets differ per process: merge them
     for t, (k, u) in by_target.items():
-        counts = merged.setdefault(norm_target(t), [0, 0])
-        counts[0] += k
-        counts[1] += u
+        if k or u:
+            counts = merged.setdefault(norm_target(t), [0, 0])
+            counts[0] += k
+            counts[1] += u
+    nk, nt, ak, at = totals
     return Coverage(nk, nt, ak, at, tuple((t, k, u) for t, (k, u) in sorted(merged.items())))
+
+
+def coverage(dump: GraphDump) -> Coverage:
+    """Share of nodes (placeholders, calls) and of ``%name`` arguments with known metadata."""
+    totals = [0, 0, 0, 0]
+    by_target: dict[str, list[int]] = {}
+    for sec in dump.sections:
+        _count(sec.nodes, 1, totals, by_target)
+    return _coverage_of(totals, by_target)
+
+
+def coverage_after(before: Coverage, change: BodyChange) -> Coverage:
+    """The coverage of a dump from the coverage of the run's previous dump and what changed between them
+    (the same counts as :func:`coverage` of the dump, from the changed nodes alone)."""
+    totals = [before.nodes_known, before.nodes_total, before.args_known, before.args_total]
+    by_target = {t: [k, u] for t, k, u in before.by_target}  # already merged: merging again is a no-op
+    for _, gone, new in change:
+        _count(gone, -1, totals, by_target)
+        _count(new, 1, totals, by_target)
+    return _coverage_of(totals, by_target)
 
 
 def _meta_text(m: NodeMeta | None) -> str:
@@ -61,13 +90,50 @@ def _meta_text(m: NodeMeta | None) -> str:
     return m.dtype if m.shape is None else f"{m.shape} : {m.dtype}"
 
 
-NodeTable = dict[str, GraphNode]
-"""A dump's nodes by ``section/name`` (root nodes by name alone): how one run's consecutive dumps meet."""
+_NAME = attrgetter("name")
+
+BodyChange = list[tuple[str, list[GraphNode], list[GraphNode]]]
+"""Per section of two dumps of one run: the node objects only the earlier one holds, and those only the later
+one holds (a line both hold is one object: :class:`~ad_diff.kinds.graph.parse.LineMemo`)."""
 
 
-def node_table(dump: GraphDump) -> NodeTable:
-    """``section/name -> node`` for within-run comparison."""
-    out: NodeTable = {}
+class NodeTable:
+    """One dump's nodes by object identity, per section: how one run's consecutive dumps meet.
+
+    The parser hands out one object per line text, so two dumps differ exactly in the objects one holds and
+    the other does not, and dict-key set operations (run in C) find them without a Python loop over every
+    node. That holds when the dump is *simple*: no section name twice, and within each section no node name
+    and no line twice; otherwise comparisons go by name (:func:`run_delta`'s general path)."""
+
+    __slots__ = ("by_id", "order", "simple")
+
+    def __init__(self, dump: GraphDump) -> None:
+        self.order = [s.name for s in dump.sections]
+        self.by_id = {s.name: dict(zip(map(id, s.nodes), s.nodes, strict=True)) for s in dump.sections}
+        self.simple = len(self.by_id) == len(dump.sections) and all(
+            len(self.by_id[s.name]) == len(s.nodes) == len(set(map(_NAME, s.nodes))) for s in dump.sections)
+
+
+def body_change(a: NodeTable, b: NodeTable) -> BodyChange | None:
+    """What changed from dump ``a`` to dump ``b`` of one run (``None`` unless both are simple)."""
+    if not (a.simple and b.simple):
+        return None
+    out: BodyChange = []
+    for name in a.order + [n for n in b.order if n not in a.by_id]:
+        x, y = a.by_id.get(name, {}), b.by_id.get(name, {})
+        gone, new = x.keys() - y.keys(), y.keys() - x.keys()
+        if gone or new:
+            out.append((name, [x[i] for i in gone], [y[i] for i in new]))
+    return out
+
+
+def _key(section: str, name: str) -> str:
+    return name if section == "(root)" else f"{section}/{name}"
+
+
+def _by_name(dump: GraphDump) -> dict[str, GraphNode]:
+    """``section/name -> node`` (root nodes by name alone; a repeated name keeps its last line)."""
+    out: dict[str, GraphNode] = {}
     for sec in dump.sections:
         if sec.name == "(root)":
             out.update({n.name: n for n in sec.nodes})
@@ -90,42 +156,63 @@ def _same_wiring(x: tuple[Arg, ...], y: tuple[Arg, ...]) -> bool:
     return True
 
 
-def run_delta(
-    prev: GraphDump | None,
-    cur: GraphDump,
-    same_bytes: bool,
-    tables: dict[bytes, NodeTable] | None = None,
-    keys: tuple[bytes, bytes] = (b"", b""),
-) -> RunDelta:
+def _changed(old: GraphNode, n: GraphNode) -> tuple[int, int]:
+    """``(metadata changed, rewired)`` of a node kept by name."""
+    meta = 1 if old.meta is not n.meta and old.meta != n.meta else 0
+    rewired = 1 if old.target != n.target or not _same_wiring(old.args, n.args) else 0
+    return meta, rewired
+
+
+def run_delta(prev: GraphDump | None, cur: GraphDump, same_bytes: bool, change: BodyChange | None = None
+              ) -> RunDelta:
     """What the transform did to one run: nodes added/removed by name, metadata changed on kept nodes.
 
-    ``tables`` (owned by the caller) with ``keys`` = the body digests of ``prev`` and ``cur`` lets
-    consecutive calls reuse the node table of the previous dump instead of building it twice.
+    ``change`` (:func:`body_change` of the two dumps, when both are simple) lets it look at the changed
+    nodes alone; the result is the same as comparing every node by name.
     """
     if same_bytes:
         return RunDelta(0, 0, 0, False)
     if prev is None:
         return RunDelta(0, 0, 0, True, first=True)
-    if tables is None:
-        a, b = node_table(prev), node_table(cur)
-    else:
-        got = tables.get(keys[0])
-        a = got if got is not None else node_table(prev)
-        b = node_table(cur)
-        tables.clear()  # only the latest dump's table is ever asked for again
-        tables[keys[1]] = b
+    if change is None:
+        return _delta_by_name(prev, cur)
+    removed: dict[str, list[GraphNode]] = {}
+    added = meta_changed = rewired = 0
+    for section, gone, new in change:
+        old_by_name = {n.name: n for n in gone}
+        for n in new:
+            old = old_by_name.pop(n.name, None)
+            if old is None:  # names are unique in a simple dump: a name not among the gone nodes is new
+                added += 1
+                continue
+            m, r = _changed(old, n)
+            meta_changed += m
+            rewired += r
+        if old_by_name:
+            removed[section] = list(old_by_name.values())
+    names: list[str] = []
+    for sec in prev.sections:  # in the previous dump's order, as a comparison of all nodes by name lists them
+        nodes = removed.get(sec.name)
+        if nodes:
+            where = dict(zip(map(id, sec.nodes), range(len(sec.nodes)), strict=True))
+            nodes.sort(key=lambda n: where[id(n)])
+            names.extend(_key(sec.name, n.name) for n in nodes)
+    # A node kept by name but given another target or other inputs counts as removed and added.
+    return RunDelta(added + rewired, len(names) + rewired, meta_changed, True, tuple(names))
+
+
+def _delta_by_name(prev: GraphDump, cur: GraphDump) -> RunDelta:
+    a, b = _by_name(prev), _by_name(cur)
     removed = [k for k in a if k not in b]
     added = sum(1 for k in b if k not in a)
-    meta_changed = 0
-    rewired = 0
+    meta_changed = rewired = 0
     for k, n in b.items():
         old = a.get(k)
         if old is None or old is n:  # the same object: a line both dumps share (parse.LineMemo)
             continue
-        if old.meta is not n.meta and old.meta != n.meta:
-            meta_changed += 1
-        if old.target != n.target or not _same_wiring(old.args, n.args):
-            rewired += 1
+        m, r = _changed(old, n)
+        meta_changed += m
+        rewired += r
     # A node kept by name but given another target or other inputs counts as removed and added.
     return RunDelta(added + rewired, len(removed) + rewired, meta_changed, True, tuple(removed))
 

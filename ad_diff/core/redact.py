@@ -83,8 +83,17 @@ def is_secret_key(key: str) -> bool:
     return _key_level(key) > 0
 
 
+_MAYBE = re.compile(r"gh[pousr]_|github_pat_|hf_|sk-|xox[abprs]-|AKIA|glpat-|npm_|pypi-|eyJ|-----BEGIN|://")
+"""What every match of :data:`SECRET_VALUE` holds but its ``bearer`` branch (checked apart): a scan for
+literals, which the regex engine runs several times faster than :data:`SECRET_VALUE`'s look-behind and
+alternation at every position of a whole report."""
+_LONG = 4096
+
+
 def is_secret_value(value: str) -> bool:
     """Whether ``value`` contains something shaped like a credential."""
+    if len(value) > _LONG and _MAYBE.search(value) is None and "bearer" not in value.lower():
+        return False  # a whole report, most often: nothing there any branch could start from
     return SECRET_VALUE.search(value) is not None
 
 

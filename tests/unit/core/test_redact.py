@@ -61,3 +61,24 @@ def test_redact_text() -> None:
 def test_a_prefix_inside_a_name_is_not_a_credential(name: str) -> None:
     assert redact_text(f"transform {name} failed") == f"transform {name} failed"
     assert redact_text(f"token={GH}") == f"token={REDACTED}"  # after punctuation it still is one
+
+
+SECRETS = [GH, "github_pat_" + "A" * 30, "hf_" + "b" * 34, "sk-proj-" + "c" * 40, "xoxb-1234567890-abc",
+           "AKIAABCDEFGHIJKLMNOP", "glpat-" + "d" * 20, "npm_" + "f" * 36, "pypi-" + "g" * 40,
+           "-----BEGIN RSA PRIVATE KEY-----", "Bearer " + "e" * 30, "BeArEr " + "e" * 30,
+           "https://user:hunter2@example.com/x", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.sig"]
+
+
+@pytest.mark.parametrize("secret", SECRETS)
+@pytest.mark.parametrize("where", [0, 3000, 9000])
+def test_long_texts_find_what_the_full_pattern_finds(secret: str, where: int) -> None:
+    """A whole report is first scanned for the literals every credential starts with; that scan must never
+    let a credential through, wherever it sits in a long text."""
+    from ad_diff.core.redact import SECRET_VALUE, is_secret_value
+
+    filler = '{"name": "fuse_hf_rmsnorm", "mask-x": "sigh_not", "b": "fused"}\n' * 200  # 13 KB, no secret
+    text = filler[:where] + f" {secret} " + filler[where:]
+    assert is_secret_value(text) == (SECRET_VALUE.search(text) is not None) is True
+    assert secret not in redact_text(text)
+    assert not is_secret_value(filler)
+    assert redact_text(filler) is filler

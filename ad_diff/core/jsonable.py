@@ -62,19 +62,32 @@ def json_first(limit: int) -> dict[str, Any]:
     return {_FIRST: limit}
 
 
+_SCALARS = frozenset({str, int, bool, type(None)})
+
+
 def to_jsonable(obj: Any) -> Any:
     """``obj`` as JSON-ready data (dicts, lists, str, int, float, bool, None)."""
-    if obj is None or isinstance(obj, (bool, int, str)) and not isinstance(obj, Enum):
+    t = type(obj)
+    if t in _SCALARS:  # the exact types: an IntEnum or a str subclass goes on below
+        return obj
+    if t is tuple or t is list:
+        return [to_jsonable(v) for v in obj]
+    if t is float:
+        return obj if math.isfinite(obj) else str(obj)
+    plan = _PLANS.get(t)
+    if plan is not None:
+        return _dataclass(obj, plan)
+    if isinstance(obj, Enum):
+        return to_jsonable(obj.value)
+    if isinstance(obj, (bool, int, str)):
         return obj
     if isinstance(obj, float):
         return obj if math.isfinite(obj) else str(obj)
-    if isinstance(obj, Enum):
-        return to_jsonable(obj.value)
     if isinstance(obj, PurePath):
         return str(obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         legacy = getattr(obj, "to_json", None)  # transitional: models not yet described by field metadata
-        return legacy() if callable(legacy) else _dataclass(obj)
+        return legacy() if callable(legacy) else _dataclass(obj, _plan(t))
     if isinstance(obj, Mapping):
         return {str(to_jsonable(k)): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple, set, frozenset)):
@@ -83,24 +96,47 @@ def to_jsonable(obj: Any) -> Any:
     raise TypeError(f"no JSON form for {type(obj).__name__}")
 
 
-def _dataclass(obj: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(obj):
+_Plan = tuple[tuple[str, str, Any], ...]
+_PLANS: dict[type, _Plan] = {}
+"""Per dataclass (without ``to_json``): what :func:`_dataclass` writes, read from its fields' metadata once
+per class rather than once per object (a report serialises thousands of objects of a few classes)."""
+
+
+def _plan(cls: type) -> _Plan:
+    steps: list[tuple[str, str, Any]] = []
+    for f in dataclasses.fields(cls):
         meta = f.metadata
         if meta.get(_OMIT):
             continue
-        value = getattr(obj, f.name)
+        how: Any = None
         if _WITH in meta:
-            value = meta[_WITH](value)
+            how = (_WITH, meta[_WITH])
         elif meta.get(_PAIRS):
-            value = {str(to_jsonable(k)): v for k, v in value}
+            how = (_PAIRS, None)
         elif _CAP in meta:
-            items = list(value)
-            limit = meta[_CAP]
-            value = {"count": len(items), "items": items[:limit], "truncated": max(0, len(items) - limit)}
+            how = (_CAP, meta[_CAP])
         elif _FIRST in meta:
-            value = list(value)[: meta[_FIRST]]
-        out[meta.get(_NAME, f.name)] = to_jsonable(value)
-    for name in getattr(obj, "__json_extra__", ()):
-        out[name] = to_jsonable(getattr(obj, name))
+            how = (_FIRST, meta[_FIRST])
+        steps.append((f.name, meta.get(_NAME, f.name), how))
+    steps.extend((name, name, None) for name in getattr(cls, "__json_extra__", ()))
+    plan = _PLANS[cls] = tuple(steps)
+    return plan
+
+
+def _dataclass(obj: Any, plan: _Plan) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, key, how in plan:
+        value = getattr(obj, name)
+        if how is not None:
+            kind, arg = how
+            if kind is _WITH:
+                value = arg(value)
+            elif kind is _PAIRS:
+                value = {str(to_jsonable(k)): v for k, v in value}
+            elif kind is _CAP:
+                items = list(value)
+                value = {"count": len(items), "items": items[:arg], "truncated": max(0, len(items) - arg)}
+            else:
+                value = list(value)[:arg]
+        out[key] = to_jsonable(value)
     return out

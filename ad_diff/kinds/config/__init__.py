@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.config import rules
-from ad_diff.kinds.config.model import ConfigAnalysis
 
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
+    from ad_diff.kinds.config.model import ConfigAnalysis
     from ad_diff.result import DiffResult
 
 
@@ -28,12 +28,18 @@ class ConfigKind:
 
     def analyze(self, ctx: Context) -> ConfigAnalysis | Skipped:
         """Load both runs' effective configs, diff them and check each against its log."""
-        from ad_diff.kinds.config import parse
+        from ad_diff.kinds.config.find import has_config
 
         # a snapshot baseline (a file) carries no config
-        root_b = ctx.baseline.root
-        bcfg = parse.parse(root_b, ctx.settings.baseline_config) if root_b.is_dir() else None
-        ccfg = parse.parse(ctx.candidate.root, ctx.settings.candidate_config)
+        root_b, explicit_b = ctx.baseline.root, ctx.settings.baseline_config
+        has_b = root_b.is_dir() and has_config(root_b, explicit_b)
+        has_c = has_config(ctx.candidate.root, ctx.settings.candidate_config)
+        if not (has_b or has_c):  # most runs: the loader, the model and YAML are never imported
+            return Skipped("no_data", "neither run holds an AD config")
+        from ad_diff.kinds.config import parse
+
+        bcfg = parse.parse(root_b, explicit_b) if has_b else None
+        ccfg = parse.parse(ctx.candidate.root, ctx.settings.candidate_config) if has_c else None
         if bcfg is None and ccfg is None:
             return Skipped("no_data", "neither run holds an AD config")
         # imported only when a run has a config: the config diff pulls in deepdiff (and with it pandas)

@@ -24,22 +24,20 @@ raises :class:`~ad_diff.errors.InputError` with file and line.
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
 from ad_diff.core.redact import redact_text
 from ad_diff.errors import InputError
+from ad_diff.kinds.config.find import discover, discover_config_files
 from ad_diff.kinds.config.load import Layer, check_shape, load_file, parse_cli_args, read_order_file
 from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, KeyPath, SourceKind
 
 # yaml is imported by the functions of config.load that read YAML: looking for a config in a run that has
 # none (every log-only comparison) must not pay its ~15 ms of start-up.
 
-CONFIG_SUFFIXES = (".yaml", ".yml", ".json")
 ORDER_FILES = ("layers.txt", "ORDER")
 CLI_ARGS_FILE = "cli_args.txt"
 REGISTRY_NAME = "models.yaml"
@@ -57,50 +55,9 @@ AD_KEYS = frozenset(
 )
 
 
-def discover_config_files(root: Path, explicit: Path | None = None) -> tuple[Path, ...]:
-    """The config files of the run at ``root`` (see the module doc), sorted; a refused ``config/`` entry (a
-    link leaving the run folder, a FIFO) is an :class:`InputError`, a refused top-level file is left out."""
-    return _discover(root, explicit)[0]
-
-
-def _discover(root: Path, explicit: Path | None) -> tuple[tuple[Path, ...], Path, list[str]]:
-    """``(files, containment root, notes)``: the folder every file must stay inside is the run folder, or
-    the folder given explicitly."""
-    if explicit is not None:
-        if not explicit.exists() and not explicit.is_symlink():
-            raise InputError(explicit, "config path does not exist (expected a YAML/JSON file or a folder)")
-        if not explicit.is_dir():  # a file the user named: read it wherever it is, if it is a regular file
-            real = safepath.check_file(explicit, explicit.resolve().parent, "a YAML or JSON AD config")
-            return (explicit,), real.parent, []
-        return _walk(explicit, explicit), explicit, []
-    cfg_dir = root / "config"
-    if cfg_dir.is_dir():
-        return _walk(cfg_dir, root), root, []
-    files, notes = [], []
-    for entry in sorted(os.scandir(root), key=lambda e: e.name):
-        p = Path(root, entry.name)
-        if p.suffix.lower() not in CONFIG_SUFFIXES:
-            continue
-        try:
-            safepath.check_file(p, root, "a YAML or JSON file")
-        except InputError as e:
-            notes.append(f"ignored {entry.name}: {e.detail}")
-            continue
-        files.append(p)
-    return tuple(files), root, notes
-
-
-def _walk(folder: Path, root: Path) -> tuple[Path, ...]:
-    found, refused = safepath.walk_files(folder, root, CONFIG_SUFFIXES)
-    if refused:
-        path, why = refused[0]
-        raise InputError(path, f"{why}; expected an AD config file")
-    return tuple(found)
-
-
 def parse(root: Path, explicit: Path | None = None) -> EffectiveConfig | None:
     """Load the effective config of the run at ``root``; ``None`` when the run holds no config."""
-    files, inside, notes = _discover(root, explicit)
+    files, inside, notes = discover(root, explicit)
     if explicit is not None and not explicit.is_dir():
         layer = load_file(explicit, inside)
         check_shape(explicit, layer.data, layer.lines)
@@ -343,3 +300,6 @@ def _set_path(data: dict[str, Any], path: KeyPath, value: Any, origins: dict[Key
     _replace(origins, path, data.get(path[-1]))
     data[path[-1]] = value
     origins[path] = where
+
+
+__all__ = ["AD_KEYS", "discover_config_files", "load_config_files", "parse"]

@@ -8,11 +8,15 @@ in one place.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from typing_extensions import assert_never
 
 from ad_diff.core.model import BASELINE, CANDIDATE, Category, Finding, Severity
 from ad_diff.core.rules import Rule
-from ad_diff.kinds.config.model import CheckKind, ConfigAnalysis, ConfigCheck
+
+if TYPE_CHECKING:  # the model comes with a run that has a config (kinds.config.analyze)
+    from ad_diff.kinds.config.model import ConfigAnalysis, ConfigCheck
 
 TRANSFORM_CONFIG_CHANGED = Rule(
     code="ADC001",
@@ -146,6 +150,8 @@ def classify(analysis: ConfigAnalysis) -> list[Finding]:
 
 
 def _check_finding(ch: ConfigCheck) -> Finding:
+    from ad_diff.kinds.config.model import CheckKind
+
     origin = ch.origin or "config"
     source = {"config_source": ch.origin or ""}
     if ch.kind is CheckKind.NOT_IN_CONFIG:

@@ -123,7 +123,7 @@ def _gathered(ctx: Context) -> dict[str, str]:
     enabled in the run's AD config."""
     from ad_diff.core.model import BASELINE, State
     from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.config import parse as config_parse
+    from ad_diff.kinds.config.find import has_config
 
     out: dict[str, str] = {}
     for row in ctx.rows:
@@ -137,6 +137,10 @@ def _gathered(ctx: Context) -> dict[str, str]:
         if run in out or not arts.root.is_dir():
             continue
         try:
+            if not has_config(arts.root, explicit[run]):
+                continue
+            from ad_diff.kinds.config import parse as config_parse
+
             cfg = config_parse.parse(arts.root, explicit[run])
         except (AdDiffError, OSError, ValueError):
             continue  # the config kind reports unreadable configs

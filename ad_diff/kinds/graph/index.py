@@ -59,9 +59,22 @@ def short_target(target: str) -> str:
     return parts[1] if len(parts) >= 2 else target
 
 
+_STRIPPED: dict[str, str] = {}
+_STRIPPED_MAX = 1 << 18
+
+
 def strip_counter(name: str) -> str:
     """``linear_3`` -> ``linear``; ``model_layers_0_q_weight`` unchanged (only a trailing counter goes)."""
-    return _COUNTER.sub("", name) if name[-1:].isdigit() else name
+    if not name[-1:].isdigit():
+        return name
+    # The same names come back in every index and alignment step of a comparison: remember them (a bounded
+    # memo: emptied when it gets large, never grown past a size).
+    got = _STRIPPED.get(name)
+    if got is None:
+        if len(_STRIPPED) >= _STRIPPED_MAX:
+            _STRIPPED.clear()
+        got = _STRIPPED[name] = _COUNTER.sub("", name)
+    return got
 
 
 def has_counter(name: str) -> bool:

@@ -148,20 +148,25 @@ class GraphIndex:
                 if us:
                     users[q] = us[:bisect_left(us, cut)]
         get = pos.get
+        inputs_all, ext_all, lits_all = self.inputs, self.ext, self.lits
+        placeholder = [False] * n
         for i in range(shared, n):
             node = nodes[i]
             if node.op == "placeholder":
+                placeholder[i] = True
                 fwd[i] = hash(("P", targets[i]))  # the name without its counter: a counter is no identity
                 continue
             labels: list[object] = []
-            ins = self.inputs[i]
-            ext: list[str] = []
-            lits: list[str] = []
+            ins = inputs_all[i]
+            ext: list[str] | None = None
+            lits: list[str] | None = None
             for k, a in enumerate(node.args):
                 if a.node:
                     j = get(a.text)
                     if j is None or j >= i:
                         w = strip_counter(a.text)
+                        if ext is None:
+                            ext = []
                         ext.append(w)
                         labels.append(("W", w))
                     else:
@@ -182,24 +187,33 @@ class GraphIndex:
                             sub.append(fwd[j])
                     labels.append(("R", tuple(sub)))
                     if not resolved:  # node names inside lists are compared through the inputs instead
+                        if lits is None:
+                            lits = []
                         lits.append(a.text)
                 else:
                     labels.append(a.text)
+                    if lits is None:
+                        lits = []
                     lits.append(a.text)
-            if ext:
-                self.ext[i] = tuple(ext)
-            if lits:
-                self.lits[i] = tuple(lits)
+            if ext is not None:
+                ext_all[i] = tuple(ext)
+            if lits is not None:
+                lits_all[i] = tuple(lits)
             fwd[i] = hash((targets[i], tuple(labels)))
+        for i in range(shared):  # the shared leading nodes were not visited above
+            placeholder[i] = nodes[i].op == "placeholder"
         self.fwd = fwd
         bwd = [0] * n
         for i in range(n - 1, -1, -1):
             us = users[i]
-            key = tuple(sorted([(bwd[u], k) for u, k in us])) if us else ()
-            if nodes[i].op == "placeholder":
-                bwd[i] = hash(("P", targets[i], key))
+            if not us:
+                key: tuple[tuple[int, int], ...] = ()
+            elif len(us) == 1:  # most nodes have one user: nothing to sort
+                u, k = us[0]
+                key = ((bwd[u], k),)
             else:
-                bwd[i] = hash((targets[i], key))
+                key = tuple(sorted([(bwd[u], k) for u, k in us]))
+            bwd[i] = hash(("P", targets[i], key)) if placeholder[i] else hash((targets[i], key))
         self.bwd = bwd
 
     def __len__(self) -> int:

@@ -29,6 +29,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from difflib import SequenceMatcher
+from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE
@@ -127,10 +128,11 @@ def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionA
     B = GraphIndex(b)
     al = SectionAlignment(b.name, B, GraphIndex(c, like=B))
     _exact(al)
-    _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.fwd[i]))
-    _unique(al, MatchKind.RENAMED, lambda x, i: (strip_counter(x.names[i]), x.targets[i], x.bwd[i]))
-    _unique(al, MatchKind.STRUCTURAL, lambda x, i: (x.targets[i], x.fwd[i]))
-    _unique(al, MatchKind.STRUCTURAL, lambda x, i: (x.targets[i], x.bwd[i]))
+    base_b, base_c = _bases(al.b, al.mb), _bases(al.c, al.mc)
+    _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.fwd), (base_c, al.c.targets, al.c.fwd))
+    _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.bwd), (base_c, al.c.targets, al.c.bwd))
+    _unique(al, MatchKind.STRUCTURAL, (al.b.targets, al.b.fwd), (al.c.targets, al.c.fwd))
+    _unique(al, MatchKind.STRUCTURAL, (al.b.targets, al.b.bwd), (al.c.targets, al.c.bwd))
     _propagate(al)
     _sequence(al)
     _propagate(al)
@@ -176,22 +178,32 @@ def _exact(al: SectionAlignment) -> None:
             al.pair(i, j, MatchKind.EXACT)
 
 
-def _unique(al: SectionAlignment, kind: MatchKind, key) -> int:
-    """Pair unmatched nodes whose ``key`` is unique among the unmatched nodes of each side."""
+def _bases(x: GraphIndex, m: list[int]) -> list[str]:
+    """Each node's name without its counter, for the nodes still unmatched (``""`` for the others)."""
+    names = x.names
+    return [strip_counter(names[i]) if j < 0 else "" for i, j in enumerate(m)]
+
+
+def _unique(al: SectionAlignment, kind: MatchKind, cols_b: tuple[list[Any], ...],
+            cols_c: tuple[list[Any], ...]) -> int:
+    """Pair unmatched nodes whose key (their values in the columns ``cols_*``, one list per key part) is
+    unique among the unmatched nodes of each side."""
+    keys_b = list(zip(*cols_b, strict=True))
+    keys_c = list(zip(*cols_c, strict=True))
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
         if j < 0:
-            k = key(al.b, i)
+            k = keys_b[i]
             kb[k] = -1 if k in kb else i
     kc: dict[object, int] = {}
     for j, i in enumerate(al.mc):
         if i < 0:
-            k = key(al.c, j)
+            k = keys_c[j]
             kc[k] = -1 if k in kc else j
     n = 0
-    for k, j in kc.items():
+    for key, j in kc.items():
         if j >= 0:
-            i = kb.get(k, -1)
+            i = kb.get(key, -1)
             if i >= 0:
                 al.pair(i, j, kind)
                 n += 1

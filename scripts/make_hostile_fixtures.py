@@ -465,6 +465,13 @@ hostile_round2.h = sys.modules[__name__]
 CASES.update(hostile_round2.CASES)
 RUNTIME_ONLY = RUNTIME_ONLY | hostile_round2.RUNTIME_ONLY
 
+# Round three: .pt archives whose zip headers make Python's zipfile raise (issue 14, the longer fuzz run).
+import hostile_pt_zip  # noqa: E402
+
+hostile_pt_zip.h = sys.modules[__name__]
+CASES.update(hostile_pt_zip.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_pt_zip.RUNTIME_ONLY
+
 
 def build_case(name: str, dest: Path) -> Path:
     """Build case ``name`` into ``dest`` (``dest/baseline``, ``dest/candidate``); returns ``dest``."""

@@ -2,7 +2,9 @@
 
 Before torch sees a file, its pickle is pre-scanned opcode by opcode (:func:`prescan`): the pickle must be
 small, every global it names must be short and on an allow-list of what plain dense tensors need, and
-sparse, meta, quantized or nested tensors are refused by their rebuild function's name. Only then is it
+sparse, meta, quantized or nested tensors are refused by their rebuild function's name; a zip archive that
+Python's zipfile cannot read (or would inflate without bound) is an input error, not a crash
+(:mod:`~ad_diff.kinds.tensors.pt_archive`). Only then is it
 loaded with ``torch.load(weights_only=True, mmap=True)``. Loaded tensors are checked again (dense, strided,
 CPU, no more elements than their storage holds: an expanded view of one element claiming 2**31 is refused,
 never materialised), and containers are walked iteratively with a depth cap (self-referencing or very deep
@@ -19,6 +21,7 @@ from typing import Any
 
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import safe_name
+from ad_diff.kinds.tensors.pt_archive import read_pickle
 
 MAX_PICKLE = 8 * 1024 * 1024
 """Bytes of pickle (not of tensor data) a .pt may hold: a dict of 10,000 tensors takes about 1 MiB."""
@@ -76,18 +79,8 @@ def prescan(path: Path) -> None:
         with path.open("rb") as f:
             is_zip = zipfile.is_zipfile(f)
             f.seek(0)
-            if is_zip:
-                with zipfile.ZipFile(f) as z:
-                    pkl = [i for i in z.infolist() if i.filename.endswith("data.pkl")]
-                    if len(pkl) != 1:
-                        raise InputError(path, "not a torch.save archive: expected exactly one data.pkl")
-                    if pkl[0].file_size > MAX_PICKLE:
-                        raise InputError(
-                            path, f"pickle of {pkl[0].file_size} bytes exceeds the {MAX_PICKLE}-byte cap"
-                        )
-                    stream = z.read(pkl[0])
-            else:  # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
-                stream = f.read(MAX_PICKLE)
+            # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
+            stream = read_pickle(path, f, MAX_PICKLE) if is_zip else f.read(MAX_PICKLE)
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e}); expected a torch.save file") from e
     except (zipfile.BadZipFile, EOFError, ValueError) as e:

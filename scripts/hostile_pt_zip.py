@@ -222,3 +222,17 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
 )}
 #: 1 MB on disk: built at test time.
 RUNTIME_ONLY = frozenset({"pt_zip_deflate_bomb"})
+
+
+LONG_GLOBAL = b"\x80\x02c" + b"a" * 40_000 + b"\nb\n)R."
+"""A pickle naming a 40 KB global (torch spends 16 s on it inside its error message)."""
+
+
+def pt_pickle_then_zip(d: Path) -> None:
+    """A pickle naming a 40 KB global with a whole torch.save archive appended: zipfile.is_zipfile finds the
+    archive's end record, so the pre-scan read the archive, while torch.load (a file that does not start
+    with a local header is legacy) unpickled the prefix: 29 CPU-seconds in torch."""
+    _case(d, LONG_GLOBAL + SOURCE.read_bytes())
+
+
+CASES[pt_pickle_then_zip.__name__] = pt_pickle_then_zip

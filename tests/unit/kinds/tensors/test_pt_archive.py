@@ -117,3 +117,29 @@ def test_huge_central_directory_is_refused_before_it_is_parsed(tmp_path: Path) -
 def test_a_directory_under_the_cap_is_parsed(tmp_path: Path) -> None:
     p = _write(tmp_path, z.directory_bomb(z.SOURCE.read_bytes(), 1000))
     pt.prescan(p)  # 1,000 extra entries (64 KB): no refusal, data.pkl is scanned as usual
+
+
+# ------------------------------------------------------------------ zip or legacy: decided as torch does
+
+
+def test_a_pickle_with_an_archive_appended_is_scanned_as_the_pickle_torch_loads(tmp_path: Path) -> None:
+    """zipfile.is_zipfile finds the appended archive's end record; torch.load reads a file that does not
+    start with a local header as a legacy pickle. The scan must read what torch reads."""
+    p = _write(tmp_path, z.LONG_GLOBAL + z.SOURCE.read_bytes())
+    assert zipfile.is_zipfile(p)
+    with pytest.raises(InputError) as e:
+        pt.prescan(p)
+    assert e.value.detail.startswith("refused to load: the pickle names a global of 40002 characters")
+
+
+def test_a_legacy_file_holding_an_end_record_signature_loads(tmp_path: Path) -> None:
+    """Tensor bytes that spell a zip end record made zipfile.is_zipfile true, and the legacy file was
+    refused as a broken archive."""
+    import torch
+
+    p = tmp_path / "outputs.pt"
+    data = torch.tensor(list(b"PK\x05\x06" + bytes(18)), dtype=torch.uint8)
+    torch.save({"logits": data}, p, _use_new_zipfile_serialization=False)
+    pt._CACHE.clear()
+    assert zipfile.is_zipfile(p)
+    assert torch.equal(pt.load_pt(p)["logits"], data)

@@ -472,6 +472,13 @@ hostile_pt_zip.h = sys.modules[__name__]
 CASES.update(hostile_pt_zip.CASES)
 RUNTIME_ONLY = RUNTIME_ONLY | hostile_pt_zip.RUNTIME_ONLY
 
+# Round three: logs and per-rank log folders linked out of the run folder, or FIFOs (all built at test time).
+import hostile_log_links  # noqa: E402
+
+hostile_log_links.h, hostile_log_links.r2 = sys.modules[__name__], hostile_round2
+CASES.update(hostile_log_links.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_log_links.RUNTIME_ONLY
+
 
 def build_case(name: str, dest: Path) -> Path:
     """Build case ``name`` into ``dest`` (``dest/baseline``, ``dest/candidate``); returns ``dest``."""

@@ -163,6 +163,32 @@ def directory_bomb(raw: bytes, entries: int) -> bytes:
     return _grow_directory(raw, c, body, entries)
 
 
+EVIL = b"\x80\x02cposix\nsystem\nX\x04\x00\x00\x00trueq\x00\x85R."
+"""A pickle that would call ``os.system('true')``."""
+
+
+def two_archives(raw: bytes, pickle: bytes = EVIL) -> bytes:
+    """Two archives in one file: a copy of ``raw`` whose data.pkl is ``pickle`` (padded to the same
+    length), without its end records, then ``raw`` itself. zipfile takes the first part for data before
+    the archive and reads the second one's data.pkl; torch's reader (miniz) does not shift offsets, so the
+    second archive's directory offset leads it to the first archive's directory and its data.pkl."""
+    pkl = pickle_of(raw)
+    pad = len(pkl) - len(pickle) - 6  # BINUNICODE and its length (5 bytes) and POP, before its own opcodes
+    assert pad >= 0, "the pickle must be shorter than the source's data.pkl"
+    padded = pickle[:2] + b"X" + struct.pack("<I", pad) + b"A" * pad + b"0" + pickle[2:]
+    assert len(padded) == len(pkl)
+    lo, c = local(raw), central(raw)
+    name_len, extra_len = struct.unpack_from("<HH", raw, lo + 26)
+    start = lo + 30 + name_len + extra_len
+    first = bytearray(raw)
+    first[start : start + len(pkl)] = padded
+    crc = zlib.crc32(padded)
+    struct.pack_into("<I", first, c + 16, crc)
+    if first[start + len(pkl) : start + len(pkl) + 4] == b"PK\x07\x08":  # torch writes a data descriptor
+        struct.pack_into("<I", first, start + len(pkl) + 4, crc)
+    return bytes(first[: bytes(first).rfind(b"PK\x06\x07")]) + raw
+
+
 VARIANTS: dict[str, Callable[[bytes], bytes]] = {
     "flag_bit5_patched": lambda r: flags(r, 1 << 5),
     "version_12_2": lambda r: version(r, 122),
@@ -179,6 +205,7 @@ VARIANTS: dict[str, Callable[[bytes], bytes]] = {
     "name_differs": lambda r: name_byte(r, ord("x"), "local"),
     "header_offset_negative": lambda r: directory_shifted(r, 100),
     "header_offset_2_63": lambda r: header_offset_zip64(r, 1 << 63),
+    "two_archives": two_archives,
     "member_past_the_end": lambda r: patch(patch(r, central(r) + 20, "<I", 1 << 20), central(r) + 24, "<I",
                                            1 << 20),
 }
@@ -217,7 +244,8 @@ def pt_zip_deflate_bomb(d: Path) -> None:
 
 CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     *(_corpus(n) for n in ("flag_bit5_patched", "version_12_2", "flag_bit6_strong_encryption", "encrypted",
-                           "method_lzma", "deflate_corrupt", "name_not_utf8", "header_offset_2_63")),
+                           "method_lzma", "deflate_corrupt", "name_not_utf8", "header_offset_2_63",
+                           "two_archives")),
     pt_zip_deflate_bomb,
 )}
 #: 1 MB on disk: built at test time.

@@ -20,7 +20,7 @@ from typing import Any
 
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import safe_name
-from ad_diff.kinds.tensors.pt_archive import read_pickle
+from ad_diff.kinds.tensors.pt_archive import check_torch_agrees, read_pickle
 
 MAX_PICKLE = 8 * 1024 * 1024
 """Bytes of pickle (not of tensor data) a .pt may hold: a dict of 10,000 tensors takes about 1 MiB."""
@@ -74,8 +74,9 @@ def _dtype_names() -> frozenset[str]:
     })  # fmt: skip
 
 
-def prescan(path: Path) -> None:
-    """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors."""
+def prescan(path: Path) -> tuple[int, int] | None:
+    """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors.
+    Returns where a zip archive's ``data.pkl`` lies (data offset, size), ``None`` for a legacy file."""
     try:
         with path.open("rb") as f:
             # torch.load's own test (a local header first): zipfile.is_zipfile looks for an end record in
@@ -83,11 +84,15 @@ def prescan(path: Path) -> None:
             # torch as the pickle, which the scan never saw
             is_zip = f.read(4) == ZIP_MAGIC
             f.seek(0)
-            # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
-            stream = read_pickle(path, f, MAX_PICKLE) if is_zip else f.read(MAX_PICKLE)
+            where = None
+            if is_zip:
+                stream, where = read_pickle(path, f, MAX_PICKLE)
+            else:  # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
+                stream = f.read(MAX_PICKLE)
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e}); expected a torch.save file") from e
     _scan(path, stream, pickles=1 if is_zip else 5)
+    return where
 
 
 def _scan(path: Path, stream: bytes, pickles: int) -> None:
@@ -159,7 +164,9 @@ def load_pt(path: Path) -> dict[str, Any]:
     """The tensors of a ``.pt`` (a tensor or nested containers of tensors), by dotted name, memory-mapped."""
     if path in _CACHE:
         return _CACHE[path]
-    prescan(path)
+    where = prescan(path)
+    if where is not None:
+        check_torch_agrees(path, where)
     import torch
 
     try:

@@ -7,7 +7,8 @@ encrypted member), ``zlib.error`` (corrupt deflate data), ``EOFError`` (a member
 :func:`read_pickle` checks what it can before opening ``data.pkl`` (so the message says what was expected),
 turns whatever else zipfile raises into an :class:`~ad_diff.errors.InputError` naming the file, and bounds
 the work: the central directory and the decompressed pickle are capped (a 1 MB deflate stream once
-inflated to 2 GiB before its size was checked).
+inflated to 2 GiB before its size was checked). :func:`check_torch_agrees` then makes sure torch's own zip
+reader finds the same ``data.pkl``.
 """
 
 from __future__ import annotations
@@ -33,8 +34,9 @@ _ZIP_ERRORS = (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, Ru
 """What zipfile raises on bad archives (ValueError includes UnicodeDecodeError)."""
 
 
-def read_pickle(path: Path, f: IO[bytes], limit: int) -> bytes:
-    """The bytes of the archive's one ``data.pkl`` (at most ``limit``); ``f`` is ``path`` opened."""
+def read_pickle(path: Path, f: IO[bytes], limit: int) -> tuple[bytes, tuple[int, int]]:
+    """The bytes of the archive's one ``data.pkl`` (at most ``limit``), and where its data starts in the
+    file with its size (for :func:`check_torch_agrees`); ``f`` is ``path`` opened."""
     _check_directory(path, f)
     try:
         with zipfile.ZipFile(f) as z:
@@ -44,11 +46,36 @@ def read_pickle(path: Path, f: IO[bytes], limit: int) -> bytes:
             info = pkl[0]
             _check_member(path, info, f, limit)
             with z.open(info) as member:
-                return member.read(limit + 1)[:limit]  # never more: a deflate bomb stops here
+                data = member.read(limit + 1)[:limit]  # never more: a deflate bomb stops here
+            f.seek(info.header_offset + 26)  # the local header's name and extra lengths (open checked it)
+            name_len, extra_len = struct.unpack("<HH", f.read(4))
+            return data, (info.header_offset + 30 + name_len + extra_len, info.file_size)
     except InputError:
         raise
     except _ZIP_ERRORS as e:
         raise InputError(path, f"not a readable torch.save archive: {_why(e)}; {_EXPECTED}") from None
+
+
+def check_torch_agrees(path: Path, where: tuple[int, int]) -> None:
+    """Refuse an archive in which torch's own zip reader (the one torch.load uses) finds ``data.pkl``
+    elsewhere than zipfile did (``where``: data offset and size), so that the pickle pre-scanned is the one
+    torch unpickles. The readers differ on crafted archives: zipfile shifts every offset when data precedes
+    the archive and miniz does not (a second archive in front is then read by torch alone), zip64 records
+    are found differently, miniz matches names regardless of case."""
+    import torch  # only for .pt files, which torch loads next anyway
+
+    try:
+        reader = torch._C.PyTorchFileReader(str(path))
+        seen = (reader.get_record_offset("data.pkl"), reader.get_record_size("data.pkl"))  # type: ignore[attr-defined]
+    except AttributeError:  # a torch without these bindings: the scan of zipfile's data.pkl stands alone
+        return
+    except Exception:  # noqa: BLE001 - torch cannot read the archive: torch.load fails next, reported there
+        return
+    if seen != where:
+        raise InputError(path, f"torch's zip reader finds data.pkl at byte {seen[0]:,} ({seen[1]:,} bytes), "
+                               f"Python's at byte {where[0]:,} ({where[1]:,} bytes): the archive reads "
+                               "differently to the two, so the pickle pre-scanned is not the one torch would "
+                               f"load; {_EXPECTED}")
 
 
 def _check_directory(path: Path, f: IO[bytes]) -> None:

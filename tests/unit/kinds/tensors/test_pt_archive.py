@@ -42,6 +42,10 @@ CASES = {
     "member_past_the_end": f"{U}data.pkl is cut short (the file ends inside it)",  # was "bad zip: "
     "name_not_utf8": f"{U}a member name is flagged UTF-8 (zip flag bit 11) but is not valid UTF-8",
     "name_not_utf8_local": f"{U}a member name is flagged UTF-8 (zip flag bit 11) but is not valid UTF-8",
+    # once pre-scanned as the second archive and unpickled by torch from the first (posix.system)
+    "two_archives": "torch's zip reader finds data.pkl at byte 64 (269 bytes), Python's at byte 14,139 (269 "
+    "bytes): the archive reads differently to the two, so the pickle pre-scanned is not the one torch would "
+    "load",
     # already input errors; the wording now says what was expected
     "crc_mismatch": f"{U}Bad CRC-32 for file 'outputs/data.pkl'",
     "name_differs": f"{U}File name in directory 'outputs/data.pkl' and header b'xutputs/data.pkl' "
@@ -143,3 +147,19 @@ def test_a_legacy_file_holding_an_end_record_signature_loads(tmp_path: Path) -> 
     pt._CACHE.clear()
     assert zipfile.is_zipfile(p)
     assert torch.equal(pt.load_pt(p)["logits"], data)
+
+
+def test_two_archives_really_read_differently(tmp_path: Path) -> None:
+    """The case above is a real bypass: zipfile sees the benign pickle, torch's reader the other one."""
+    import torch
+
+    p = _write(tmp_path, z.variant("two_archives"))
+    assert zipfile.ZipFile(p).read("outputs/data.pkl") == z.pickle_of(z.SOURCE.read_bytes())
+    assert z.EVIL[2:] in torch._C.PyTorchFileReader(str(p)).get_record("data.pkl")
+    assert pt.prescan(p) is not None  # the pickle zipfile reads is clean: only the cross-check refuses
+
+
+def test_a_deflated_pickle_is_found_where_torch_finds_it(tmp_path: Path) -> None:
+    raw = z.SOURCE.read_bytes()
+    p = _write(tmp_path, z.rezip(raw, z.pickle_of(raw), zipfile.ZIP_DEFLATED))
+    assert pt.prescan(p) == (46, 269)  # local header 30 + name 16; torch reports the same

@@ -37,8 +37,8 @@ def _pair_with_config(d: Path, cand_config: dict[str, str | bytes] | None = None
 
 
 def _outside(d: Path, name: str, text: str) -> Path:
-    (d / "outside").mkdir(exist_ok=True)
     p = d / "outside" / name
+    p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text)
     return p
 
@@ -67,6 +67,14 @@ def layers_symlink_outside(d: Path) -> None:
     """``layers.txt`` links to a file whose first line is a secret (once echoed in the error)."""
     _, c = _pair_with_config(d)
     _link(c / "config" / "layers.txt", _outside(d, "secret.txt", f"{TOKEN}\n"))
+
+
+def config_folder_symlink_outside(d: Path) -> None:
+    """``config/overlays`` is a link to a folder of layers outside (one holds a token): never walked into,
+    its layers were dropped without a word."""
+    _, c = _pair_with_config(d)
+    _outside(d, "overlays/zz_extra.yaml", f"hf_token: {TOKEN}\nworld_size: 8\n")
+    _link(c / "config" / "overlays", d / "outside" / "overlays")
 
 
 def config_fifo(d: Path) -> None:
@@ -256,7 +264,8 @@ def comment_limit_small(d: Path) -> None:
 
 
 CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
-    config_symlink_outside, cli_args_symlink_outside, layers_symlink_outside, config_fifo,
+    config_symlink_outside, cli_args_symlink_outside, layers_symlink_outside, config_folder_symlink_outside,
+    config_fifo,
     graphs_symlink_outside, tensors_symlink_outside, config_alias_bomb,
     config_deep_nesting, config_huge_int, graphs_huge_counter, pyproject_dotted_key_bomb, config_int_key,
     config_null_key, config_binary_key, config_null_transform_entry, config_duplicate_key,
@@ -267,4 +276,4 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
 )}
 #: Links and FIFOs: git cannot hold them meaningfully, the test builds them.
 RUNTIME_ONLY = frozenset({"config_symlink_outside", "cli_args_symlink_outside", "layers_symlink_outside",
-                          "config_fifo", "graphs_symlink_outside", "tensors_symlink_outside"})
+                          "config_folder_symlink_outside", "config_fifo", "graphs_symlink_outside", "tensors_symlink_outside"})

@@ -465,6 +465,20 @@ hostile_round2.h = sys.modules[__name__]
 CASES.update(hostile_round2.CASES)
 RUNTIME_ONLY = RUNTIME_ONLY | hostile_round2.RUNTIME_ONLY
 
+# Round three: .pt archives whose zip headers make Python's zipfile raise (issue 14, the longer fuzz run).
+import hostile_pt_zip  # noqa: E402
+
+hostile_pt_zip.h = sys.modules[__name__]
+CASES.update(hostile_pt_zip.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_pt_zip.RUNTIME_ONLY
+
+# Round three: logs and per-rank log folders linked out of the run folder, or FIFOs (all built at test time).
+import hostile_log_links  # noqa: E402
+
+hostile_log_links.h, hostile_log_links.r2 = sys.modules[__name__], hostile_round2
+CASES.update(hostile_log_links.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_log_links.RUNTIME_ONLY
+
 
 def build_case(name: str, dest: Path) -> Path:
     """Build case ``name`` into ``dest`` (``dest/baseline``, ``dest/candidate``); returns ``dest``."""

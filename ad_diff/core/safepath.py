@@ -13,7 +13,7 @@ or a FIFO that blocks ``open()`` forever. Every reader of run-folder files goes 
   refuse files larger than the caller's limit before reading them; :func:`read_text` decodes strict UTF-8
   and names the line of the first bad byte;
 * :func:`walk_files` lists the files under a folder of the run without following links to folders, and
-  says which entries it refused and why.
+  says which entries it refused and why (every link to a folder among them).
 
 Errors never quote the file's content, so a refused file leaks nothing. Usage::
 
@@ -131,17 +131,27 @@ def read_text(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> 
     return decode_utf8(read_bytes(path, root, what, limit), path, what)
 
 
+def linked_folder(path: Path, root: Path) -> str:
+    """Why ``path``, a link to a folder below ``root``, is not walked into (whatever its name: the files
+    under it would otherwise be left out without a word)."""
+    if not is_inside(path, root):
+        return (f"is a symbolic link to a folder outside the run folder {root}; refusing to read it (copy "
+                "the folder into the run folder instead of linking it)")
+    return "is a symbolic link to a folder; folders are not followed through links (copy it instead)"
+
+
 def walk_files(folder: Path, root: Path,
                suffixes: tuple[str, ...]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Files under ``folder`` whose suffix (lower case) is in ``suffixes``, sorted, and the refused entries
-    with why (see :func:`check_file`). Links to folders are not followed (an entry that is one is refused)."""
+    with why (see :func:`check_file`). Links to folders are not followed: each one is refused, whatever its
+    name (see :func:`linked_folder`)."""
     found: list[Path] = []
     refused: list[tuple[Path, str]] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
         for name in sorted(dirnames):
             p = Path(dirpath, name)
-            if p.is_symlink() and p.suffix.lower() in suffixes:
-                refused.append((p, "is a symbolic link to a folder, not a file"))
+            if p.is_symlink():
+                refused.append((p, linked_folder(p, root)))
         for name in filenames:
             p = Path(dirpath, name)
             if p.suffix.lower() not in suffixes:
@@ -154,5 +164,5 @@ def walk_files(folder: Path, root: Path,
     return sorted(found), sorted(refused)
 
 
-__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "read_bytes", "read_checked",
-           "read_text", "refusal", "walk_files"]
+__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "linked_folder", "read_bytes",
+           "read_checked", "read_text", "refusal", "walk_files"]

@@ -11,8 +11,12 @@ In order (docs/run-folder.md):
 4. the top-level text file (``*.out``, ``*.txt``, ``*.err``, no extension; compressed too) whose first
    :data:`HEAD_BYTES` hold AutoDeploy transform lines; several: the one named like ``ad.log``, else an error.
 
-Nothing is parsed here beyond that sniff; files reached through a link that leaves the run folder are not
-used.
+Nothing is parsed here beyond that sniff. A candidate that may not be read (a link that leaves the run
+folder, a FIFO, socket or device, a broken link: :func:`ad_diff.core.safepath.refusal`) is never opened and
+never silently dropped: one that would be used, any file or linked folder of the per-rank layout, and any
+text file that would have to be sniffed is an :class:`InputError` naming it; a refused ``*.log`` that is not
+used is named in the sentence saying which log was (a dropped ``ad.log`` must not become another log or "no
+log found", a dropped rank must not make a run look smaller).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ad_diff.core import safepath
 from ad_diff.core.model import RunId
 from ad_diff.discover.capture import COMPRESSED_SUFFIXES, open_text
 from ad_diff.errors import InputError
@@ -64,29 +69,43 @@ def _stem(name: str) -> str:
     return name
 
 
-def _inside(root: Path, p: Path) -> bool:
-    """Whether ``p`` (maybe a link) stays inside ``root``."""
-    try:
-        p.resolve().relative_to(root.resolve())
-    except (ValueError, OSError):
-        return False
-    return True
+def _is_log(p: Path) -> bool:
+    return _stem(p.name).endswith(".log")
 
 
-def _top_files(root: Path) -> list[Path]:
+def _is_text(p: Path) -> bool:
+    return Path(_stem(p.name)).suffix in _TEXT_SUFFIXES
+
+
+def _top_files(root: Path) -> tuple[list[Path], dict[Path, str]]:
+    """The entries at the top of ``root`` that are not folders: those that may be read, and the refused
+    ones with why (see the module docstring)."""
     try:
         entries = sorted(os.scandir(root), key=lambda e: e.name)
     except OSError as e:
         raise InputError(root, f"cannot be listed ({e.strerror or e})") from e
-    out = []
+    out: list[Path] = []
+    refused: dict[Path, str] = {}
     for entry in entries:
         p = Path(entry.path)
         try:
-            if entry.is_file() and _inside(root, p):
-                out.append(p)
+            if entry.is_dir():  # follows links: a folder is no log (a looping link raises or says False)
+                continue
         except OSError:
-            continue
-    return out
+            pass
+        why = safepath.refusal(p, root)
+        if why is None:
+            out.append(p)
+        else:
+            refused[p] = why
+    return out, refused
+
+
+def _refuse(paths: list[Path], refused: dict[Path, str], what: str) -> InputError:
+    """The error for the first refused path (the others named after it)."""
+    more = ", ".join(p.name for p in paths[1:4]) + (", ..." if len(paths) > 4 else "")
+    also = f" (also refused: {more})" if more else ""
+    return InputError(paths[0], f"{refused[paths[0]]}; expected {what}{also}")
 
 
 def _pick(files: list[Path], root: Path, run_id: RunId, what: str) -> tuple[Path, str]:
@@ -110,12 +129,35 @@ def _holds_ad_lines(p: Path) -> bool:
     return _AD_HINT.search(head) is not None
 
 
-def _walk(root: Path) -> list[tuple[Path, tuple[str, ...]]]:
+def _rank_dir(name: str, rel: tuple[str, ...]) -> bool:
+    """Whether a folder ``name`` in folder ``rel`` is part of a per-rank layout (a torchrun rank folder is
+    its number, inside ``attempt_<k>``)."""
+    if name.isdigit():
+        return bool(rel) and _TORCHRUN.match(rel[-1]) is not None
+    return _TORCHRUN.match(name) is not None or _MPI_RANK.match(name) is not None
+
+
+@dataclass
+class _Walk:
+    """What :func:`_walk` saw below the run folder."""
+
+    files: list[tuple[Path, tuple[str, ...]]]
+    """Files named like a per-rank log (``stdout``, ``stderr.log``...), each with its folder parts."""
+    linked: list[Path]
+    """Links named like a layout folder (``attempt_0``, ``rank.1``, ``3``): never followed."""
+    truncated: bool = False
+    """The listing stopped at :data:`_MAX_ENTRIES`."""
+
+
+def _walk(root: Path) -> _Walk:
     """Files below ``root`` (not in graphs/, tensors/, config/), each with its folder parts; bounded."""
-    out: list[tuple[Path, tuple[str, ...]]] = []
+    out = _Walk([], [])
     seen = 0
     for dirpath, dirnames, filenames in os.walk(root):  # never follows links to folders
         rel = Path(dirpath).relative_to(root).parts
+        # a rank folder that is a link is not walked into: name it rather than lose the rank
+        out.linked += [p for p in (Path(dirpath, n) for n in sorted(dirnames + filenames)
+                                   if _rank_dir(n, rel)) if p.is_symlink()]
         if len(rel) >= _MAX_DEPTH:
             dirnames[:] = []
         else:  # graphs/, tensors/, config/ at the top hold no log (and graphs/ may hold thousands of files)
@@ -123,19 +165,32 @@ def _walk(root: Path) -> list[tuple[Path, tuple[str, ...]]]:
         for name in sorted(filenames):
             seen += 1
             if seen > _MAX_ENTRIES:
+                out.truncated = True
                 return out
             if name in _STREAMS and rel:
-                out.append((Path(dirpath, name), rel))
+                out.files.append((Path(dirpath, name), rel))
     return out
+
+
+def _linked_folder(path: Path, root: Path) -> str:
+    """Why a layout folder that is a link is refused."""
+    if not path.exists():
+        return "is a symbolic link that loops or points nowhere"
+    if not safepath.is_inside(path, root):
+        return (f"is a symbolic link to a folder outside the run folder {root}; refusing to read it (copy "
+                "the folder into the run folder instead of linking it)")
+    return "is a symbolic link to a folder; per-rank log folders are not followed through links (copy it)"
 
 
 def _layout(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str] | None:
     """Per-rank log files of a torchrun ``--log-dir`` or mpirun ``--output-filename`` layout, if any."""
     torch: dict[tuple[str, ...], dict[int, list[LogFile]]] = {}  # run folder -> attempt -> files
     mpi: dict[tuple[str, ...], list[LogFile]] = {}  # job folder -> files
-    for path, rel in _walk(root):
-        if not _inside(root, path):
-            continue
+    walk = _walk(root)
+    if walk.linked:
+        path = walk.linked[0]
+        raise InputError(path, f"{_linked_folder(path, root)}; expected a folder of per-rank logs")
+    for path, rel in walk.files:
         stream = _STREAMS[path.name]
         torchrun = path.name.endswith(".log") and len(rel) >= 2 and rel[-1].isdigit()
         if torchrun and (m := _TORCHRUN.match(rel[-2])):
@@ -156,6 +211,14 @@ def _layout(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str] | None
         raise InputError(root, f"several per-rank log layouts ({', '.join(f[0] + '/' for f in found)}); pass "
                                f"{_option(run_id)} once per file of the run to compare")
     where, layout, what = found[0]
+    if walk.truncated:  # ranks listed after the cut would be missing without a word
+        raise InputError(root, f"holds more than {_MAX_ENTRIES:,} files outside graphs/, tensors/ and "
+                               f"config/, so the per-rank log layout in {where}/ may be incomplete; pass "
+                               f"{_option(run_id)} once per file of the run to compare")
+    for f in layout:  # every file of the layout is read: a refused one must not drop its rank
+        why = safepath.refusal(f.path, root)
+        if why is not None:
+            raise InputError(f.path, f"{why}; expected the {f.stream} log of rank {f.rank} ({what})")
     ordered = tuple(sorted(layout, key=lambda f: (f.rank or 0, f.stream != "stdout", f.path.name)))
     ranks = sorted({f.rank for f in ordered if f.rank is not None})
     return ordered, f"logs: {len(ordered)} file(s) of ranks {', '.join(map(str, ranks))} in {where}/ ({what})"
@@ -182,15 +245,22 @@ def find_logs(root: Path, run_id: RunId, given: tuple[Path, ...] = ()) -> tuple[
     """The files of ``run_id``'s log and a sentence saying which were used (see the module docstring)."""
     if given:
         return _given(given)
-    files = _top_files(root)
-    logs = [p for p in files if _stem(p.name).endswith(".log")]
+    files, refused = _top_files(root)
+    logs = sorted([p for p in [*files, *refused] if _is_log(p)])
     if logs:
         p, also = _pick(logs, root, run_id, "*.log files")
+        if p in refused:  # the log to compare is linked out or special: never another one in its place
+            raise _refuse([p], refused, "the AutoDeploy log")
+        also += "".join(f"; not read: {x.name} {refused[x].split(';')[0]}" for x in logs if x in refused)
         return (LogFile(p),), f"log {p.name}{also}"
     layout = _layout(root, run_id)
     if layout is not None:
         return layout
-    texts = [p for p in files if Path(_stem(p.name)).suffix in _TEXT_SUFFIXES]
+    texts = [p for p in files if _is_text(p)]
+    unread = [p for p in refused if _is_text(p)]
+    if unread:  # any of them may be the log: its content cannot be looked at, so nothing is guessed
+        raise _refuse(unread, refused, "a text file (the run has no *.log, so every text file at its top "
+                                       "may be the AutoDeploy log)")
     found = [p for p in texts[:200] if _holds_ad_lines(p)]
     if found:
         p, also = _pick(found, root, run_id, "text files with AutoDeploy transform lines")

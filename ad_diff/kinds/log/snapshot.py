@@ -112,10 +112,25 @@ def take(run: Path, rank: int = 0, log: Path | None = None) -> dict[str, Any]:
         "end_detail": parsed.end_detail,
         "transforms": transforms,
     }
+    if art.graphs is not None:
+        _check_dumps(art.graphs, run)
     coverage = metadata_coverage(art.graphs)
     if coverage:
         data["metadata_coverage"] = coverage
     return data
+
+
+def _check_dumps(graphs: Path, run: Path) -> None:
+    """Refuse a dump that cannot be read (a link out of the run folder, a FIFO...): the coverage would leave
+    it out without a word, and every candidate checked against the snapshot later would go unchecked
+    there."""
+    from ad_diff.kinds.graph.folder import scan
+
+    unreadable = scan(graphs, run).unreadable
+    if unreadable:
+        path, why = unreadable[0]
+        raise InputError(path, f"{why}; a snapshot records the metadata coverage of every dump, so each "
+                               "must be a readable file of the run")
 
 
 def dump(data: dict[str, Any]) -> str:

@@ -2,7 +2,9 @@
 
 Before torch sees a file, its pickle is pre-scanned opcode by opcode (:func:`prescan`): the pickle must be
 small, every global it names must be short and on an allow-list of what plain dense tensors need, and
-sparse, meta, quantized or nested tensors are refused by their rebuild function's name. Only then is it
+sparse, meta, quantized or nested tensors are refused by their rebuild function's name; a zip archive that
+Python's zipfile cannot read (or would inflate without bound) is an input error, not a crash
+(:mod:`~ad_diff.kinds.tensors.pt_archive`). Only then is it
 loaded with ``torch.load(weights_only=True, mmap=True)``. Loaded tensors are checked again (dense, strided,
 CPU, no more elements than their storage holds: an expanded view of one element claiming 2**31 is refused,
 never materialised), and containers are walked iteratively with a depth cap (self-referencing or very deep
@@ -13,17 +15,19 @@ from __future__ import annotations
 
 import io
 import pickletools
-import zipfile
 from pathlib import Path
 from typing import Any
 
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import safe_name
+from ad_diff.kinds.tensors.pt_archive import check_torch_agrees, read_pickle
 
 MAX_PICKLE = 8 * 1024 * 1024
 """Bytes of pickle (not of tensor data) a .pt may hold: a dict of 10,000 tensors takes about 1 MiB."""
 MAX_GLOBAL = 200
 """Characters of a ``module name`` global: torch's longest allowed one is about 45."""
+ZIP_MAGIC = b"PK\x03\x04"
+"""How a file that torch.load reads as a zip archive starts (torch.serialization._is_zipfile)."""
 MAX_DEPTH = 32
 """Nesting of dicts/lists/tuples around the tensors."""
 _ALLOWED = frozenset({
@@ -70,29 +74,25 @@ def _dtype_names() -> frozenset[str]:
     })  # fmt: skip
 
 
-def prescan(path: Path) -> None:
-    """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors."""
+def prescan(path: Path) -> tuple[int, int] | None:
+    """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors.
+    Returns where a zip archive's ``data.pkl`` lies (data offset, size), ``None`` for a legacy file."""
     try:
         with path.open("rb") as f:
-            is_zip = zipfile.is_zipfile(f)
+            # torch.load's own test (a local header first): zipfile.is_zipfile looks for an end record in
+            # the last 64 KiB instead, so a pickle with a zip appended was scanned as the zip and loaded by
+            # torch as the pickle, which the scan never saw
+            is_zip = f.read(4) == ZIP_MAGIC
             f.seek(0)
+            where = None
             if is_zip:
-                with zipfile.ZipFile(f) as z:
-                    pkl = [i for i in z.infolist() if i.filename.endswith("data.pkl")]
-                    if len(pkl) != 1:
-                        raise InputError(path, "not a torch.save archive: expected exactly one data.pkl")
-                    if pkl[0].file_size > MAX_PICKLE:
-                        raise InputError(
-                            path, f"pickle of {pkl[0].file_size} bytes exceeds the {MAX_PICKLE}-byte cap"
-                        )
-                    stream = z.read(pkl[0])
+                stream, where = read_pickle(path, f, MAX_PICKLE)
             else:  # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
                 stream = f.read(MAX_PICKLE)
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e}); expected a torch.save file") from e
-    except (zipfile.BadZipFile, EOFError, ValueError) as e:
-        raise InputError(path, f"not a readable torch.save file (bad zip: {str(e)[:120]})") from e
     _scan(path, stream, pickles=1 if is_zip else 5)
+    return where
 
 
 def _scan(path: Path, stream: bytes, pickles: int) -> None:
@@ -164,7 +164,9 @@ def load_pt(path: Path) -> dict[str, Any]:
     """The tensors of a ``.pt`` (a tensor or nested containers of tensors), by dotted name, memory-mapped."""
     if path in _CACHE:
         return _CACHE[path]
-    prescan(path)
+    where = prescan(path)
+    if where is not None:
+        check_torch_agrees(path, where)
     import torch
 
     try:

@@ -103,3 +103,21 @@ def test_walk_lists_files_and_says_what_it_refused(run: Path) -> None:
     found, refused = walk_files(run / "config", run, (".yaml",))
     assert [p.name for p in found] == ["alias.yaml", "default.yaml"]
     assert {p.name for p, _ in refused} == {"zz_extra.yaml", "fifo.yaml", "broken.yaml", "loop.yaml"}
+
+
+@pytest.mark.parametrize("inside", [False, True])
+def test_walk_refuses_every_link_to_a_folder_whatever_its_name(run: Path, tmp_path: Path, inside: bool) -> None:
+    """os.walk does not enter a linked folder: a ``config/overlays`` link (no YAML suffix) lost its layers
+    without a word; only links named like ``*.yaml`` were refused."""
+    target = run / "kept" if inside else tmp_path / "home" / "layers"
+    target.mkdir()
+    (target / "zz_layer.yaml").write_text("a: 2\n")
+    (run / "config" / "overlays").symlink_to(target)
+    found, refused = walk_files(run / "config", run, (".yaml",))
+    why = dict(refused)[run / "config" / "overlays"]
+    if inside:
+        assert why == "is a symbolic link to a folder; folders are not followed through links (copy it instead)"
+    else:
+        assert why == (f"is a symbolic link to a folder outside the run folder {run}; refusing to read it (copy "
+                       "the folder into the run folder instead of linking it)")
+    assert "zz_layer.yaml" not in {p.name for p in found}

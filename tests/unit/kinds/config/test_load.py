@@ -171,3 +171,17 @@ def test_indexed_origin_lookup_equals_the_linear_definition() -> None:
     for n in range(1, 5):
         for path in itertools.product(words, repeat=n):
             assert cfg.origin(path) == _origin_brute_force(origins, path), path
+
+
+def test_a_linked_folder_of_layers_is_refused_not_dropped(tmp_path: Path) -> None:
+    """``config/overlays`` linked elsewhere: its layers were never read, and the config compared without
+    them."""
+    away = tmp_path / "shared" / "overlays"
+    away.mkdir(parents=True)
+    (away / "zz.yaml").write_text("transforms: {fuse: {enabled: false}}\n")
+    run = _run(tmp_path, {"config/default.yaml": "transforms: {fuse: {stage: compile}}\n"})
+    (run / "config" / "overlays").symlink_to(away)
+    e = _error(run)
+    assert e.path == run / "config" / "overlays"
+    assert e.detail == (f"is a symbolic link to a folder outside the run folder {run}; refusing to read it "
+                        "(copy the folder into the run folder instead of linking it); expected an AD config file")

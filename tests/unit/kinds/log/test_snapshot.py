@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -62,6 +63,24 @@ def test_snapshot_with_a_broken_dump_is_an_input_error(tmp_path: Path) -> None:
     (base / "graphs" / "001_export_export_to_gm.txt").write_text("# Transform: export_to_gm\n")
     with pytest.raises(InputError, match="001_export_export_to_gm.txt:2: expected '# Stage: <stage>'"):
         snapshot.take(base)
+
+
+def test_snapshot_of_a_run_with_a_dump_linked_out_is_refused(tmp_path: Path) -> None:
+    """The linked-out dump was left out of metadata_coverage without a word: candidates checked against the
+    snapshot later went unchecked at that transform."""
+    run = tmp_path / "run"
+    shutil.copytree(SCEN / "baseline", run)
+    dump = sorted((run / "graphs").iterdir())[0]
+    away = tmp_path / "elsewhere.txt"
+    dump.rename(away)
+    dump.symlink_to(away)
+    with pytest.raises(InputError) as e:
+        snapshot.take(run)
+    assert e.value.path == dump
+    assert e.value.detail == (f"is a symbolic link to a file outside the run folder {run}; refusing to read it "
+                              "(copy the dumps into the run folder instead of linking them); a snapshot "
+                              "records the metadata coverage of every dump, so each must be a readable file "
+                              "of the run")
 
 
 SCEN = FIXTURES / "scenarios/metadata_loss"

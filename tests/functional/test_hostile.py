@@ -104,13 +104,15 @@ def _case_dir(name: str, tmp_path: Path) -> Path:
     return dest
 
 
-def _run(case: Path, work: Path, out: Path, *extra: str) -> Run:
+def _run(case: Path, work: Path, out: Path, *extra: str, command: str = "compare") -> Run:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     env.pop("AD_DIFF_DEBUG", None)
-    args = [sys.executable, "-m", "ad_diff", str(case / "baseline"), str(case / "candidate"),
-            "--markdown", str(out / "report.md"), "--json", str(out / "report.json"),
-            "--junit", str(out / "report.xml"), *extra]
-    return _spawn(args, work, env, case.parent / "proc")
+    if command == "candidates":  # the candidate run's dumps; the JSON report holds the notes
+        cmd = ["candidates", str(case / "candidate"), "-f", "json", "-o", str(out / "report.json")]
+    else:
+        cmd = [str(case / "baseline"), str(case / "candidate"), "--markdown", str(out / "report.md"),
+               "--json", str(out / "report.json"), "--junit", str(out / "report.xml")]
+    return _spawn([sys.executable, "-m", "ad_diff", *cmd, *extra], work, env, case.parent / "proc")
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +153,8 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     work.mkdir(exist_ok=True)
     before, work_before = _tree(case), _tree(work)
     extra = [a.replace("{case}", str(case)) for a in spec.get("args", [])]
-    proc = _run(case, work, out, *extra)
+    command = spec.get("command", "compare")
+    proc = _run(case, work, out, *extra, command=command)
 
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.returncode == spec["exit_code"], proc.stderr
@@ -178,6 +181,11 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     for s in spec.get("stderr", []):
         assert s in proc.stderr
     report = json.loads((out / "report.json").read_text())
+    if command == "candidates":
+        notes = "\n".join(report["notes"])
+        for s in spec.get("notes", []):
+            assert s.replace("{case}", str(case)) in notes, notes
+        return
     codes = {f["code"] for f in report["findings"]}
     assert set(spec.get("codes", [])) <= codes, codes
     assert not set(spec.get("absent_codes", [])) & codes

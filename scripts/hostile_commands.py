@@ -1,6 +1,8 @@
 """Hostile input, round four (issue 14): the commands besides the comparison. ``ad-diff candidates`` read a
-dump linked out of the run folder and dropped a FIFO without a word. Links and FIFOs cannot live in git:
-every case here is built at test time. The manifest's ``command`` says which command a case runs.
+dump linked out of the run folder and dropped a FIFO without a word; ``ad-diff batch`` followed a model
+folder or snapshot linked out of its root and dropped a FIFO named like a model. Links and FIFOs cannot
+live in git: every case here is built at test time. The manifest's ``command`` says which command a case
+runs; for ``batch``, ``baseline/`` and ``candidate/`` are the two roots, one run folder per model.
 
 Imported by make_hostile_fixtures.py, which sets :data:`h` (its helpers) and :data:`r2` (hostile_round2,
 for its link helpers and the canary).
@@ -44,7 +46,43 @@ def candidates_earlier_dump_refused(d: Path) -> None:
     os.mkfifo(c / "graphs" / "002_post_export_cleanup_noop_slice.txt")
 
 
+def _roots(d: Path, *models: str) -> tuple[Path, Path]:
+    """Batch roots ``d/baseline`` and ``d/candidate``: run folder ``ok`` in both, ``models`` in the baseline
+    only (the case adds what stands for them in the candidate root)."""
+    for name in ("ok", *models):
+        h.write_run(d / "baseline" / name, graphs=False)
+    h.write_run(d / "candidate" / "ok", graphs=False)
+    return d / "baseline", d / "candidate"
+
+
+def batch_model_symlink_outside(d: Path) -> None:
+    """The candidate root's model folder ``far`` links to a run outside the root (it was compared); that
+    run's log has one more transform, named :data:`hostile_round2.CANARY` (compared, it would show)."""
+    _, c = _roots(d, "far")
+    h.write_run(d / "outside" / "far", h.log_text() + h.v3("compile", r2.CANARY, "matches=1"), graphs=False)
+    r2._link(c / "far", d / "outside" / "far")
+
+
+def batch_snapshot_symlink_outside(d: Path) -> None:
+    """The baseline root's snapshot ``snap.yaml`` links outside the root (it was read as the baseline)."""
+    b, c = _roots(d)
+    h.write_run(c / "snap", graphs=False)
+    snap = ("ad_diff_snapshot: 1\nsource: elsewhere\ntransforms:\n"
+            f"  - {{stage: compile, transform: {r2.CANARY}, state: applied, matches: 1}}\n")
+    r2._link(b / "snap.yaml", r2._outside(d, "snap.yaml", snap))
+
+
+def batch_model_fifo(d: Path) -> None:
+    """A FIFO named like a model in each root: the candidate's ``piped`` (once "baseline only") and the
+    baseline's ``snap.yaml`` (once left out: its model was listed as new, not compared)."""
+    b, c = _roots(d, "piped")
+    os.mkfifo(c / "piped")
+    os.mkfifo(b / "snap.yaml")
+    h.write_run(c / "snap", graphs=False)
+
+
 CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     candidates_dump_symlink_outside, candidates_dump_fifo, candidates_earlier_dump_refused,
+    batch_model_symlink_outside, batch_snapshot_symlink_outside, batch_model_fifo,
 )}
 RUNTIME_ONLY = frozenset(CASES)

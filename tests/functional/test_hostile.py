@@ -109,9 +109,10 @@ def _run(case: Path, work: Path, out: Path, *extra: str, command: str = "compare
     env.pop("AD_DIFF_DEBUG", None)
     if command == "candidates":  # the candidate run's dumps; the JSON report holds the notes
         cmd = ["candidates", str(case / "candidate"), "-f", "json", "-o", str(out / "report.json")]
-    else:
-        cmd = [str(case / "baseline"), str(case / "candidate"), "--markdown", str(out / "report.md"),
-               "--json", str(out / "report.json"), "--junit", str(out / "report.xml")]
+    else:  # compare two runs, or batch two roots of runs: the same three reports
+        cmd = [*(["batch"] if command == "batch" else []), str(case / "baseline"), str(case / "candidate"),
+               "--markdown", str(out / "report.md"), "--json", str(out / "report.json"),
+               "--junit", str(out / "report.xml")]
     return _spawn([sys.executable, "-m", "ad_diff", *cmd, *extra], work, env, case.parent / "proc")
 
 
@@ -171,6 +172,9 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
         (out / n).read_text(errors="replace") for n in sorted(written))
     for s in spec.get("report_absent", []):
         assert s not in outputs, f"{s!r} leaked into an output"
+    if command == "batch":  # a model's input error is its own row of the report, not the batch's error
+        _check_batch(spec, case, json.loads((out / "report.json").read_text()))
+        return
     if spec["exit_code"] == 2:
         assert proc.stderr.startswith("ad-diff: error: ")
         for s in spec["stderr"]:
@@ -205,6 +209,16 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     for s in spec.get("markdown_inert", []):
         assert s in md, f"{s!r} should still be shown"
         assert s not in prose, f"{s!r} outside code would act on GitHub"
+
+
+def _check_batch(spec: dict[str, Any], case: Path, report: dict[str, Any]) -> None:
+    """Every model of the batch report has the status the case says, and its error the substrings."""
+    rows = {m["name"]: m for m in report["models"]}
+    assert set(rows) == set(spec["models"]), rows
+    for name, want in spec["models"].items():
+        assert rows[name]["status"] == want["status"], rows[name]
+        for s in want.get("error", []):
+            assert s.replace("{case}", str(case)) in (rows[name].get("error") or ""), rows[name]
 
 
 def test_markup_names_are_literal_in_the_terminal(tmp_path: Path) -> None:

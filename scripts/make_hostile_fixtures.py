@@ -479,6 +479,13 @@ hostile_log_links.h, hostile_log_links.r2 = sys.modules[__name__], hostile_round
 CASES.update(hostile_log_links.CASES)
 RUNTIME_ONLY = RUNTIME_ONLY | hostile_log_links.RUNTIME_ONLY
 
+# Round four: the commands besides the comparison (candidates, batch) on links and FIFOs (built at test time).
+import hostile_commands  # noqa: E402
+
+hostile_commands.h, hostile_commands.r2 = sys.modules[__name__], hostile_round2
+CASES.update(hostile_commands.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_commands.RUNTIME_ONLY
+
 
 def build_case(name: str, dest: Path) -> Path:
     """Build case ``name`` into ``dest`` (``dest/baseline``, ``dest/candidate``); returns ``dest``."""

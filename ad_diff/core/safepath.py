@@ -42,8 +42,9 @@ def is_inside(path: Path, root: Path) -> bool:
     return True
 
 
-def refusal(path: Path, root: Path) -> str | None:
-    """Why ``path`` may not be read as a file of ``root``, or ``None`` when it may."""
+def refusal(path: Path, root: Path, place: str = "the run folder") -> str | None:
+    """Why ``path`` may not be read as a file of ``root``, or ``None`` when it may (``place``: what the
+    messages call ``root``)."""
     try:
         info = path.lstat()
     except FileNotFoundError:
@@ -60,8 +61,8 @@ def refusal(path: Path, root: Path) -> str | None:
         return f"cannot be read ({getattr(e, 'strerror', None) or e})"
     if not is_inside(real, root):
         link = "is a symbolic link to" if stat.S_ISLNK(info.st_mode) else "resolves to"
-        return (f"{link} a file outside the run folder {root}; refusing to read it (copy the file into the "
-                "run folder instead of linking it)")
+        return (f"{link} a file outside {place} {root}; refusing to read it (copy the file into {place} "
+                "instead of linking it)")
     try:
         mode = real.stat().st_mode
     except OSError as e:
@@ -131,12 +132,12 @@ def read_text(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> 
     return decode_utf8(read_bytes(path, root, what, limit), path, what)
 
 
-def linked_folder(path: Path, root: Path) -> str:
+def linked_folder(path: Path, root: Path, place: str = "the run folder") -> str:
     """Why ``path``, a link to a folder below ``root``, is not walked into (whatever its name: the files
     under it would otherwise be left out without a word)."""
     if not is_inside(path, root):
-        return (f"is a symbolic link to a folder outside the run folder {root}; refusing to read it (copy "
-                "the folder into the run folder instead of linking it)")
+        return (f"is a symbolic link to a folder outside {place} {root}; refusing to read it (copy the "
+                f"folder into {place} instead of linking it)")
     return "is a symbolic link to a folder; folders are not followed through links (copy it instead)"
 
 

@@ -18,9 +18,8 @@ from typing import Any
 from ad_diff.core.escape import fence_block, md_code, md_escape
 from ad_diff.core.model import Side, TransformComparison
 from ad_diff.errors import AdDiffError, UsageError
-from ad_diff.kinds.graph import parse as dump_parser
 from ad_diff.result import DiffResult
-from ad_diff.workflows.candidates import find_candidates
+from ad_diff.workflows.candidates import find_candidates, read_dump
 from ad_diff.workflows.candidates.lookup import KNOWN
 from ad_diff.workflows.candidates.model import Candidate, CandidateReport
 from ad_diff.workflows.candidates.ops import namespace, op_name
@@ -141,7 +140,7 @@ def _side(s: Side) -> str:
 def _custom_ops(report: CandidateReport | None) -> Counter[str]:
     if report is None:
         return Counter()
-    dump = dump_parser.parse(Path(report.dump))
+    dump = read_dump(Path(report.dump), Path(report.run))  # checked again: the file may have changed since
     return Counter(
         n.target
         for s in dump.sections

@@ -104,13 +104,16 @@ def _case_dir(name: str, tmp_path: Path) -> Path:
     return dest
 
 
-def _run(case: Path, work: Path, out: Path, *extra: str) -> Run:
+def _run(case: Path, work: Path, out: Path, *extra: str, command: str = "compare") -> Run:
     env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
     env.pop("AD_DIFF_DEBUG", None)
-    args = [sys.executable, "-m", "ad_diff", str(case / "baseline"), str(case / "candidate"),
-            "--markdown", str(out / "report.md"), "--json", str(out / "report.json"),
-            "--junit", str(out / "report.xml"), *extra]
-    return _spawn(args, work, env, case.parent / "proc")
+    if command == "candidates":  # the candidate run's dumps; the JSON report holds the notes
+        cmd = ["candidates", str(case / "candidate"), "-f", "json", "-o", str(out / "report.json")]
+    else:  # compare two runs, or batch two roots of runs: the same three reports
+        cmd = [*(["batch"] if command == "batch" else []), str(case / "baseline"), str(case / "candidate"),
+               "--markdown", str(out / "report.md"), "--json", str(out / "report.json"),
+               "--junit", str(out / "report.xml")]
+    return _spawn([sys.executable, "-m", "ad_diff", *cmd, *extra], work, env, case.parent / "proc")
 
 
 @pytest.fixture(scope="session")
@@ -151,7 +154,8 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     work.mkdir(exist_ok=True)
     before, work_before = _tree(case), _tree(work)
     extra = [a.replace("{case}", str(case)) for a in spec.get("args", [])]
-    proc = _run(case, work, out, *extra)
+    command = spec.get("command", "compare")
+    proc = _run(case, work, out, *extra, command=command)
 
     assert "Traceback" not in proc.stderr + proc.stdout
     assert proc.returncode == spec["exit_code"], proc.stderr
@@ -168,6 +172,9 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
         (out / n).read_text(errors="replace") for n in sorted(written))
     for s in spec.get("report_absent", []):
         assert s not in outputs, f"{s!r} leaked into an output"
+    if command == "batch":  # a model's input error is its own row of the report, not the batch's error
+        _check_batch(spec, case, json.loads((out / "report.json").read_text()))
+        return
     if spec["exit_code"] == 2:
         assert proc.stderr.startswith("ad-diff: error: ")
         for s in spec["stderr"]:
@@ -178,6 +185,11 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     for s in spec.get("stderr", []):
         assert s in proc.stderr
     report = json.loads((out / "report.json").read_text())
+    if command == "candidates":
+        notes = "\n".join(report["notes"])
+        for s in spec.get("notes", []):
+            assert s.replace("{case}", str(case)) in notes, notes
+        return
     codes = {f["code"] for f in report["findings"]}
     assert set(spec.get("codes", [])) <= codes, codes
     assert not set(spec.get("absent_codes", [])) & codes
@@ -197,6 +209,16 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     for s in spec.get("markdown_inert", []):
         assert s in md, f"{s!r} should still be shown"
         assert s not in prose, f"{s!r} outside code would act on GitHub"
+
+
+def _check_batch(spec: dict[str, Any], case: Path, report: dict[str, Any]) -> None:
+    """Every model of the batch report has the status the case says, and its error the substrings."""
+    rows = {m["name"]: m for m in report["models"]}
+    assert set(rows) == set(spec["models"]), rows
+    for name, want in spec["models"].items():
+        assert rows[name]["status"] == want["status"], rows[name]
+        for s in want.get("error", []):
+            assert s.replace("{case}", str(case)) in (rows[name].get("error") or ""), rows[name]
 
 
 def test_markup_names_are_literal_in_the_terminal(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ markdown as the place for detail, and changes nothing else."""
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 from tests.conftest import FIXTURES, run_cli
@@ -49,9 +50,10 @@ def test_batch_writes_a_folder_of_reports(tmp_path: Path) -> None:
     evil = "evil..<b>[x]"
     for side, run in (("b", "baseline"), ("c", "candidate")):
         (tmp_path / side).mkdir()
-        (tmp_path / side / "metadata_loss").symlink_to(ML / run)
-        (tmp_path / side / "identical").symlink_to(FIXTURES / "scenarios/identical" / run)
-        (tmp_path / side / evil).symlink_to(FIXTURES / "hostile/markup_names" / run)
+        # copies, not links: batch refuses a model folder that links outside its root (issue 14)
+        shutil.copytree(ML / run, tmp_path / side / "metadata_loss", symlinks=True)
+        shutil.copytree(FIXTURES / "scenarios/identical" / run, tmp_path / side / "identical", symlinks=True)
+        shutil.copytree(FIXTURES / "hostile/markup_names" / run, tmp_path / side / evil, symlinks=True)
     out = tmp_path / "out"
     res = run_cli("batch", tmp_path / "b", tmp_path / "c", "--html", out / "html", "--markdown", out / "c.md",
                   "--jobs", "1")
@@ -73,7 +75,7 @@ def test_batch_writes_a_folder_of_reports(tmp_path: Path) -> None:
 def test_batch_html_must_be_a_folder(tmp_path: Path) -> None:
     for side, run in (("b", "baseline"), ("c", "candidate")):
         (tmp_path / side).mkdir()
-        (tmp_path / side / "m").symlink_to(ML / run)
+        shutil.copytree(ML / run, tmp_path / side / "m", symlinks=True)
     taken = tmp_path / "report.html"
     taken.write_text("mine")
     res = run_cli("batch", tmp_path / "b", tmp_path / "c", "--html", taken)

@@ -9,6 +9,7 @@ so does an error or warning finding, or a gating root cause, that the manifest d
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -180,10 +181,9 @@ def test_output_is_byte_identical_across_hash_seeds(tmp_path: Path, case: str) -
     if base == "batch":  # three models per side, compared in parallel: the order must not depend on timing
         for side in ("b", "c"):
             for name in ("metadata_loss", "config_unexplained", "partial_loss"):
-                (tmp_path / side).mkdir(exist_ok=True)
-                (tmp_path / side / name).symlink_to(
-                    ROOT / cand / name / ("baseline" if side == "b" else "candidate")
-                )
+                # copies, not links: batch refuses a model folder that links outside its root (issue 14)
+                shutil.copytree(ROOT / cand / name / ("baseline" if side == "b" else "candidate"),
+                                tmp_path / side / name, symlinks=True)
         args = ("batch", tmp_path / "b", tmp_path / "c", "--jobs", "2")
     else:
         args = (base, cand)

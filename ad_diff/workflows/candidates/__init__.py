@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections import Counter
 from pathlib import Path
 
-from ad_diff.discover import dump_entries
-from ad_diff.errors import AdDiffError, InputError
-from ad_diff.kinds.graph import parse as dump_parser
+from ad_diff.errors import AdDiffError
+from ad_diff.workflows.candidates.dumps import read_dump, select_dump
 from ad_diff.workflows.candidates.lookup import SourceIndex, index_source, lookup
 from ad_diff.workflows.candidates.model import (
     Candidate,
@@ -30,37 +29,10 @@ __all__ = [
     "LookupStatus",
     "Recommendation",
     "find_candidates",
+    "read_dump",
     "run_states",
     "select_dump",
 ]
-
-
-def _dump_files(graphs: Path) -> list[Path]:
-    return [p for p in (graphs / n for n in dump_entries(graphs)) if p.is_file()]
-
-
-def select_dump(run: Path, transform: str | None = None) -> Path:
-    """The dump to scan: the last one of ``RUN/graphs/`` (the final graph), or the last dump written after
-    ``transform``. Raises :class:`InputError` when there is none."""
-    graphs = run / "graphs" if (run / "graphs").is_dir() else run
-    if not run.is_dir():
-        raise InputError(run, "expected a run folder holding graphs/ (AD_DUMP_GRAPHS_DIR output)")
-    files = _dump_files(graphs)
-    if not files:
-        raise InputError(
-            graphs,
-            "no graph dumps (NNN_<stage>_<transform>.txt) here; "
-            "expected the AD_DUMP_GRAPHS_DIR output in RUN/graphs/",
-        )
-    if transform is None:
-        return files[-1]
-    hits = [p for p in files if dump_parser.read_header(p)[0] == transform]
-    if not hits:
-        known = sorted({dump_parser.read_header(p)[0] for p in files})
-        raise InputError(
-            graphs, f"no dump written after transform {transform!r}; dumps exist for: " + ", ".join(known)
-        )
-    return hits[-1]
 
 
 def run_states(run: Path) -> tuple[dict[str, str], str | None]:
@@ -94,11 +66,15 @@ def find_candidates(
 ) -> CandidateReport:
     """Scan ``run``'s final dump (or the one after ``transform``) and rank the fusion candidates.
 
+    The dump is chosen and read inside the run folder only (:mod:`~ad_diff.workflows.candidates.dumps`):
+    refused dumps are named in the notes, or stop the command when one may be the dump to scan.
+
     With ``trtllm_src`` (or a prebuilt ``index``) each candidate is looked up in the source tree; without,
     every lookup is ``not_searched``.
     """
-    path = select_dump(run, transform)
-    dump = dump_parser.parse(path)
+    chosen, refused = select_dump(run, transform)
+    path = chosen.path
+    dump = read_dump(path, run, chosen.real)
     if index is None and trtllm_src is not None:
         index = index_source(trtllm_src)
     states, log_note = run_states(run)
@@ -127,6 +103,7 @@ def find_candidates(
         )
     if log_note:
         notes.append(log_note)
+    notes += refused
     return CandidateReport(
         run=str(run),
         dump=str(path),

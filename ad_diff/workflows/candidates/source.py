@@ -14,9 +14,11 @@ by :mod:`~ad_diff.workflows.candidates.pyread`, which ties ops to transforms.
 
 Bounds (a huge or hostile tree stays cheap): at most :data:`MAX_FILES` files and :data:`MAX_DIRS` folders
 visited, :data:`MAX_FILE_BYTES` read per file and :data:`MAX_TOTAL_BYTES` in all, of which at most
-:data:`MAX_PARSED_BYTES` of transform modules parsed; links are followed only
-when they resolve inside the tree (each file read once), only regular files are opened (a FIFO named
-``x.py`` cannot block the read). Whatever a limit cut off is said in :attr:`SourceIndex.notes`.
+:data:`MAX_PARSED_BYTES` of transform modules parsed. Containment: the ``auto_deploy`` package must lie
+inside the tree the user named (a ``tensorrt_llm`` linked elsewhere is refused by name); links to files are
+followed only when they resolve inside the package (each file read once), links to folders are never walked,
+only regular files are opened, without blocking (a FIFO named ``x.py`` cannot block the read). Whatever a
+limit, a link or a special file left out is said in :attr:`SourceIndex.notes`.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ad_diff.core import safepath
 from ad_diff.errors import InputError
 from ad_diff.workflows.candidates.pyread import TransformSource, read_transforms
 
@@ -49,6 +52,9 @@ _LIB_DEFINE = re.compile(r"""\.define\(\s*["'](\w+)\s*\(""")
 _LIB_NS = re.compile(r"""Library\(\s*["']([\w.]+)["']""")
 _TRANSFORM = re.compile(r"""TransformRegistry\.register\(\s*["'](\w+)["']""")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(\w+)\s*\(")
+_LINK_OUT = "link(s) leaving the tree (or dangling) not followed"
+_SPECIAL = "special file(s) named *.py (FIFO, socket, device) not opened"
+_LINKED_DIR = "link(s) to folders not walked (copy the folder into the tree instead)"
 _DECORATOR_WINDOW = 8
 """Lines between a ``custom_op`` decorator and the ``def`` it decorates."""
 
@@ -110,6 +116,9 @@ def resolve_ad_dir(src: Path) -> Path:
         )
     for cand in (src / AD_DIR, src):
         if (cand / "custom_ops").is_dir() or (cand / "transform" / "library").is_dir():
+            if not safepath.is_inside(cand, src):  # a linked tensorrt_llm/ would widen the read to anywhere
+                raise InputError(cand, f"resolves to a folder outside --trtllm-src {src}; refusing to read "
+                                       "it (pass the folder it points to as --trtllm-src instead)")
             return cand
     raise InputError(
         src,
@@ -136,13 +145,18 @@ class _Walk:
         return path.relative_to(self.src).as_posix() if path.is_relative_to(self.src) else path.as_posix()
 
     def run(self, ad: Path) -> None:
-        skipped_links = 0
+        skipped: dict[str, int] = {}
         for dirpath, dirnames, filenames in os.walk(ad, followlinks=False):
             self.dirs += 1
             if self.dirs > MAX_DIRS:
                 self.notes.append(f"stopped after {MAX_DIRS} folders: the rest of the tree was not read")
                 break
+            # os.walk lists a link to a folder among the folders and never enters it: count it, so the
+            # lookup is marked incomplete instead of missing that folder's registrations without a word
             dirnames[:] = sorted(d for d in dirnames if not d.startswith((".", "__pycache__")))
+            links = sum(1 for d in dirnames if Path(dirpath, d).is_symlink())
+            if links:
+                skipped[_LINKED_DIR] = skipped.get(_LINKED_DIR, 0) + links
             for fn in sorted(filenames):
                 if not fn.endswith(".py"):
                     continue
@@ -153,30 +167,38 @@ class _Walk:
                     )
                     return
                 path = Path(dirpath) / fn
-                real = self.inside(path)
+                real, why = self.inside(path)
                 if real is None:
-                    skipped_links += 1
+                    if why:
+                        skipped[why] = skipped.get(why, 0) + 1
                     continue
                 self.read(path, real)
-        if skipped_links:
-            self.notes.append(f"{skipped_links} link(s) leaving the tree (or dangling) not followed")
+        self.notes += [f"{n} {why}" for why, n in skipped.items()]
 
-    def inside(self, path: Path) -> Path | None:
-        """The resolved path when it lies inside the tree and is a regular file not read yet."""
+    def inside(self, path: Path) -> tuple[Path | None, str]:
+        """``(resolved path, "")`` for a regular file inside the tree not read yet; else ``(None, why)``
+        (``why`` empty for a second link to a file already read)."""
         try:
             real = path.resolve(strict=True)
             mode = real.stat().st_mode
         except (OSError, RuntimeError):
-            return None
-        if not real.is_relative_to(self.top) or not stat.S_ISREG(mode) or real in self.read_real:
-            return None
+            return None, _LINK_OUT
+        if not real.is_relative_to(self.top):
+            return None, _LINK_OUT
+        if not stat.S_ISREG(mode):
+            return None, _SPECIAL
+        if real in self.read_real:
+            return None, ""
         self.read_real.add(real)
-        return real
+        return real, ""
 
     def read(self, path: Path, real: Path) -> None:
         want = min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.bytes)
-        try:
-            with real.open("rb") as fh:
+        try:  # no link swapped in since the check, no blocking open of a FIFO swapped in
+            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            with os.fdopen(fd, "rb") as fh:
+                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                    raise OSError("not a regular file")
                 data = fh.read(want + 1)
         except OSError:
             self.notes.append(f"{self.rel(path)}: cannot be read")

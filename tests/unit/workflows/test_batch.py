@@ -33,9 +33,9 @@ def _settings(name: str, b: Path, c: Path) -> Settings:
 
 def test_pairing_by_name(tmp_path: Path) -> None:
     b, c = _roots(tmp_path)
-    pairs, b_only, c_only = pair(b, c)
+    pairs, b_only, c_only, refused = pair(b, c)
     assert [n for n, _, _ in pairs] == ["broken", "llama", "mistral"]
-    assert (b_only, c_only) == (["phi"], ["qwen"])
+    assert (b_only, c_only, refused) == (["phi"], ["qwen"], {})
 
 
 @pytest.mark.parametrize("jobs", [1, 2])

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.errors import InputError
 from ad_diff.workflows.candidates import source
 from ad_diff.workflows.candidates.source import index_source
 from tests.unit.workflows.candidates.conftest import AD, SRC, tree_with
@@ -58,7 +59,34 @@ def test_links_leaving_the_tree_are_not_followed(tmp_path: Path) -> None:
 def test_special_files_are_never_opened(tmp_path: Path) -> None:
     root = tree_with(tmp_path, {"custom_ops/real.py": OP.format(name="real")})
     os.mkfifo(root / AD / "custom_ops" / "fifo.py")  # opening it would block forever
-    assert _ops(index_source(root)) == {"auto_deploy::real"}
+    idx = index_source(root)
+    assert _ops(idx) == {"auto_deploy::real"}
+    assert idx.notes == ("1 special file(s) named *.py (FIFO, socket, device) not opened",)  # once "a link"
+
+
+def test_linked_folders_are_not_walked_and_say_so(tmp_path: Path) -> None:
+    elsewhere = tree_with(tmp_path / "elsewhere", {"custom_ops/far.py": OP.format(name="far")})
+    root = tree_with(tmp_path / "src", {"custom_ops/real.py": OP.format(name="real")})
+    (root / AD / "custom_ops" / "far").symlink_to(elsewhere / AD / "custom_ops")
+    (root / AD / "custom_ops" / "near").symlink_to(root / AD / "custom_ops")  # inside, but a loop too
+    idx = index_source(root)
+    assert _ops(idx) == {"auto_deploy::real"}
+    assert not idx.complete  # a not_found then says the tree was only partly read
+    assert idx.notes == ("2 link(s) to folders not walked (copy the folder into the tree instead)",)
+
+
+def test_package_linked_out_of_the_named_tree_is_refused(tmp_path: Path) -> None:
+    elsewhere = tree_with(tmp_path / "elsewhere", {"custom_ops/far.py": OP.format(name="far")})
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "tensorrt_llm").symlink_to(elsewhere / "tensorrt_llm")
+    with pytest.raises(InputError, match=r"auto_deploy: resolves to a folder outside --trtllm-src .*/src; "
+                                         "refusing to read it"):
+        index_source(src)
+    vendored = tree_with(src / "vendor", {"custom_ops/near.py": OP.format(name="near")})
+    (src / "tensorrt_llm").unlink()
+    (src / "tensorrt_llm").symlink_to(vendored / "tensorrt_llm")  # a link that stays inside the tree is fine
+    assert _ops(index_source(src)) == {"auto_deploy::near"}
 
 
 def test_size_limits_cut_and_say_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

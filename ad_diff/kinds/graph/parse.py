@@ -36,7 +36,10 @@ _TOKEN = re.compile(r"[()\[\]{}]|, ")
 
 
 def parse(path: Path) -> GraphDump:
-    """Parse one dump file. Raises :class:`InputError` for unreadable or malformed files."""
+    """Parse one dump file. Raises :class:`InputError` for unreadable or malformed files.
+
+    For files the caller trusts (the parser goldens, tests): it follows links and has no size cap. Run
+    folders are read through :class:`~ad_diff.kinds.graph.cache.DumpLoader` (vetted listing, size cap)."""
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as e:

@@ -38,23 +38,23 @@ def metadata_coverage(graphs: Path | None) -> dict[str, Any]:
     """
     if graphs is None:
         return {}
-    import hashlib
-
-    from ad_diff.kinds.graph import parse as dump_parser
-    from ad_diff.kinds.graph.cache import body_start
+    from ad_diff.errors import AdDiffError
+    from ad_diff.kinds.graph.cache import DumpLoader
     from ad_diff.kinds.graph.measure import coverage
     from ad_diff.kinds.graph.pair import list_dumps
 
     out: dict[str, Any] = {}
     cache: dict[bytes, dict[str, int]] = {}
+    loader = DumpLoader()  # the comparison's reader: vetted files, size cap, each distinct body parsed once
     for ref in list_dumps(graphs)[0]:
-        raw = ref.path.read_bytes()
-        body = hashlib.blake2b(memoryview(raw)[body_start(raw):], digest_size=16).digest()
-        if body not in cache:
-            c = coverage(dump_parser.parse(ref.path))
-            cache[body] = {"nodes": c.nodes_total, "with_meta": c.nodes_known,
-                           "args": c.args_total, "args_with_meta": c.args_known}
-        out[ref.key] = cache[body]
+        got = loader.load(ref)
+        if got.dump is None:
+            raise AdDiffError(got.error or f"{ref.path}: unreadable graph dump")
+        if got.digest not in cache:
+            c = coverage(got.dump)
+            cache[got.digest] = {"nodes": c.nodes_total, "with_meta": c.nodes_known,
+                                 "args": c.args_total, "args_with_meta": c.args_known}
+        out[ref.key] = cache[got.digest]
     return out
 
 

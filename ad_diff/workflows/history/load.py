@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -56,18 +57,33 @@ def _from_records(cols: Columns, records: tuple[TransformRecord, ...], meta: Lea
     )
 
 
+SNAPSHOT_LIMIT = 16 << 20
+"""Largest snapshot read (bytes), as for a snapshot baseline of ``compare`` (kinds.log.snapshot)."""
+
+
 def _read_file(path: Path) -> tuple[bytes, int]:
-    """The bytes and modification time of one file, with the fewest system calls (18,000 files a run)."""
-    fd = os.open(path, os.O_RDONLY)
+    """The bytes and modification time of one snapshot, with the fewest system calls (18,000 files a run):
+    opened without following a link or blocking (the listing skipped links and special files; one swapped in
+    since is refused here), and read no further than :data:`SNAPSHOT_LIMIT`."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise AdDiffError(f"{path}: is not a regular file; expected a snapshot written by "
+                              "`ad-diff snapshot`")
+        if st.st_size > SNAPSHOT_LIMIT:
+            raise AdDiffError(f"{path}: is {st.st_size:,} bytes, more than the {SNAPSHOT_LIMIT:,} bytes "
+                              "accepted for a snapshot")
         chunks = [os.read(fd, st.st_size + 1)]  # one read: a regular file returns all of it
-        if len(chunks[0]) > st.st_size:  # it grew since fstat: read on to its end
-            while chunks[-1]:
+        if len(chunks[0]) > st.st_size:  # it grew since fstat: read on, up to the limit
+            while chunks[-1] and sum(map(len, chunks)) <= SNAPSHOT_LIMIT:
                 chunks.append(os.read(fd, 1 << 20))
     finally:
         os.close(fd)
-    return b"".join(chunks), st.st_mtime_ns
+    raw = b"".join(chunks)
+    if len(raw) > SNAPSHOT_LIMIT:
+        raise AdDiffError(f"{path}: is more than the {SNAPSHOT_LIMIT:,} bytes accepted for a snapshot")
+    return raw, st.st_mtime_ns
 
 
 def _snapshot(cols: Columns, path: Path) -> LeafData:

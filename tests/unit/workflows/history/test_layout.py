@@ -59,6 +59,34 @@ def test_links_and_hidden_entries_are_skipped(tmp_path: Path) -> None:
     assert any("symbolic link" in n and "latest" in n for n in notes)
 
 
+def test_a_fifo_named_like_a_snapshot_is_named_not_opened(tmp_path: Path) -> None:
+    import os
+
+    _touch(tmp_path / "r1" / "ad.log")
+    os.mkfifo(tmp_path / "r2.yaml")  # open() on it would block for ever
+    _, leaves, notes = find_leaves(tmp_path)
+    assert [lf.run for lf in leaves] == ["r1"]
+    assert any("r2.yaml" in n and "not a regular file" in n for n in notes)
+
+
+def test_a_snapshot_swapped_for_a_link_or_grown_too_large_is_refused(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The listing skipped links; a link swapped in before the read is refused by the read itself (no
+    following), and so is a snapshot over the size limit (never read whole)."""
+    from ad_diff.errors import AdDiffError
+    from ad_diff.workflows.history import load
+
+    secret = _touch(tmp_path / "outside.yaml", "token: ghp_" + "x" * 36 + "\n")
+    (tmp_path / "h").mkdir()
+    (tmp_path / "h" / "r1.yaml").symlink_to(secret)
+    with pytest.raises(OSError):  # O_NOFOLLOW: ELOOP, reported by the caller as unreadable
+        load._read_file(tmp_path / "h" / "r1.yaml")
+    big = _touch(tmp_path / "h" / "r2.yaml", "a: 1\n" * 10)
+    monkeypatch.setattr(load, "SNAPSHOT_LIMIT", 20)
+    with pytest.raises(AdDiffError, match="more than the 20 bytes accepted for a snapshot"):
+        load._read_file(big)
+
+
 def test_a_run_twice_is_an_error(tmp_path: Path) -> None:
     _touch(tmp_path / "r1" / "ad.log")
     _touch(tmp_path / "r1.yaml")

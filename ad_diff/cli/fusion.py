@@ -125,10 +125,13 @@ def note(
             raise AdDiffError("give either --tests or --tests-file, not both")
         tests_text = tests
         if tests_file is not None:
-            try:
-                tests_text = tests_file.read_text(encoding="utf-8").strip()
-            except (OSError, UnicodeDecodeError) as e:
-                raise AdDiffError(f"{tests_file}: cannot read the tests file ({e})") from e
+            from ad_diff.core import safepath
+
+            # a file the user named, wherever it is; still a regular file (a FIFO would block), bounded
+            what = "a text file of test results (--tests-file)"
+            real = safepath.check_file(tests_file, tests_file.resolve().parent, what)
+            tests_text = safepath.decode_utf8(safepath.read_checked(tests_file, real, what, 1 << 20),
+                                              tests_file, what).strip()
         result = note_mod.build_note(
             baseline, candidate_run, candidate, tests=tests_text, path=path, trtllm_src=trtllm_src
         )

@@ -228,3 +228,19 @@ def test_generated_unfused_scenario_yields_rmsnorm_and_swiglu() -> None:
     data = json.loads(run_cli("candidates", run, "-f", "json").out)
     fams = {c["family"] for c in data["candidates"]}
     assert {"rmsnorm", "swiglu"} <= fams
+
+
+def test_note_tests_file_that_is_a_fifo_or_too_large_is_refused(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "tests.fifo"
+    os.mkfifo(fifo)  # reading it would block for ever
+    res = run_cli("note", C / "unfused", C / "fused", "--candidate", "swiglu", "--tests-file", fifo)
+    assert res.code == 2
+    assert "tests.fifo" in res.err
+    assert "not a regular file" in res.err
+    big = tmp_path / "tests.txt"
+    big.write_bytes(b"PASSED\n" * 200_000)  # 1.4 MB
+    res = run_cli("note", C / "unfused", C / "fused", "--candidate", "swiglu", "--tests-file", big)
+    assert res.code == 2
+    assert "more than the 1,048,576 bytes accepted for a text file of test results" in res.err

@@ -104,7 +104,7 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
     if "llama80 ad-diff" not in c:  # --startup
         return startup_targets(c)
 
-    def ratio(a: str, b: str, what: str, limit: float) -> Target:
+    def ratio(a: str, b: str, what: str, limit: float | None) -> Target:
         ad, fl = c[a], c[b]
         note = f"{ad.med('wall'):.2f} s / {fl.med('wall'):.2f} s; CPU {ad.med('cpu') / fl.med('cpu'):.2f}x"
         return Target(what, ad.med("wall") / fl.med("wall"), limit, "x", note, ad.invalid or fl.invalid)
@@ -150,6 +150,10 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
             one.invalid or two.invalid,
         )
     )
+    for name in c:  # --extra-path variants of the pairs, against the same read floor
+        if name.endswith("]") and " ad-diff [" in name and not name.startswith("log-only"):
+            pair = name.split(" ad-diff [")[0]
+            rows.append(ratio(name, f"{pair} floor", f"{name}: ad-diff / read floor", None))
     return rows + startup_targets(c)
 
 
@@ -187,6 +191,9 @@ def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startu
         b, cand = str(root / name / "baseline"), str(root / name / "candidate")
         argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
         c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, LOST_AT, tensors=name.startswith("llama"))
+        for tag in map(str, extra):  # the same pair with another checkout or dependency first: before/after
+            label = f"{name} ad-diff [{Path(tag).name}]"
+            c[label] = Cmd(label, argv, 1, LOST_AT, tensors=name.startswith("llama"), pythonpath=tag)
         c[f"{name} floor"] = Cmd(f"{name} floor", [py, "-c", READ_FLOOR, b, cand], 0)
     return c
 
@@ -197,8 +204,10 @@ def compile_bytecode(folders: list[Path]) -> None:
     from source on every run, which no installed ad-diff does."""
     import compileall
 
-    for folder in folders:
-        compileall.compile_dir(str(folder), quiet=1, workers=1)
+    for entry in folders:
+        for folder in str(entry).split(os.pathsep):
+            if Path(folder).is_dir():
+                compileall.compile_dir(folder, quiet=1, workers=1)
 
 
 def measure(
@@ -260,7 +269,8 @@ def report(
     _say(f"  {'target':<{width}}  {'measured':>10}  {'limit':>10}  status")
     for r in rows:
         _say(
-            f"  {r.what:<{width}}  {_fmt(r.value, r.unit):>10}  {'<= ' + _fmt(r.limit, r.unit):>10}  "
+            f"  {r.what:<{width}}  {_fmt(r.value, r.unit):>10}  "
+            f"{'<= ' + _fmt(r.limit, r.unit) if r.limit is not None else '':>10}  "
             f"{r.status:<8}  {r.invalid or r.note}"
         )
 
@@ -359,8 +369,9 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         action="append",
         default=[],
-        help="also run the start-up rows with DIR "
-        "first on PYTHONPATH (e.g. another version of a dependency installed with pip --target DIR)",
+        help="also run every ad-diff row (start-up and pairs) with DIR first on PYTHONPATH, e.g. another "
+        "version of a dependency (pip install --target DIR) or an older checkout's ad_diff/ (git archive); "
+        "several folders joined with ':' count as one variant",
     )
     a = ap.parse_args(argv)
     repeats = a.repeats or (1 if a.quick else 5)

@@ -183,16 +183,19 @@ class Target:
 
     what: str
     value: float | None
-    limit: float
+    limit: float | None
+    """``None`` for a row shown for comparison only (an ``--extra-path`` variant)."""
     unit: str
     note: str = ""
     invalid: str = ""
 
     @property
     def status(self) -> str:
-        """``met``, ``NOT MET``, ``INVALID`` or ``not available``."""
+        """``met``, ``NOT MET``, ``INVALID``, ``not available`` or ``compare`` (no limit)."""
         if self.invalid:
             return "INVALID"
         if self.value is None:
             return "not available"
+        if self.limit is None:
+            return "compare"
         return "met" if self.value <= self.limit else "NOT MET"

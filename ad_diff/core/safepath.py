@@ -36,10 +36,15 @@ DEFAULT_LIMIT = 64 << 20
 def is_inside(path: Path, root: Path) -> bool:
     """Whether ``path`` (resolved, links followed) lies inside ``root`` (resolved)."""
     try:
-        path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError, RuntimeError):
+        return within(path.resolve(), root.resolve())
+    except (OSError, RuntimeError):
         return False
-    return True
+
+
+def within(real: Path, real_root: Path) -> bool:
+    """Whether ``real`` lies inside ``real_root``, both resolved already (no system call: a listing resolves
+    its folder once and only its links one by one)."""
+    return real == real_root or real_root in real.parents
 
 
 def refusal(path: Path, root: Path, place: str = "the run folder") -> str | None:
@@ -166,4 +171,4 @@ def walk_files(folder: Path, root: Path,
 
 
 __all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "linked_folder", "read_bytes",
-           "read_checked", "read_text", "refusal", "walk_files"]
+           "read_checked", "read_text", "refusal", "walk_files", "within"]

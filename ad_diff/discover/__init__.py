@@ -59,7 +59,13 @@ def dump_entries(graphs: Path) -> list[str]:
     after 999 files, so the counter sorts numerically.
     """
     names = [e.name for e in os.scandir(graphs) if DUMP_NAME.match(e.name)]
-    return sorted(names, key=lambda n: (dump_counter(n) or 0, n))
+    return sorted(names, key=dump_order)
+
+
+def dump_order(name: str) -> tuple[int, str]:
+    """The sort key of a dump file name in pipeline order: its counter (numerically: lexicographic order
+    breaks after 999 files), then the name."""
+    return dump_counter(name) or 0, name
 
 
 def _optional_dir(root: Path, name: str, notes: list[str], what: str) -> Path | None:
@@ -102,4 +108,4 @@ def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | 
     return RunArtifacts(run_id, root, logs[0].path, graphs, tensors, tuple(configs), tuple(notes), logs)
 
 
-__all__ = ["DUMP_NAME", "LogFile", "RunArtifacts", "discover", "dump_counter", "dump_entries"]
+__all__ = ["DUMP_NAME", "LogFile", "RunArtifacts", "discover", "dump_counter", "dump_entries", "dump_order"]

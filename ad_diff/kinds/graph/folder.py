@@ -12,7 +12,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ad_diff.discover import dump_counter, dump_entries
+from ad_diff.core import safepath
+from ad_diff.discover import dump_counter, dump_order
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +64,6 @@ def ranges(spans: tuple[tuple[int, int], ...] | list[tuple[int, int]]) -> str:
     return ", ".join(out) + (f" and {len(spans) - 5} more range(s)" if len(spans) > 5 else "")
 
 
-def dump_count(graphs: Path) -> int:
-    """Number of entries named like a dump file."""
-    try:
-        return len(dump_entries(graphs))
-    except OSError:
-        return 0
-
-
 def _real(path: Path) -> Path | None:
     try:
         return Path(os.path.realpath(path, strict=True))
@@ -79,7 +72,7 @@ def _real(path: Path) -> Path | None:
 
 
 def _within(real: Path | None, root: Path | None) -> bool:
-    return real is not None and root is not None and (real == root or root in real.parents)
+    return real is not None and root is not None and safepath.within(real, root)
 
 
 def _vet(entry: os.DirEntry[str], path: Path, folder_inside: bool, root_real: Path | None,
@@ -150,6 +143,6 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
         missing=tuple(gaps(nums)),
         duplicates=tuple((n, tuple(by_counter[n])) for n in nums if len(by_counter[n]) > 1),
         unreadable=tuple(unreadable),
-        files=tuple(sorted(files, key=lambda f: (f.counter, f.path.name))),
+        files=tuple(sorted(files, key=lambda f: dump_order(f.path.name))),
         ignored=tuple(ignored),
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ad_diff.core import safepath
-from ad_diff.discover import dump_counter
+from ad_diff.discover import dump_order
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.cache import MAX_DUMP_BYTES
 from ad_diff.kinds.graph.folder import DumpFile, scan
@@ -31,8 +31,7 @@ MAX_NOTES = 5
 
 
 def _order(path: Path) -> tuple[int, str]:
-    """Pipeline order of a dump file name (counter, then name), as :func:`ad_diff.discover.dump_entries`."""
-    return dump_counter(path.name) or 0, path.name
+    return dump_order(path.name)
 
 
 def select_dump(run: Path, transform: str | None = None) -> tuple[DumpFile, list[str]]:

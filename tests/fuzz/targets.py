@@ -14,6 +14,7 @@ import dataclasses
 import io
 import json
 import os
+import re
 import resource
 import shutil
 import signal
@@ -70,6 +71,58 @@ def check_leaks(*texts: str) -> None:
         m = SECRET_VALUE.search(text)
         if m is not None or CANARY in text:
             raise Leak(f"an output holds {'the outside canary' if m is None else 'a credential'}")
+
+
+class Injection(Leak):
+    """A report holds a character its medium must never carry raw: a control character or escape sequence
+    on the terminal, a bidi override or zero-width character anywhere, a bare NaN/Infinity in JSON, a CSV
+    cell that a spreadsheet would run as a formula (recorded as a leak, under its own signature)."""
+
+
+_RAW_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+"""C0 (but tab and newline), DEL and C1: ESC starts every CSI/OSC/DCS/APC sequence."""
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\u2028\u2029]")
+"""Bidi overrides and isolates, zero-width characters, line/paragraph separators: one name can look like
+another."""
+
+
+def check_terminal(*texts: str) -> None:
+    """Raise :class:`Injection` when an uncoloured terminal text holds a control or invisible character."""
+    for text in texts:
+        m = _RAW_CONTROL.search(text) or _INVISIBLE.search(text)
+        if m is not None:
+            raise Injection(f"terminal output holds raw {m.group()!r}")
+
+
+def check_visible(*texts: str) -> None:
+    """Raise :class:`Injection` when a markdown/HTML/text report holds a bidi or zero-width character raw."""
+    for text in texts:
+        m = _INVISIBLE.search(text)
+        if m is not None:
+            raise Injection(f"report holds raw {m.group()!r}")
+
+
+def _no_constant(name: str) -> object:
+    raise Injection(f"JSON holds the bare constant {name}")
+
+
+def check_json(text: str) -> object:
+    """Parse a JSON report strictly: a bare ``NaN``/``Infinity`` is an :class:`Injection`."""
+    return json.loads(text, parse_constant=_no_constant)
+
+
+def check_csv(text: str) -> None:
+    """Raise :class:`Injection` when a CSV cell starts like a spreadsheet formula (``=``, ``+``, ``-``, ``@``,
+    tab, CR) and is not a plain number."""
+    import csv
+
+    for row in csv.reader(io.StringIO(text)):
+        for cell in row:
+            if cell[:1] in ("=", "+", "-", "@", "\t", "\r"):
+                try:
+                    float(cell)
+                except ValueError:
+                    raise Injection(f"CSV cell {cell[:40]!r} starts like a formula") from None
 
 
 def _accept(fn: Callable[[], object]) -> None:
@@ -366,10 +419,30 @@ def run_cli(seed: Seed, data: bytes, scratch: Path) -> None:
             write_reports(opts, result, verdict)
         buf.getvalue().encode("utf-8")  # what a UTF-8 stdout would do with it
         check_leaks(buf.getvalue())
+        if fmt == "terminal":
+            check_terminal(buf.getvalue())
         if len((out / "r.md").read_text(encoding="utf-8")) > limit:
             raise AssertionError(f"markdown report longer than --comment-limit {limit}")
-    json.loads((out / "r.json").read_text(encoding="utf-8"))
-    check_leaks(*(p.read_text(encoding="utf-8") for p in sorted(out.iterdir())))
+    _check_report_files(out)
+
+
+def _check_report_files(out: Path) -> None:
+    """Every report file in ``out`` through its medium's own check, and the leak check."""
+    import xml.etree.ElementTree as ET
+
+    texts = {p.name: p.read_text(encoding="utf-8") for p in sorted(out.iterdir()) if p.is_file()}
+    check_leaks(*texts.values())
+    for name, text in texts.items():
+        if name.endswith(".json"):
+            check_json(text)
+        elif name.endswith(".xml"):
+            ET.fromstring(text)
+            check_visible(text)
+        elif name.endswith(".csv"):
+            check_csv(text)
+            check_visible(text)
+        else:
+            check_visible(text)
 
 
 def run_cli_subprocess(seed: Seed, data: bytes, scratch: Path) -> None:
@@ -397,6 +470,165 @@ def run_cli_subprocess(seed: Seed, data: bytes, scratch: Path) -> None:
         raise CliCrash(proc.returncode, "exit 2 without the error line: " + proc.stderr[-2000:])
     outputs = [p.read_text(encoding="utf-8", errors="replace") for p in sorted(scratch.glob("r.*"))]
     check_leaks(proc.stdout, proc.stderr, *outputs)
+
+
+HOSTILE_NAMES: list[Seed] = [
+    ("name", b"\x1b[2J\x1b[H\x1b[32mPASS: no regression\x1b[0m"),
+    ("name", b"\x1b]52;c;cm0gLXJmIH4=\x07title\x1b]0;owned\x1b\\"),
+    ("name", "rope\u202egnp.exe\u200b\u2066x\u2069".encode()),
+    ("name", b"=HYPERLINK(\"http://x\",\"y\")<script>alert(1)</script>]]></x>&amp;|*_`"),
+    ("name", b"\x9b2J\x90dcs\x9c\x07\x08\x7fbell"),
+    ("name", b"password=hunter2hunter2 AKIAABCDEFGHIJKLMNOP"),
+]
+"""Hostile strings (terminal escapes, bidi and zero-width characters, markup, formula, controls); the
+mutated bytes become the string pushed into every field of a run pair."""
+SINK_TOKENS = (
+    b"\x1b[", b"\x1b]", b"\x1bP", b"\x1b_", b"\x1b\\", b"\x07", b"\x9b", b"\x9d", b"\r", b"\x00", b"\x85",
+    "\u202e".encode(), "\u200b".encode(), "\u2028".encode(), "\ufeff".encode(), b"=", b"+", b"@", b"<", b"&",
+    b"]]>", b"|", b"`", b"\n", b"\t", b"%", b"\\",
+)
+
+
+def _hostile_pair(name: str, scratch: Path) -> Path:
+    """A pair whose candidate carries ``name`` in a transform's failure message, a noise line, a tensor name,
+    a config key and value, and a node name of its final dump."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_hostile_fixtures as h
+
+    case = scratch / "sinkcase"
+    shutil.rmtree(case, ignore_errors=True)
+    b = h.write_run(case / "baseline")
+    log = h.log_text()
+    log += f"[AUTO-DEPLOY] [WARNING] {name}\n"
+    log = log.replace("transform=cleanup_noop_slice] [SUMMARY] matches=0",
+                      "transform=cleanup_noop_slice] Transform cleanup_noop_slice failed: " + name
+                      + "\n[AUTO-DEPLOY] [INFO] [RANK 0] [stage=post_export, transform=cleanup_noop_slice] "
+                      "[SUMMARY] skipped")
+    c = h.write_run(case / "candidate", log=log)
+    token = "".join(ch if ch.isidentifier() or ch.isdigit() else "_" for ch in name)[:40] or "x"
+    final = sorted((c / "graphs").iterdir())[-1]
+    final.write_text(final.read_text().replace("%out", f"%out_{token}").replace("out_" + token + " =",
+                     "out_" + token + " ="), encoding="utf-8")
+    for run, shift in ((b, 0.0), (c, 0.5)):
+        h.write_tensors(run, {"logits": ("F32", (4, 4), h.f32([x + shift for x in h.LOGITS])),
+                              name or "empty": ("F32", (4,), h.f32([1.0, 2.0, 3.0, 4.0 + shift]))})
+        (run / "config").mkdir()
+        (run / "config" / "default.yaml").write_text(
+            "transforms:\n  export_to_gm: {stage: export}\n  compile_model: {stage: compile}\nworld_size: 1\n")
+    import yaml
+
+    (c / "config" / "model_x.yaml").write_text(
+        yaml.safe_dump({"transforms": {"compile_model": {"backend": name}}, name or "k": name}),
+        encoding="utf-8")
+    return case
+
+
+def run_sinks(seed: Seed, data: bytes, scratch: Path) -> None:
+    """One hostile string through every field of a run pair into every report medium (terminal, markdown,
+    HTML, JSON, JUnit, step summary), each output checked with its medium's rule."""
+    from ad_diff import gate, pipeline
+    from ad_diff.cli.output import write_reports
+    from ad_diff.settings import Settings
+
+    name = data.decode("utf-8", "replace").replace("\x00", "")[:200]
+    try:
+        case = _hostile_pair(name, scratch)
+    except (OSError, ValueError):  # a name the file system or YAML cannot hold: nothing to render
+        return
+    try:
+        result = pipeline.run(Settings(baseline=case / "baseline", candidate=case / "candidate"))
+    except AdDiffError:
+        return
+    verdict = gate.decide(result.findings, "error")
+    out = scratch / "sinkout"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    for fmt in ("terminal", "markdown", "json"):
+        opts = {"color": False, "comment_limit": 65_536, "format": fmt, "markdown": out / "r.md",
+                "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
+                "html": out / "r.html"}
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            write_reports(opts, result, verdict)
+        check_leaks(buf.getvalue())
+        {"terminal": check_terminal, "markdown": check_visible, "json": check_json}[fmt](buf.getvalue())
+    _check_report_files(out)
+
+
+def _history_root(scratch: Path) -> Path:
+    """Three flat run folders (ad.log + run.json) of one model, the last losing a match."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    from benchgen.history import Event, make_history
+
+    root = scratch / "hist"
+    if not root.is_dir():
+        make_history(root, runs=4, models=("m",), n_transforms=6, kind="run", layout="flat",
+                     events=(Event("m", "t003", 0, 4), Event("m", "t003", 3, 1)))
+    return root
+
+
+def _history_seeds() -> list[Seed]:
+    import tempfile
+
+    root = _history_root(Path(tempfile.mkdtemp(prefix="ad_diff_hist_seed_")))
+    last = sorted(p for p in root.iterdir() if p.is_dir())[-1]
+    seeds = [(f"{last.name}/{p.name}", p.read_bytes()) for p in sorted(last.iterdir()) if p.is_file()]
+    seeds.append(("cache.json", b'{"version": 1, "rows": {}}'))
+    return seeds
+
+
+def run_history(seed: Seed, data: bytes, scratch: Path) -> None:
+    """``ad-diff history`` on a small history whose last run's log, run.json (or the --cache file) is the
+    mutated input: every renderer and the CSV table, each checked by its medium's rule."""
+    from ad_diff.workflows.history import HistoryOptions, export, render, run_history, serialize
+
+    root = scratch / "histcase"
+    shutil.rmtree(root, ignore_errors=True)
+    shutil.copytree(_history_root(scratch / "histtemplate"), root)
+    cache = None
+    if seed[0] == "cache.json":
+        cache = _write(scratch, "cache.json", data)
+    else:
+        (root / seed[0]).write_bytes(data)
+    try:
+        h = run_history(root, HistoryOptions(cache=cache))
+    except AdDiffError:
+        return
+    out = scratch / "histout"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    check_terminal(render.render_terminal(h, color=False, width=80))
+    (out / "h.md").write_text(render.render_markdown(h), encoding="utf-8")
+    (out / "h.json").write_text(serialize.render_json(h), encoding="utf-8")
+    with contextlib.suppress(AdDiffError):
+        export.write_table(h, out / "h.csv")
+    _check_report_files(out)
+
+
+def _candidates_seeds() -> list[Seed]:
+    out: list[Seed] = []
+    for case in ("unfused", "moe", "moe_grouped", "edges"):
+        for p in sorted((FIXTURES / "candidates" / case / "graphs").glob("*.txt"))[-1:]:
+            out.append((f"{case}/{p.name}", p.read_bytes()))
+    return out
+
+
+def run_candidates(seed: Seed, data: bytes, scratch: Path) -> None:
+    """``ad-diff candidates`` on a run whose final dump is the mutated input, through every renderer."""
+    from ad_diff.workflows.candidates import find_candidates, render
+    from ad_diff.workflows.candidates.terminal import render_terminal
+
+    run = scratch / "candrun"
+    shutil.rmtree(run, ignore_errors=True)
+    (run / "graphs").mkdir(parents=True)
+    (run / "graphs" / Path(seed[0]).name).write_bytes(data)
+    try:
+        report = find_candidates(run)
+    except AdDiffError:
+        return
+    check_terminal(render_terminal(report, 100, color=False))
+    check_visible(render.render_markdown(report), render.render_text(report))
+    check_json(render.render_json(report))
 
 
 CLI_CPU_SECONDS = 20
@@ -427,6 +659,9 @@ TARGETS: dict[str, Target] = {t.name: t for t in (
     Target("expected_changes", lambda: EXPECTED_SEEDS, YAML_TOKENS, run_expected, 9),
     Target("snapshot", _snapshot_seeds, YAML_TOKENS, run_snapshot, 5),
     Target("cli", _cli_seeds, YAML_TOKENS + LOG_TOKENS + DUMP_TOKENS + JSON_TOKENS, run_cli, 2),
+    Target("sinks", lambda: HOSTILE_NAMES, SINK_TOKENS, run_sinks, 0.3),
+    Target("history", _history_seeds, YAML_TOKENS + LOG_TOKENS + JSON_TOKENS, run_history, 1),
+    Target("candidates", _candidates_seeds, DUMP_TOKENS, run_candidates, 1),
     Target("cli_subprocess", _cli_seeds, YAML_TOKENS + LOG_TOKENS + DUMP_TOKENS, run_cli_subprocess, 0.015,
            60),
 )}

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from tests.fuzz import mutate, targets
 
 PROFILE = {"safetensors_header": 40, "pt": 15, "ad_config": 25, "settings": 40, "expected_changes": 25,
-           "snapshot": 15, "cli": 6}
+           "snapshot": 15, "cli": 6, "sinks": 6, "history": 6,
+           "candidates": 10}
 
 
 @cache

@@ -514,7 +514,8 @@ def _hostile_pair(name: str, scratch: Path) -> Path:
                               name or "empty": ("F32", (4,), h.f32([1.0, 2.0, 3.0, 4.0 + shift]))})
         (run / "config").mkdir()
         (run / "config" / "default.yaml").write_text(
-            "transforms:\n  export_to_gm: {stage: export}\n  compile_model: {stage: compile}\nworld_size: 1\n")
+            "transforms:\n  export_to_gm: {stage: export}\n  compile_model: {stage: compile}\n"
+            "world_size: 1\n")
     import yaml
 
     (c / "config" / "model_x.yaml").write_text(

@@ -209,11 +209,17 @@ ConfigOpt = Annotated[Path | None, typer.Option(
     "./.ad-diff.yaml, else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the "
     "file.")]
 
+FailOnOpt = Annotated[str, typer.Option(
+    metavar="[" + "|".join(FAIL_ON_CHOICES) + "]",
+    help="Gate level: error (every match loss, incomplete run or error finding), match_loss, collapse (a "
+    "count falling to zero or by --collapse-fraction), never.")]
+"""``--fail-on``, with its values in the usage line and the help (every command that gates)."""
+
 #: Options of every comparison command: parameter name -> (annotation, default).
 SHARED: dict[str, tuple[Any, Any]] = {
     "rank": (Annotated[int | None, typer.Option(
         help="Compare only this rank (default: every rank both runs have; rank 0 leads the report).")], None),
-    "fail_on": (Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")], "error"),
+    "fail_on": (FailOnOpt, "error"),
     "collapse_fraction": (Annotated[float, typer.Option(
         help="Loss share (0-1] that counts as a collapse.")], 0.5),
     "fmt": (Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")],

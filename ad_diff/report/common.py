@@ -104,7 +104,8 @@ def grouped(result: DiffResult, fail_on: str) -> tuple[tuple[Finding, ...], tupl
     from ad_diff.explain.groups import build
 
     findings, groups = build(
-        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections
+        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
+        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) == "snapshot",
     )
     return tuple(findings), groups
 

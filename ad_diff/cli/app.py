@@ -105,8 +105,8 @@ def _root(
 
 
 COMMANDS: dict[str, str] = {
-    "snapshot": "ci", "record": "ci", "batch": "ci", "compare": "compare", "candidates": "fusion",
-    "note": "fusion", "history": "history",
+    "snapshot": "ci", "record": "ci", "batch": "ci", "schema": "ci", "compare": "compare",
+    "candidates": "fusion", "note": "fusion", "history": "history",
 }
 """Every command -> the module of ``ad_diff.cli`` that registers it (in the order ``--help`` lists them).
 

@@ -54,11 +54,19 @@ STABLE = "stable. "
 """Opens the description of a key promised to users: not removed or renamed without a schema_version bump."""
 
 
+STATUS_PATTERN = (r"^(CONFLICT \()?(APPLIED (\d+|\?)|SKIPPED|DISABLED|FAILED|RESTORED|INCOMPLETE|ABSENT)"
+                  r"\)?$")
+"""``transforms[].*.status``: ad-conf-check's words (report.common.status_text)."""
+
+
 def _side(states: list[str]) -> Schema:
     return _obj({
         "state": _t("string", "what the transform did in this run; restored: not run, the run restored AD's "
                     "pipeline cache at a later transform (not compared); absent: not in this run",
                     enum=states),
+        "status": _t("string", "the state in ad-conf-check's words: APPLIED n, SKIPPED, DISABLED, FAILED, "
+                     "RESTORED, INCOMPLETE, ABSENT; CONFLICT (...) when the run's log and its dumps disagree",
+                     pattern=STATUS_PATTERN),
         "matches": _nullable("integer", "its match count (null when it did not apply)"),
         "stage": _nullable("string", "its stage in this run"),
         "time_s": _nullable("number", "its logged time in seconds"),

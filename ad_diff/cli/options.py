@@ -171,6 +171,7 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
         collapse_fraction=opts["collapse_fraction"], ignore_transforms=tuple(opts["ignore_transforms"]),
         ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
         tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
+        tolerance_preset=opts.get("tolerance_preset"),
         expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
         config_explained_gates=bool(opts.get("config_explained_gates", False)),
         tensor_plots=opts.get("html") is not None, **extra,  # the HTML report draws the drift plots
@@ -178,11 +179,19 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
 
 
 def tensor_options(settings: Settings, tol: list[str] | None, device: str | None,
-                   plots: Path | None) -> Settings:
-    """Merge ``--tol`` specs over the config file's tolerances; set device and plots."""
+                   plots: Path | None, tolerance_preset: str | None = None) -> Settings:
+    """Merge the tolerance preset, then the config file's tolerances, then ``--tol`` specs, each over the
+    one before (key by key); set device and plots."""
     import dataclasses
 
-    tolerances = {k: dict(v) for k, v in settings.tolerances.items()}
+    name = tolerance_preset or settings.tolerance_preset
+    tolerances: dict[str, dict[str, Any]] = {}
+    if name is not None:
+        from ad_diff.kinds.tensors.tolerance import preset
+
+        tolerances = preset(name)
+    for pattern, entry in settings.tolerances.items():
+        tolerances.setdefault(pattern, {}).update(entry)
     if tol:  # the tolerance module brings the tensor model: only when --tol is given
         from ad_diff.kinds.tensors.tolerance import parse_cli
 

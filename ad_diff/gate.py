@@ -54,8 +54,8 @@ def unpaired_gates(fail_on: str) -> bool:
 
 
 def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> int:
-    """A batch's exit code: the worst of its models' (2 input error > 1 regression > 0), unpaired baselines
-    counting as regressions when :func:`unpaired_gates`."""
+    """A batch's exit code: the worst of its models' (3 internal error > 2 input error > 1 regression > 0),
+    unpaired baselines counting as regressions when :func:`unpaired_gates`."""
     codes = list(model_codes)
     if unpaired_baselines and unpaired_gates(fail_on):
         codes.append(EXIT_REGRESSION)

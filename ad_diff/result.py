@@ -79,7 +79,8 @@ class BatchResult:
 
     @property
     def exit_code(self) -> int:
-        """The worst exit code of all models (2 input error > 1 regression > 0), unpaired baselines gating."""
+        """The worst exit code of all models (3 internal error > 2 input error > 1 regression > 0), unpaired
+        baselines gating."""
         return batch_exit_code((m.exit_code for m in self.models), len(self.baseline_only), self.fail_on)
 
     @property

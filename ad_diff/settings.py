@@ -56,6 +56,8 @@ class Settings:
     tolerances: dict[str, dict[str, Any]] = field(default_factory=dict)
     """``{"default": {...}, "<glob>": {"atol": .., "rtol": .., "statistic": ..}}``; see docs/config.md."""
     tensor_device: str = "cpu"
+    tolerance_preset: str | None = None
+    """A named set of tolerances (``--tolerance-preset``) under :attr:`tolerances`."""
     baseline_config: Path | None = None
     candidate_config: Path | None = None
     expected_changes: Path | None = None
@@ -107,6 +109,8 @@ SCHEMA: dict[str, Key] = {
     "tensors": Key("bool", "Compare recorded tensors when both runs have them."),
     "tolerances": Key("table", "Tensor tolerances: {default: {...}, '<glob>': {atol, rtol, statistic}}."),
     "tensor_device": Key("str", "Device used to compare tensors (cpu, cuda)."),
+    "tolerance_preset": Key("str", "Named tensor tolerances applied below `tolerances` (ad-onboarding: AD's "
+                            "model-onboarding rmse ratios).", ("ad-onboarding",)),
     "config_explained_gates": Key("bool", "Let a finding explained by a config change (the toggled "
                                   "transform's own state change) still gate."),
     "expected": Key("path", "Expected-changes file (docs/expected-changes.md)."),

@@ -33,6 +33,7 @@ app = typer.Typer(
     add_completion=False,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 T = TypeVar("T")
@@ -104,8 +105,8 @@ def _root(
 
 
 COMMANDS: dict[str, str] = {
-    "snapshot": "ci", "record": "ci", "batch": "ci", "compare": "compare", "candidates": "fusion",
-    "note": "fusion", "history": "history",
+    "snapshot": "ci", "record": "ci", "batch": "ci", "schema": "ci", "compare": "compare",
+    "candidates": "fusion", "note": "fusion", "history": "history",
 }
 """Every command -> the module of ``ad_diff.cli`` that registers it (in the order ``--help`` lists them).
 
@@ -130,7 +131,7 @@ def _commands() -> set[str]:
 
 
 #: Words that are ad-diff's own root options, not the start of a ``compare`` shorthand.
-_ROOT_OPTIONS = ("--help", "--version")
+_ROOT_OPTIONS = ("--help", "-h", "--version")
 #: A first word spelled like a command (no path separator, no suffix) can be a mistyped command.
 _COMMAND_LIKE = re.compile(r"[A-Za-z][A-Za-z_-]*")
 
@@ -154,6 +155,8 @@ def main(argv: list[str] | None = None) -> None:
     ``ad-diff compare snapshot ...`` compares that folder); the error of such a call says so.
     """
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["help"] and not Path("help").exists():  # `ad-diff help [COMMAND]`, as git and pip take it
+        args = [*args[1:2], "--help"]
     commands = _commands()
     hint = None
     if args and args[0] in commands:
@@ -170,12 +173,43 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(EXIT_INPUT_ERROR)
         args.insert(0, "compare")
     load_commands([args[0]] if args and args[0] in COMMANDS else None)
-    try:
-        app(args=args, prog_name="ad-diff")
-    except SystemExit as e:
-        if hint is not None:
-            from ad_diff.gate import EXIT_INPUT_ERROR
+    code = _run_app(args)
+    if hint is not None:
+        from ad_diff.gate import EXIT_INPUT_ERROR
 
-            if e.code == EXIT_INPUT_ERROR:
-                typer.echo(f"ad-diff: note: {hint}", err=True)
-        raise
+        if code == EXIT_INPUT_ERROR:
+            typer.echo(f"ad-diff: note: {hint}", err=True)
+    raise SystemExit(code)
+
+
+#: ``--format json`` / ``-f json`` / ``--format=json`` anywhere on the command line.
+_JSON_FORMAT = re.compile(r"(?:--format|-f)(?:=|\x00)json")
+
+
+def _wants_json(args: list[str]) -> bool:
+    return _JSON_FORMAT.search("\x00".join(args)) is not None
+
+
+def _run_app(args: list[str]) -> int:
+    """Run the app without click's standalone mode, so that a command-line usage error (a mistyped option,
+    a missing argument) is also a JSON error object on stdout under ``--format json``, as every other input
+    error is: a CI step that parses stdout then reads the error instead of failing on nothing."""
+    # typer vendors click (pinned in pyproject.toml); its exception classes are not re-exported
+    from typer._click.exceptions import ClickException, UsageError
+
+    try:
+        rc = app(args=args, prog_name="ad-diff", standalone_mode=False)
+    except UsageError as e:
+        e.show()
+        if _wants_json(args):
+            typer.echo(error_json(AdDiffError(e.format_message())))
+        return e.exit_code
+    except ClickException as e:
+        e.show()
+        return e.exit_code
+    except (typer.Abort, KeyboardInterrupt):
+        typer.echo("Aborted!", err=True)
+        return 1
+    except BrokenPipeError:  # the reader of stdout went away (`| head`): as click's standalone mode does
+        return 1
+    return rc if isinstance(rc, int) else 0

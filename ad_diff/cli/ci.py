@@ -144,3 +144,18 @@ def batch(
         return result.exit_code
 
     raise typer.Exit(guarded(go, lambda: wants_json[-1]))
+
+
+@app.command()
+def schema() -> None:
+    """Print the JSON Schema of the report that `compare --format json` writes (and of its error object).
+
+    Validate a report with any JSON Schema validator (draft 2020-12), e.g.
+    `ad-diff schema > report.schema.json && check-jsonschema --schemafile report.schema.json report.json`.
+    docs/report-schema.md is generated from it.
+    """
+    import json
+
+    from ad_diff.report.schema import report_schema
+
+    typer.echo(json.dumps(report_schema(), indent=2, sort_keys=True))

@@ -52,6 +52,11 @@ def compare(
     tol: Annotated[list[str] | None, typer.Option(
         metavar="[GLOB:]KEY=VALUE,...",
         help="Tensor tolerance (keys atol, rtol, statistic) of the tensors GLOB picks; repeatable.")] = None,
+    tolerance_preset: Annotated[str | None, typer.Option(
+        metavar="[ad-onboarding]",
+        help="Named tensor tolerances under the config file's and --tol's: ad-onboarding applies AD's "
+        "model-onboarding check rmse(a-b)/rmse(b) (attention 0.10, MoE 0.02, layers and logits 0.05).")
+    ] = None,
     tensor_device: Annotated[TensorDevice | None, typer.Option(
         help="Device for tensor statistics (default: cpu, or the config file's).")] = None,
     plots: Annotated[Path | None, typer.Option(
@@ -76,7 +81,7 @@ def compare(
                                   candidate_log=tuple(candidate_log or ()), baseline_config=baseline_config,
                                   candidate_config=candidate_config)
         device = tensor_device.value if tensor_device is not None else None
-        settings = tensor_options(settings, tol, device, plots)
+        settings = tensor_options(settings, tol, device, plots, tolerance_preset)
         settings = dataclasses.replace(settings, tensor_jobs=tensor_jobs)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)

@@ -16,10 +16,9 @@ from typing import Annotated
 import typer
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.options import ConfigOpt, NoConfigOpt, resolve_options
-from ad_diff.cli.output import safe_text, write_output
+from ad_diff.cli.options import ConfigOpt, FailOnOpt, NoConfigOpt, resolve_options
+from ad_diff.cli.output import safe_text, terminal_width, write_output
 from ad_diff.report import ReportFormat
-from ad_diff.settings import FAIL_ON_CHOICES
 
 
 @app.command()
@@ -78,7 +77,7 @@ def history(
         ),
     ] = None,
     rank: Annotated[int, typer.Option(help="Rank whose log lines are read (run folders).")] = 0,
-    fail_on: Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")] = "error",
+    fail_on: FailOnOpt = "error",
     collapse_fraction: Annotated[
         float, typer.Option(help="Loss share (0-1] that counts as a collapse.")
     ] = 0.5,
@@ -148,7 +147,8 @@ def history(
         base = (md_path.parent if md_path is not None else Path.cwd()).resolve()
         links = {k: urllib.parse.quote(os.path.relpath(p.resolve(), base)) for k, p in written.items()}
         if fmt_ is ReportFormat.terminal:
-            sys.stdout.write(safe_text(render.render_terminal(result, color=use_color)))
+            width = terminal_width()
+            sys.stdout.write(safe_text(render.render_terminal(result, color=use_color, width=width)))
         elif fmt_ is ReportFormat.markdown:
             sys.stdout.write(safe_text(render.render_markdown(result, links)))
         else:

@@ -171,6 +171,7 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
         collapse_fraction=opts["collapse_fraction"], ignore_transforms=tuple(opts["ignore_transforms"]),
         ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
         tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),
+        tolerance_preset=opts.get("tolerance_preset"),
         expected_changes=opts.get("expected"), progress=progress_enabled(opts.get("progress")),
         config_explained_gates=bool(opts.get("config_explained_gates", False)),
         tensor_plots=opts.get("html") is not None, **extra,  # the HTML report draws the drift plots
@@ -178,11 +179,19 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
 
 
 def tensor_options(settings: Settings, tol: list[str] | None, device: str | None,
-                   plots: Path | None) -> Settings:
-    """Merge ``--tol`` specs over the config file's tolerances; set device and plots."""
+                   plots: Path | None, tolerance_preset: str | None = None) -> Settings:
+    """Merge the tolerance preset, then the config file's tolerances, then ``--tol`` specs, each over the
+    one before (key by key); set device and plots."""
     import dataclasses
 
-    tolerances = {k: dict(v) for k, v in settings.tolerances.items()}
+    name = tolerance_preset or settings.tolerance_preset
+    tolerances: dict[str, dict[str, Any]] = {}
+    if name is not None:
+        from ad_diff.kinds.tensors.tolerance import preset
+
+        tolerances = preset(name)
+    for pattern, entry in settings.tolerances.items():
+        tolerances.setdefault(pattern, {}).update(entry)
     if tol:  # the tolerance module brings the tensor model: only when --tol is given
         from ad_diff.kinds.tensors.tolerance import parse_cli
 
@@ -209,11 +218,17 @@ ConfigOpt = Annotated[Path | None, typer.Option(
     "./.ad-diff.yaml, else ./pyproject.toml when it has [tool.ad-diff]. Options given here override the "
     "file.")]
 
+FailOnOpt = Annotated[str, typer.Option(
+    metavar="[" + "|".join(FAIL_ON_CHOICES) + "]",
+    help="Gate level: error (every match loss, incomplete run or error finding), match_loss, collapse (a "
+    "count falling to zero or by --collapse-fraction), never.")]
+"""``--fail-on``, with its values in the usage line and the help (every command that gates)."""
+
 #: Options of every comparison command: parameter name -> (annotation, default).
 SHARED: dict[str, tuple[Any, Any]] = {
     "rank": (Annotated[int | None, typer.Option(
         help="Compare only this rank (default: every rank both runs have; rank 0 leads the report).")], None),
-    "fail_on": (Annotated[str, typer.Option(help=f"Gate level: {', '.join(FAIL_ON_CHOICES)}.")], "error"),
+    "fail_on": (FailOnOpt, "error"),
     "collapse_fraction": (Annotated[float, typer.Option(
         help="Loss share (0-1] that counts as a collapse.")], 0.5),
     "fmt": (Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")],

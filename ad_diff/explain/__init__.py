@@ -64,7 +64,8 @@ def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> 
 
         kept = expected.apply(expected.load(settings.expected_changes), kept, ctx.rows, settings.model)
     kept.sort(key=Finding.sort_key)  # a deterministic input order; the groups decide the report order
-    ordered, grouped = groups.build(kept, ctx.rows, settings.fail_on, graph_compared="graph" in ctx.sections)
+    ordered, grouped = groups.build(kept, ctx.rows, settings.fail_on, graph_compared="graph" in ctx.sections,
+                                    from_snapshot=ctx.from_snapshot)
     return Explained(tuple(ordered), grouped, _ignored_transforms(ctx), dropped)
 
 

@@ -121,6 +121,12 @@ def _op_form(h: HintRef) -> str:
     return f"`{m['b']}` became `{m['c']}`, which {m['t']} no longer matches"
 
 
+LOG_ONLY = "no graph dumps to trace it upstream (log-only comparison)"
+SNAPSHOT_BASELINE = ("the baseline is a snapshot (counts and metadata coverage only): no node-level graph "
+                     "comparison to trace it upstream")
+"""Why a match loss has no upstream evidence, when the graphs were not compared node by node."""
+
+
 class _Builder:
     """Kind, title and evidence of one group from its root findings and the hints pointing at it."""
 
@@ -130,10 +136,12 @@ class _Builder:
         pos: dict[str, int],
         graph_compared: bool,
         divergence: Finding | None,
+        untraced: str = LOG_ONLY,
     ) -> None:
         self.rows = rows
         self.pos = pos
         self.graph_compared = graph_compared
+        self.untraced = untraced
         self.divergence = divergence
         """The first structural divergence of the graphs (``ADG004``), when there is one."""
 
@@ -255,7 +263,7 @@ class _Builder:
         elif self.graph_compared:
             why = "no upstream difference in the graph dumps explains it"
         else:
-            why = "no graph dumps to trace it upstream (log-only comparison)"
+            why = self.untraced
         return CauseKind.MATCH_LOST, title, why
 
     @staticmethod
@@ -298,9 +306,11 @@ def build(
     rows: tuple[TransformComparison, ...],
     fail_on: str,
     graph_compared: bool = False,
+    from_snapshot: bool = False,
 ) -> tuple[list[Finding], tuple[CauseGroup, ...]]:
     """Group ``findings`` (see the module doc). Returns the findings, each carrying its group's id, in report
-    order (group by group, root findings first), and the groups."""
+    order (group by group, root findings first), and the groups. ``from_snapshot``: the baseline is a
+    snapshot, so the graphs were not compared node by node although the candidate's dumps were read."""
     pos = positions(rows)
     by_row = {r.transform: r for r in reversed(rows)}  # first occurrence wins
     findings = _fold_regions(findings, by_row)
@@ -323,7 +333,7 @@ def build(
     node_drift = next((f for fs in at.values() for f in fs if f.code == "ADT007"), None)
     drift_root = root_of(node_drift.transform or "", parents) if node_drift is not None else None
     first = next((f for f in findings if f.code == "ADG004" and f.transform in pos), None)
-    builder = _Builder(by_row, pos, graph_compared, first)
+    builder = _Builder(by_row, pos, graph_compared, first, SNAPSHOT_BASELINE if from_snapshot else LOG_ONLY)
     raw: list[_Raw] = []
     for r, ts in members.items():
         root = sorted(at.get(r, []), key=_importance)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from ad_diff.core.model import Category, Finding, Severity, Side, State
+from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds.base import Skipped
@@ -51,6 +51,43 @@ def side_text(s: Side) -> str:
     if s.state is State.ABSENT:
         return "—"
     return s.state.value
+
+
+CONFLICT_CODES = frozenset({"ADG007", "ADG012"})
+"""Findings that say a run's log and its own dumps disagree about a transform (ad-conf-check's CONFLICT)."""
+
+
+def status_text(s: Side, conflict: bool = False) -> str:
+    """A side in the words of upstream's ``ad-conf-check``: ``APPLIED 16``, ``SKIPPED``, ``DISABLED``,
+    ``FAILED``, ``RESTORED``, ``INCOMPLETE``, ``ABSENT``; ``CONFLICT (APPLIED 4)`` when the run's log and its
+    dumps disagree about the transform. ad-conf-check reads 0 matches as SKIPPED; here a transform that ran
+    and matched nothing stays ``APPLIED 0``, apart from one that AD itself logged ``skipped``."""
+    if s.state is State.APPLIED:
+        word = f"APPLIED {s.matches if s.matches is not None else '?'}"
+    else:
+        word = s.state.value.upper()
+    return f"CONFLICT ({word})" if conflict else word
+
+
+def conflicts(findings: tuple[Finding, ...] | list[Finding]) -> frozenset[tuple[str, str]]:
+    """``(transform, run)`` pairs whose log and dumps disagree (:data:`CONFLICT_CODES`)."""
+    out = set()
+    for f in findings:
+        run = dict(f.evidence).get("run")
+        if f.code in CONFLICT_CODES and f.transform and isinstance(run, str):
+            out.add((f.transform, run))
+    return frozenset(out)
+
+
+def status_pair(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> tuple[str, str]:
+    """:func:`status_text` of a row's baseline and candidate."""
+    return (status_text(r.baseline, (r.transform, "baseline") in conflict),
+            status_text(r.candidate, (r.transform, "candidate") in conflict))
+
+
+def in_conflict(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> bool:
+    """Whether either run's log and dumps disagree about ``r`` (listed with the changed rows)."""
+    return (r.transform, "baseline") in conflict or (r.transform, "candidate") in conflict
 
 
 def delta_text(delta: int | None) -> str:
@@ -104,7 +141,8 @@ def grouped(result: DiffResult, fail_on: str) -> tuple[tuple[Finding, ...], tupl
     from ad_diff.explain.groups import build
 
     findings, groups = build(
-        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections
+        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
+        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) == "snapshot",
     )
     return tuple(findings), groups
 

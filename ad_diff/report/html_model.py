@@ -19,6 +19,7 @@ from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict, gates
 from ad_diff.report import svg
 from ad_diff.report.common import (
+    conflicts,
     counts,
     delta_text,
     headline,
@@ -28,7 +29,7 @@ from ad_diff.report.common import (
     partition,
     plural,
     run_labels,
-    side_text,
+    status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
 from ad_diff.report.md_groups import ICON, consequence_line, icon
@@ -183,10 +184,11 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
     others = [*p.below_gate, *p.review, *p.settled, *p.improvements]
     primary, secondary = (list(p.gated), others) if verdict.verdict == "fail" else (others, [])
     groups = [_group(i, g, verdict, rows_by_name) for i, g in enumerate([*primary, *secondary], 1)]
+    conflict = conflicts(result.findings)
     transforms = [
-        TransformRow(i, r.stage, r.transform, side_text(r.baseline), side_text(r.candidate),
+        TransformRow(i, r.stage, r.transform, *status_pair(r, conflict),
                      delta_text(r.delta), (r.delta or 0) and (1 if (r.delta or 0) > 0 else -1), r.changed,
-                     f"{i} {r.stage} {r.transform} {side_text(r.baseline)} {side_text(r.candidate)}".lower())
+                     f"{i} {r.stage} {r.transform} {' '.join(status_pair(r, conflict))}".lower())
         for i, r in enumerate(result.transforms, 1)
     ]
     return Report(

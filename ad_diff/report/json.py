@@ -22,15 +22,25 @@ from ad_diff.discover import RunArtifacts
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds.log.model import RunLog
-from ad_diff.report.common import counts, group_gates, grouped, headline, not_compared, partition
+from ad_diff.report.common import (
+    conflicts,
+    counts,
+    group_gates,
+    grouped,
+    headline,
+    not_compared,
+    partition,
+    status_text,
+)
 from ad_diff.result import DiffResult
 
 SCHEMA_VERSION = 2
 
 
-def _side(s: Side) -> dict[str, Any]:
+def _side(s: Side, conflict: bool) -> dict[str, Any]:
     return {
         "state": s.state.value,
+        "status": status_text(s, conflict),
         "matches": s.matches,
         "stage": s.stage,
         "time_s": s.timing.total if s.timing else None,
@@ -38,15 +48,15 @@ def _side(s: Side) -> dict[str, Any]:
     }
 
 
-def _row(r: TransformComparison) -> dict[str, Any]:
+def _row(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> dict[str, Any]:
     return {
         "stage": r.stage,
         "transform": r.transform,
         "occurrence": r.occurrence,
         "changed": r.changed,
         "delta": r.delta,
-        "baseline": _side(r.baseline),
-        "candidate": _side(r.candidate),
+        "baseline": _side(r.baseline, (r.transform, "baseline") in conflict),
+        "candidate": _side(r.candidate, (r.transform, "candidate") in conflict),
     }
 
 
@@ -155,7 +165,7 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
             "baseline": _run(result.baseline, result.baseline_log),
             "candidate": _run(result.candidate, result.candidate_log),
         },
-        "transforms": [_row(r) for r in result.transforms],
+        "transforms": [_row(r, conflicts(result.findings)) for r in result.transforms],
         "findings": [finding_json(f, verdict.fail_on, roles.get(id(f))) for f in findings],
         "sections": {k: to_jsonable(v) for k, v in sorted(result.sections.items())},
         "notes": list(result.notes),

@@ -25,16 +25,19 @@ from ad_diff.kinds import SECTION_KINDS
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
 from ad_diff.report.common import (
+    conflicts,
     counts,
     delta_text,
     headline_parts,
     ignored_text,
+    in_conflict,
     log_summary_parts,
     partition,
     plural,
     render_parts,
     run_labels,
     side_text,
+    status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
 from ad_diff.result import DiffResult
@@ -177,19 +180,24 @@ def _group_blocks(
 
 
 def _transform_blocks(result: DiffResult) -> list[_Block]:
-    changed = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed]
-    same = [(i, r) for i, r in enumerate(result.transforms, 1) if not r.changed]
+    conflict = conflicts(result.findings)  # a row whose log and dumps disagree is listed like a change
+    changed = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed or in_conflict(r, conflict)]
+    same = [(i, r) for i, r in enumerate(result.transforms, 1)
+            if not (r.changed or in_conflict(r, conflict))]
     total = len(result.transforms)
     blocks = []
     if changed:  # four narrow columns: each row's stage is in the JSON report
         head = "| # | Transform | Baseline \u2192 Candidate | \u0394 |\n|---:|---|---:|---:|"
+        arrow = " \u2192 "
         rows = "\n".join(
             f"| {i} | {html_code(r.transform)} | "
-            f"{md_escape(side_text(r.baseline))} \u2192 {md_escape(side_text(r.candidate))} | "
+            f"{arrow.join(md_escape(w) for w in status_pair(r, conflict))} | "
             f"{delta_text(r.delta)} |"
             for i, r in changed
         )
-        full = f"### Changed transforms ({len(changed)} of {total})\n\n{head}\n{rows}"
+        n_conflict = sum(not r.changed for _, r in changed)
+        extra = f"; {n_conflict} more whose log and dumps disagree" if n_conflict else ""
+        full = f"### Changed transforms ({len(changed) - n_conflict} of {total}{extra})\n\n{head}\n{rows}"
         blocks.append(
             _Block(
                 "changed transforms",

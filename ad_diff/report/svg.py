@@ -28,8 +28,8 @@ COLUMN = 14
 WIDE = 1200
 """Width the timeline spreads a short pipeline over (px); columns are at most 3 x :data:`COLUMN`."""
 PLOT_HEIGHT = 160
-LEFT, TOP, BOTTOM = 40, 22, 64
-"""Margins (px): the count axis on the left, change markers on top, state letters and stages below."""
+LEFT, TOP = 40, 22
+"""Margins (px): the count axis on the left, change markers on top."""
 MAX_POINTS = 300
 """Points drawn per scatter plot (evenly strided from the measured samples)."""
 
@@ -63,7 +63,8 @@ class Column:
 
 @dataclass(frozen=True)
 class Timeline:
-    """The per-transform chart: both runs' match counts (bars) and states (letters), changed ones marked."""
+    """The per-transform chart: both runs' match counts (bars) and states (letters), changed ones marked,
+    every transform's name under its column and every stage's name in full below."""
 
     width: float
     height: float
@@ -73,21 +74,32 @@ class Timeline:
     """Width of one transform (px)."""
     columns: tuple[Column, ...]
     ticks: tuple[tuple[float, str], ...]
-    """``(y, label)`` of the count axis."""
-    stages: tuple[tuple[float, float, str, str], ...]
-    """``(x_start, x_end, stage, label)`` of each run of consecutive transforms in one stage; ``label`` is
-    the stage name cut to the room it has (the full name is the tooltip)."""
+    """``(y, label)`` of the count axis, evenly spaced."""
+    names: tuple[tuple[float, float, str], ...]
+    """``(x, y, label)``: each transform's name, written downwards (rotated 90°) from ``(x, y)``; cut to
+    :data:`NAME_CHARS` characters (the full name is the column's tooltip)."""
+    stages: tuple[tuple[float, float, str, float], ...]
+    """``(x_start, x_end, stage, label_y)`` of each run of consecutive transforms in one stage. The name is
+    written whole at ``(x_start, label_y)``: labels go to the first row where they overlap no other label."""
 
 
-def _nice_max(v: int) -> int:
+NAME_CHARS = 40
+"""Longest transform name written under the timeline (AD's longest keys are about 35 characters)."""
+STAGE_ROW = 12
+"""Height of one row of stage labels (px)."""
+
+
+def _nice_ticks(v: int) -> tuple[int, int]:
+    """``(step, top)``: an even count axis from 0 to ``top >= v`` in at most five steps of 1, 2 or 5 x 10^k
+    (four steps of one for counts up to 4)."""
     if v <= 4:
-        return 4
-    mag = 10 ** int(math.log10(v))
-    for step in (1, 2, 2.5, 5, 10):
-        top = int(step * mag)
-        if top >= v:
-            return top
-    return v  # pragma: no cover - the loop always ends at 10 * mag >= v
+        return 1, 4
+    mag = 10 ** int(math.log10(v / 5)) if v >= 5 else 1
+    for unit in (1, 2, 5, 10):
+        step = unit * mag
+        if math.ceil(v / step) <= 5:
+            return step, step * math.ceil(v / step)
+    return 10 * mag, 10 * mag * math.ceil(v / (10 * mag))  # pragma: no cover - unit 10 always fits
 
 
 def _bar(s: Side, x: float, w: float, scale: float, base: float) -> Bar:
@@ -97,10 +109,29 @@ def _bar(s: Side, x: float, w: float, scale: float, base: float) -> Bar:
     return Bar(x, base, w, 0.0, s.state.value, STATE_GLYPH.get(s.state, "?"))
 
 
+StagePlace = tuple[float, float, str, float]
+
+
+def _stage_rows(spans: list[tuple[float, float, str]], top: float) -> tuple[StagePlace, ...]:
+    """Place each stage's whole name in the first row where it overlaps no label placed before it."""
+    ends: list[float] = []  # right end of the last label in each row
+    out = []
+    for x0, x1, stage in spans:
+        right = x0 + 2 + len(stage) * CHAR
+        row = next((i for i, end in enumerate(ends) if end + CHAR <= x0), len(ends))
+        if row == len(ends):
+            ends.append(right)
+        else:
+            ends[row] = right
+        out.append((x0, x1, stage, top + (row + 1) * STAGE_ROW))
+    return tuple(out)
+
+
 def timeline(rows: tuple[TransformComparison, ...]) -> Timeline:
     """Lay out ``rows`` (pipeline order) as one column per transform."""
-    top = _nice_max(max((s.matches or 0 for r in rows for s in (r.baseline, r.candidate)
-                         if s.state is State.APPLIED), default=0))
+    most = max((s.matches or 0 for r in rows for s in (r.baseline, r.candidate) if s.state is State.APPLIED),
+               default=0)
+    step, top = _nice_ticks(most)
     scale = PLOT_HEIGHT / top
     base = TOP + PLOT_HEIGHT
     col = max(COLUMN, min(3 * COLUMN, WIDE // max(len(rows), 1)))
@@ -112,21 +143,30 @@ def timeline(rows: tuple[TransformComparison, ...]) -> Timeline:
                  f"{side_text(r.candidate)}" + (" (changed)" if r.changed else ""))
         columns.append(Column(i + 1, x, r.changed, title, _bar(r.baseline, x + 1, bar, scale, base),
                               _bar(r.candidate, x + 1 + bar, bar, scale, base)))
-    ticks = tuple((base - v * scale, str(v)) for v in (0, top // 4, top // 2, 3 * top // 4, top))
-    stages: list[tuple[float, float, str]] = []
+    ticks = tuple((base - v * scale, str(v)) for v in range(0, top + 1, step))
+    name_top = base + GLYPHS
+    longest = max((min(len(r.transform), NAME_CHARS) for r in rows), default=0)
+    names = tuple((LEFT + i * col + col / 2 - 3, name_top, _fit(r.transform, NAME_CHARS * CHAR))
+                  for i, r in enumerate(rows))
+    spans: list[tuple[float, float, str]] = []
     for i, r in enumerate(rows):
         x = LEFT + i * col
-        if stages and stages[-1][2] == r.stage:
-            stages[-1] = (stages[-1][0], x + col, r.stage)
+        if spans and spans[-1][2] == r.stage:
+            spans[-1] = (spans[-1][0], x + col, r.stage)
         else:
-            stages.append((x, x + col, r.stage))
-    labelled = tuple((x0, x1, s, _fit(s, x1 - x0)) for x0, x1, s in stages)
-    return Timeline(LEFT + len(rows) * col + 8, base + BOTTOM, TOP, base, col, tuple(columns),
-                    tuple(dict.fromkeys(ticks)), labelled)
+            spans.append((x, x + col, r.stage))
+    stage_top = name_top + longest * CHAR + 6
+    stages = _stage_rows(spans, stage_top)
+    bottom = max((y for *_, y in stages), default=stage_top) + 6
+    labels_end = max((x0 + 2 + len(st) * CHAR for x0, _, st, _ in stages), default=0)
+    width = max(LEFT + len(rows) * col + 8, labels_end)
+    return Timeline(width, bottom, TOP, base, col, tuple(columns), ticks, names, stages)
 
 
 CHAR = 5.5
-"""Width of one character of a stage label (px, at the chart's 9 px font)."""
+"""Width of one character of a label (px, at the chart's 9 px font)."""
+GLYPHS = 28
+"""Room under the axis for the two rows of state letters (px)."""
 
 
 def _fit(label: str, room: float) -> str:

@@ -21,14 +21,16 @@ from ad_diff.gate import Verdict, gates
 from ad_diff.kinds import SECTION_KINDS
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.report.common import (
+    conflicts,
     counts,
     delta_text,
     group_gates,
     grouped,
     headline_parts,
     ignored_text,
+    in_conflict,
     log_summary_parts,
-    side_text,
+    status_pair,
 )
 from ad_diff.report.md_groups import consequence_line
 from ad_diff.result import DiffResult
@@ -101,11 +103,15 @@ def _findings(findings: tuple[Finding, ...], fail_on: str) -> RenderableType:
 
 def _transforms(result: DiffResult, rows: list[tuple[int, TransformComparison]]) -> RenderableType:
     changed = sum(r.changed for r in result.transforms)
-    title = f"Transforms ({changed} changed of {len(result.transforms)})"
+    n_conflict = sum(in_conflict(r, conflicts(result.findings)) and not r.changed for _, r in rows)
+    title = f"Transforms ({changed} changed of {len(result.transforms)}" + (
+        f"; {n_conflict} whose log and dumps disagree)" if n_conflict else ")")
 
     def delta(r: TransformComparison) -> Text:
         d = r.delta or 0
         return Text(delta_text(r.delta), style="red" if d < 0 else "green" if d > 0 else "")
+
+    conflict = conflicts(result.findings)
 
     def table(with_stage: bool) -> Table:
         t = Table(title=title, title_justify="left")
@@ -117,7 +123,8 @@ def _transforms(result: DiffResult, rows: list[tuple[int, TransformComparison]])
             t.add_column(col, justify="right")
         for i, r in rows:
             cells = [Text(str(i)), *([Text(r.stage)] if with_stage else []), Text(r.transform)]
-            t.add_row(*cells, Text(side_text(r.baseline)), Text(side_text(r.candidate)), delta(r))
+            base, cand = status_pair(r, conflict)
+            t.add_row(*cells, Text(base), Text(cand), delta(r))
         return t
 
     return Responsive(lambda: table(True), lambda: table(False))
@@ -157,7 +164,9 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
     if findings:
         con.print(_findings(findings, verdict.fail_on))
         con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))
-    rows = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed or show_unchanged]
+    conflict = conflicts(result.findings)
+    rows = [(i, r) for i, r in enumerate(result.transforms, 1)
+            if r.changed or show_unchanged or in_conflict(r, conflict)]
     if rows:
         con.print(_transforms(result, rows))
     for kind in SECTION_KINDS:

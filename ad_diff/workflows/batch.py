@@ -21,7 +21,7 @@ from pathlib import Path
 from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
 from ad_diff.errors import AdDiffError, InputError
-from ad_diff.gate import EXIT_INPUT_ERROR
+from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.result import BatchResult, ModelOutcome
 from ad_diff.settings import Settings
@@ -102,9 +102,10 @@ def pair(baseline_root: Path, candidate_root: Path
 def compare_one(name: str, settings: Settings) -> ModelOutcome:
     """Compare one pair; any failure becomes the model's ``error`` row (runs in a worker process).
 
-    Every model that could not be compared, whether its input was bad or ad-diff hit a bug on it, gets exit
-    code 2 ("not compared"): the batch then exits 2, which never reads as a pass, and one model's failure
-    costs neither the other models' results nor the report. The row's ``error`` says which it was.
+    A model that could not be compared gets an ``error`` row: exit code 2 when its input was bad (or its
+    worker died), 3 when ad-diff hit a bug on it, as ``compare`` would exit. The batch exits with the worst
+    code, which never reads as a pass, and one model's failure costs neither the other models' results nor
+    the report. The row's ``error`` says which it was.
     """
     from ad_diff import gate, pipeline
 
@@ -123,7 +124,8 @@ def _error_row(name: str, error: str) -> ModelOutcome:
 
 
 def _bug_row(name: str, e: BaseException) -> ModelOutcome:
-    return _error_row(name, f"internal error (a bug in ad-diff, please report it): {type(e).__name__}: {e}")
+    error = f"internal error (a bug in ad-diff, please report it): {type(e).__name__}: {e}"
+    return ModelOutcome(name, "error", EXIT_INTERNAL_ERROR, error=excerpt(error, 1000))
 
 
 def _in_fresh_worker(name: str, settings: Settings) -> ModelOutcome:

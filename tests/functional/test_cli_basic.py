@@ -39,7 +39,7 @@ def test_collapse_exit_1_with_markdown_and_json_files(tmp_path: Path) -> None:
     assert "FAIL" in res.out and "ADL001" in res.out
     text = md.read_text()
     assert text.startswith("## \u274c ad-diff: FAIL: 1 root cause (`match_rope_pattern` stopped matching (4 \u2192 0))")
-    assert "| 2 | <code>match_rope_pattern</code> | 4 \u2192 0 | \u22124 |" in text
+    assert "| 2 | <code>match_rope_pattern</code> | APPLIED 4 \u2192 APPLIED 0 | \u22124 |" in text
     f = json.loads(js.read_text())["findings"][0]
     assert set(f) >= {"code", "category", "severity", "transform", "node", "tensor", "message"}
     assert (f["code"], f["category"], f["severity"], f["node"], f["tensor"]) == ("ADL001", "match_loss", "error", None, None)

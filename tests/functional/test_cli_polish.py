@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.conftest import ROOT, make_run, run_cli, v3
+from tests.conftest import FIXTURES, ROOT, make_run, run_cli, v3
 
 LOG = v3("export", "export_to_gm", "matches=1") + v3("pattern_matcher", "match_rope_pattern", "matches=4")
 COMMANDS = "batch, candidates, compare, history, note, record, snapshot"
@@ -155,3 +155,16 @@ def test_snapshot_names_its_run_relative_to_the_snapshot_file(tmp_path: Path) ->
     check = run_cli(golden, run, "-f", "json")
     assert check.code == 0
     assert "snapshot of ../../runs/base" in check.out
+
+
+def test_snapshot_baseline_says_why_a_loss_is_not_traced(tmp_path: Path) -> None:
+    """Against a golden snapshot the candidate's dumps are read (metadata coverage), so an untraced loss
+    says the baseline is a snapshot, never that the comparison was log-only."""
+    pair = FIXTURES / "scenarios/metadata_loss"
+    golden = tmp_path / "golden.yaml"
+    assert run_cli("snapshot", pair / "baseline", "-o", golden).code == 0
+    res = run_cli(golden, pair / "candidate", "--no-color", "-f", "markdown")
+    assert res.code == 1, res.err
+    assert "metadata lost at" in res.out
+    assert "log-only comparison" not in res.out
+    assert "the baseline is a snapshot (counts and metadata coverage only)" in res.out

@@ -164,3 +164,13 @@ def test_history_names_the_config_file_in_use(nightly: Path, tmp_path: Path) -> 
     assert f"ad-diff: {note}" in res.err
     assert note in json.loads((tmp_path / "h.json").read_text())["notes"]
     assert "(found in the current folder): fail_on=never" in (tmp_path / "h.md").read_text()
+
+
+@pytest.mark.parametrize("columns", [60, 80, 132])
+def test_terminal_report_follows_columns(nightly: Path, columns: int) -> None:
+    """The tables fit the width COLUMNS gives (a piped or CI log has no terminal to ask)."""
+    res = run_cli("history", nightly, "--no-color", env={"COLUMNS": str(columns)})
+    assert res.code == 1, res.err
+    widths = [len(line) for line in res.out.splitlines()]
+    assert max(widths) <= columns
+    assert max(widths) > columns - 20  # the tables use the width they are given

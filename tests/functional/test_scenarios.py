@@ -194,4 +194,3 @@ def test_output_is_byte_identical_across_hash_seeds(tmp_path: Path, case: str) -
         assert res.code in (0, 1), res.err
         outs.append((res.out, md.read_text(), js.read_text()))
     assert outs[0] == outs[1]
-    assert ROOT.is_dir()

@@ -225,7 +225,7 @@ def _consistency(d: TransformGraphDiff, run: str, rec: TransformRecord, delta: R
         return []
     structural = delta.added or delta.removed
     quiet = rec.state in (State.SKIPPED, State.DISABLED) or (rec.state is State.APPLIED and rec.matches == 0)
-    ev = {"occurrence": d.occurrence, "log_line": rec.line}
+    ev = {"occurrence": d.occurrence, "log_line": rec.line, "run": run}
     if structural and quiet:
         logged = rec.state.value if rec.state is not State.APPLIED else "0 matches"
         return [

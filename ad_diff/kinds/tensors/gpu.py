@@ -16,7 +16,6 @@ chunk goes through the NaN/Inf-masked fold (no host sync to decide). Where float
 
 from __future__ import annotations
 
-import importlib.util
 from typing import Any
 
 import numpy as np
@@ -57,8 +56,10 @@ def resolve_device(asked: str) -> tuple[str, str | None]:
 
 def _cuda_missing() -> str | None:
     """Why torch cannot compute on a CUDA device here (``None``: it can)."""
-    if importlib.util.find_spec("torch") is None:
-        return "torch is not installed (pip install torch, a CUDA build)"
+    from ad_diff.core.lazy import available, install_hint
+
+    if not available("torch"):
+        return f"torch is not installed ({install_hint('torch')}, with a CUDA build of torch)"
     import torch
 
     if torch.version.cuda is None:

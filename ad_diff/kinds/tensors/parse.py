@@ -113,6 +113,9 @@ def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT) -> list[TensorR
             TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, begin, kind)
             for name, (dtype, shape, begin, _end) in sorted(entries.items())
         ]
+    from ad_diff.core.lazy import require
+
+    require("torch", f"reading {path.name} (a .pt file; .safetensors files need no torch)")
     from ad_diff.kinds.tensors.pt import load_pt
 
     records = []

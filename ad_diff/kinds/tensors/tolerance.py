@@ -72,6 +72,32 @@ limit) is an outlier. Measured: the kernel swap's largest row is 1.09x the media
 all its difference in one row (the median row has none)."""
 ROW_OUTSIDE = 0.5
 """Without a reference: a row with most of its elements beyond tolerance while the median row has none."""
+PRESETS: dict[str, dict[str, dict[str, Any]]] = {
+    # AutoDeploy's model-onboarding tests (upstream TensorRT-LLM, skill `ad-model-onboard`, "Numerical
+    # comparison"): assert_rmse_close computes rmse(actual - expected) / rmse(expected), which is ad-diff's
+    # `statistic: rmse` (normalised RMSE against the baseline), with rmse_ratio_tol for bfloat16 of 0.10
+    # for attention, 0.02 for a MoE block, 0.05 for a decoder layer, a MoE layer and the full model; blocks
+    # of identical math (norms) use assert_close at 1e-3. Tensors are told apart by name (globs); MLP blocks
+    # are left at the layer tolerance, since in MoE models the MoE block is also named `mlp`.
+    "ad-onboarding": {
+        "default": {"statistic": "rmse", "nrmse": 0.05},
+        "*attn*": {"statistic": "rmse", "nrmse": 0.10},
+        "*attention*": {"statistic": "rmse", "nrmse": 0.10},
+        "*moe*": {"statistic": "rmse", "nrmse": 0.02},
+        "*experts*": {"statistic": "rmse", "nrmse": 0.02},
+        "*norm*": {"statistic": "elementwise", "rtol": 1e-3, "atol": 1e-3},
+    },
+}
+"""Named tolerance sets (``--tolerance-preset``), applied below the config file's and ``--tol``'s entries."""
+
+
+def preset(name: str) -> dict[str, dict[str, Any]]:
+    """The tolerance entries of preset ``name`` (a copy); :class:`ConfigError` for an unknown name."""
+    if name not in PRESETS:
+        raise ConfigError(f"unknown tolerance preset {name!r} (known: {', '.join(sorted(PRESETS))})")
+    return {k: dict(v) for k, v in PRESETS[name].items()}
+
+
 STATISTICS = ("auto", "elementwise", "max", "mean", "median", "quantile", "rmse", "reference")
 _PCT = re.compile(r"^p(\d+(?:\.\d+)?)$")
 

@@ -139,7 +139,13 @@ def test_self_contained_and_locked_down() -> None:
         assert body is not None
         digest = base64.b64encode(hashlib.sha256(body.group(1).encode()).digest()).decode()
         assert f"'sha256-{digest}'" in csp, f"the CSP does not admit the page's own {tag}"
-    assert "default-src 'none'" in csp
+    directives = {d.split()[0]: d.split()[1:] for d in csp.split(";") if d.strip()}
+    assert directives["default-src"] == ["'none'"]
+    # nothing but the page's own style and script (docs/html-report.md: "no other source at all")
+    assert set(directives) == {"default-src", "style-src", "script-src"}
+    for key in ("style-src", "script-src"):
+        assert len(directives[key]) == 1
+        assert directives[key][0].startswith("'sha256-")
 
 
 def test_hostile_names_stay_text() -> None:

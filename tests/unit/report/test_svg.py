@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import math
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ad_diff.core.model import Side, State, TransformComparison
 from ad_diff.report import svg
 
@@ -30,7 +33,8 @@ def test_timeline_bars_letters_and_stages() -> None:
     assert c.candidate.h == 0
     assert a.baseline.glyph == ""
     assert [s[2] for s in t.stages] == ["export", "pattern_matcher", "compile"]
-    assert (t.ticks[0][1], t.ticks[-1][1]) == ("0", "10")  # the axis ends at a round number above 8
+    assert [label for _, label in t.ticks] == ["0", "2", "4", "6", "8"]  # even steps up to 8
+    assert [name for *_, name in t.names] == ["a", "b", "c", "d"]  # every name shown, not only on hover
     assert b.title == "2 pattern_matcher/b: baseline 4, candidate 2 (changed)"
 
 
@@ -62,3 +66,43 @@ def test_scatter_is_bounded_and_skips_non_finite() -> None:
     assert s.shown <= svg.MAX_POINTS
     assert all(svg.PAD <= x <= s.width - svg.PAD and svg.PAD <= y <= s.height - svg.PAD for x, y in s.points)
     assert svg.scatter((math.inf,), (1.0,)) is None
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(0, 10**7))
+def test_count_axis_is_even_and_covers_the_largest_count(most: int) -> None:
+    rows = (_row("s", "t", Side(State.APPLIED, most), Side(State.APPLIED, 0)),)
+    ticks = svg.timeline(rows).ticks
+    values = [int(label) for _, label in ticks]
+    assert values[0] == 0
+    assert values[-1] >= most
+    steps = {b - a for a, b in zip(values, values[1:], strict=False)}
+    assert len(steps) == 1  # evenly spaced
+    assert 4 <= len(values) <= 6
+    step = steps.pop()
+    assert step // 10 ** (len(str(step)) - 1) in (1, 2, 5)  # 1, 2 or 5 x 10^k
+    gaps = {round(a[0] - b[0], 6) for a, b in zip(ticks, ticks[1:], strict=False)}
+    assert len(gaps) == 1  # and evenly drawn
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["factory", "export", "post_export", "pattern_matcher", "sharding",
+                                           "weight_load", "post_load_fusion", "cache_init", "visualize",
+                                           "compile", "x" * 30]),
+                          st.text("abcdefghijklmnopqrstuvwxyz_", min_size=1, max_size=50)),
+                min_size=1, max_size=120))
+def test_stage_labels_are_whole_and_never_overlap(pipeline: list[tuple[str, str]]) -> None:
+    one = Side(State.APPLIED, 1)
+    rows = tuple(_row(stage, name, one, one) for stage, name in pipeline)
+    t = svg.timeline(rows)
+    by_row: dict[float, list[tuple[float, float]]] = {}
+    for x0, _, stage, y in t.stages:
+        by_row.setdefault(y, []).append((x0, x0 + 2 + len(stage) * svg.CHAR))
+        assert x0 + 2 + len(stage) * svg.CHAR <= t.width  # inside the chart, never cut
+        assert y <= t.height
+    for spans in by_row.values():
+        spans.sort()
+        assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:], strict=False))
+    for (_, y, label), (_, name) in zip(t.names, pipeline, strict=True):
+        assert label == name or (label.endswith("…") and name.startswith(label[:-1]))
+        assert y + len(label) * svg.CHAR <= min(y for *_, y in t.stages)  # names end above the stages

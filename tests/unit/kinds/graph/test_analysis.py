@@ -9,6 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import Category, Finding, Severity, State
@@ -218,7 +219,14 @@ def test_generated_scenarios(name: str) -> None:
     root = ROOT / "fixtures" / "scenarios" / name
     assert (root / "baseline" / "graphs").is_dir(), f"fixture {name} missing: run scripts/make_fixtures.py"
     a = analyze_graphs(root / "baseline" / "graphs", root / "candidate" / "graphs")
-    json.dumps(to_jsonable(a))
+    json.dumps(to_jsonable(a), allow_nan=False)
+    # what the scenario's manifest says the graphs show, and no metadata loss it does not name
+    manifest = yaml.safe_load((ROOT / "fixtures/scenarios/manifest.yaml").read_text())["scenarios"][name]
+    graph_kinds = {"metadata_loss", "structure_change", "shape_change"}
+    want = {(f["category"], f["transform"]) for f in manifest["findings"] if f["category"] in graph_kinds}
+    got = {(f.category.value, f.transform) for f in findings(a) if f.category.value in graph_kinds}
+    assert want <= got
+    assert {t for c, t in got if c == "metadata_loss"} == {t for c, t in want if c == "metadata_loss"}
     if name == "rename_only":
         assert [f for f in findings(a) if f.severity is not Severity.INFO] == []
     if name == "metadata_loss":

@@ -14,13 +14,13 @@ explained ones, errors below the gate level) are listed in the test case's ``<sy
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
+from ad_diff.core.sinks import xml
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict, gates, unpaired_gates
 from ad_diff.kinds.tensors import TENSORS
@@ -30,12 +30,9 @@ from ad_diff.result import DiffResult
 if TYPE_CHECKING:
     from ad_diff.result import BatchResult
 
-# XML 1.0 forbids most control characters; AD logs carry ANSI escapes, so drop them rather than fail.
-_BAD_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _x(text: object) -> str:
-    return _BAD_XML.sub("", str(text))
+# XML 1.0 forbids most control characters and AD logs carry ANSI escapes: every text from the inputs goes
+# through the sink layer's XML escaper, which shows them (and bidi, zero-width characters) as escapes.
+_x = xml
 
 
 def _line(f: Finding, causes: Mapping[int, CauseGroup]) -> str:

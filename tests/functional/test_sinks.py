@@ -89,7 +89,7 @@ def outputs(tmp_path_factory: pytest.TempPathFactory) -> Outputs:
     _read(out, "html", *sorted((res / "batch_html").iterdir()))
     hist = tmp / "history"
     for i, run in enumerate((base, base, cand, cand)):  # run names begin with '=' (a formula)
-        shutil.copytree(run, hist / f"{name[:60]}_{i}")
+        shutil.copytree(run, hist / f"{name[:60]}{BIDI}_{i}")
     _cli(out, "history", "history", hist, "--order", "name", "--markdown", res / "h.md", "--json",
          res / "h.json", "--table", res / "h.csv", cwd=tmp)
     _read(out, "markdown", res / "h.md")
@@ -249,3 +249,33 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
     for fmt in Format:
         text = fmt.render(batch, None, color=True)
         assert not _raw(text), f"batch {fmt.value}: {_raw(text)}"
+    for label, text in _workflow_reports(tmp_path, base, cand):
+        assert not _raw(text), f"{label}: {_raw(text)}"
+        if label != "candidates text":  # the templates only: no name of the run in it
+            assert "u202e" in text, f"{label} does not show the hostile names"
+
+
+def _workflow_reports(tmp: Path, base: Path, cand: Path) -> list[tuple[str, str]]:
+    """Every report of history, candidates and note on the hostile runs, rendered in-process."""
+    from ad_diff.workflows import note
+    from ad_diff.workflows.candidates import find_candidates
+    from ad_diff.workflows.candidates import render as cr
+    from ad_diff.workflows.candidates.terminal import render_terminal
+    from ad_diff.workflows.history import HistoryOptions, run_history, serialize
+    from ad_diff.workflows.history import render as hr
+    from ad_diff.workflows.history.export import csv_safe
+
+    hist = tmp / "history"
+    for i, run in enumerate((base, base, cand, cand)):
+        shutil.copytree(run, hist / f"{file_name(HOSTILE)[:60]}{BIDI}_{i}")
+    h = run_history(hist, HistoryOptions(order="name"))
+    assert h.table is not None
+    found = find_candidates(cand, min_count=1)
+    n = note.build_note(base, cand, "rmsnorm", tests=HOSTILE)
+    return [("history terminal", hr.render_terminal(h, color=True)),
+            ("history markdown", hr.render_markdown(h, {})), ("history json", serialize.render_json(h)),
+            ("history csv", csv_safe(h.table).to_csv(index=False)),
+            ("candidates terminal", render_terminal(found, 120, color=True)),
+            ("candidates markdown", cr.render_markdown(found)), ("candidates text", cr.render_text(found)),
+            ("candidates json", cr.render_json(found)), ("note markdown", note.render_markdown(n)),
+            ("note json", note.render_json(n))]

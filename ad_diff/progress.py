@@ -38,15 +38,16 @@ def progress_bar(enabled: bool, stream: IO[str] | None = None) -> Iterator[Progr
     if not enabled:
         yield no_progress
         return
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from ad_diff.core.terminal import SafeConsole  # the terminal sink: descriptions may name input files
+
     bar = Progress(
-        TextColumn("{task.description}"),
+        TextColumn("{task.description}", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TimeElapsedColumn(),
-        console=Console(stderr=True) if stream is None else Console(file=stream, force_terminal=True),
+        console=SafeConsole(stderr=True) if stream is None else SafeConsole(file=stream, force_terminal=True),
         transient=True,
     )
     tasks: dict[str, object] = {}

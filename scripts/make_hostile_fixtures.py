@@ -486,6 +486,13 @@ hostile_commands.h, hostile_commands.r2 = sys.modules[__name__], hostile_round2
 CASES.update(hostile_commands.CASES)
 RUNTIME_ONLY = RUNTIME_ONLY | hostile_commands.RUNTIME_ONLY
 
+# Round four (issue 28): strings that act on the reader's terminal or hide what a report shows (sinks).
+import hostile_sinks  # noqa: E402
+
+hostile_sinks.h, hostile_sinks.r2 = sys.modules[__name__], hostile_round2
+CASES.update(hostile_sinks.CASES)
+RUNTIME_ONLY = RUNTIME_ONLY | hostile_sinks.RUNTIME_ONLY
+
 
 def build_case(name: str, dest: Path) -> Path:
     """Build case ``name`` into ``dest`` (``dest/baseline``, ``dest/candidate``); returns ``dest``."""

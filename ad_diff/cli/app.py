@@ -18,8 +18,8 @@ from typing import Annotated, TypeVar
 import typer
 
 from ad_diff import __version__
-from ad_diff.core.escape import surrogate_safe
 from ad_diff.core.redact import redact_text
+from ad_diff.core.sinks import terminal
 from ad_diff.errors import AdDiffError
 
 # ad_diff.gate (and through it core.model) is imported where an exit code is needed, not here: `--help`
@@ -41,13 +41,12 @@ T = TypeVar("T")
 
 def _err(msg: str) -> None:
     # an error may quote a few characters of a file: never a credential, never an unencodable surrogate
-    typer.echo(f"ad-diff: error: {surrogate_safe(redact_text(msg))}", err=True)
+    typer.echo(f"ad-diff: error: {terminal(redact_text(msg))}", err=True)
 
 
 def error_json(e: AdDiffError) -> str:
     """The JSON object an input error prints on stdout under ``--format json`` (docs/report-schema.md)."""
-    import json
-
+    from ad_diff.core.jsonable import dumps
     from ad_diff.errors import InputError
     from ad_diff.gate import EXIT_INPUT_ERROR
     from ad_diff.report.json import SCHEMA_VERSION
@@ -57,7 +56,7 @@ def error_json(e: AdDiffError) -> str:
         where = {"path": str(e.path), "line": e.line}
     body = {"schema_version": SCHEMA_VERSION, "verdict": "error", "exit_code": EXIT_INPUT_ERROR,
             "error": {"message": str(e), **where}}
-    return json.dumps(body, indent=2, sort_keys=True, ensure_ascii=False)
+    return dumps(body, sort_keys=True)
 
 
 def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) -> T:
@@ -83,7 +82,7 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
         if os.environ.get("AD_DIFF_DEBUG"):
             traceback.print_exc()
         typer.echo(
-            f"ad-diff: internal error: {type(e).__name__}: {surrogate_safe(redact_text(str(e)))}\n"
+            f"ad-diff: internal error: {type(e).__name__}: {terminal(redact_text(str(e)))}\n"
             "This is a bug in ad-diff; rerun with AD_DIFF_DEBUG=1 for the traceback and report it.",
             err=True,
         )
@@ -178,7 +177,7 @@ def main(argv: list[str] | None = None) -> None:
         from ad_diff.gate import EXIT_INPUT_ERROR
 
         if code == EXIT_INPUT_ERROR:
-            typer.echo(f"ad-diff: note: {hint}", err=True)
+            typer.echo(f"ad-diff: note: {terminal(hint)}", err=True)
     raise SystemExit(code)
 
 
@@ -188,6 +187,16 @@ _JSON_FORMAT = re.compile(r"(?:--format|-f)(?:=|\x00)json")
 
 def _wants_json(args: list[str]) -> bool:
     return _JSON_FORMAT.search("\x00".join(args)) is not None
+
+
+def _show(e: Exception) -> None:
+    """click's own rendering of a usage error (usage line, hint, message), through the terminal sink: the
+    message quotes the command line, which can hold any character."""
+    import io
+
+    buf = io.StringIO()
+    e.show(file=buf)  # type: ignore[attr-defined]
+    sys.stderr.write(terminal(buf.getvalue()))
 
 
 def _run_app(args: list[str]) -> int:
@@ -200,12 +209,12 @@ def _run_app(args: list[str]) -> int:
     try:
         rc = app(args=args, prog_name="ad-diff", standalone_mode=False)
     except UsageError as e:
-        e.show()
+        _show(e)
         if _wants_json(args):
             typer.echo(error_json(AdDiffError(e.format_message())))
         return e.exit_code
     except ClickException as e:
-        e.show()
+        _show(e)
         return e.exit_code
     except (typer.Abort, KeyboardInterrupt):
         typer.echo("Aborted!", err=True)

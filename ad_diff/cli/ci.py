@@ -56,7 +56,7 @@ def snapshot(
             sys.stdout.write(safe_text(text))
         else:
             write_output(output, text)
-            typer.echo(f"ad-diff: wrote {output}", err=True)
+            typer.echo(safe_text(f"ad-diff: wrote {output}"), err=True)
         return 0
 
     raise typer.Exit(guarded(go))
@@ -98,8 +98,8 @@ def record(
             raise UsageError(f"record: {command[0]!r} is not a command; put record's options before `--` and "
                              "the AD command after it: ad-diff record RUN [--force] -- COMMAND ...")
         info = do_record(run, command, sys.stdout.buffer, sys.stderr.buffer, force=force)
-        typer.echo(f"ad-diff: recorded {run} ({info['status']}, {info['dump_files']} dump file(s), "
-                   f"{info['duration_s']:.1f}s)", err=True)
+        typer.echo(safe_text(f"ad-diff: recorded {run} ({info['status']}, {info['dump_files']} dump file(s), "
+                   f"{info['duration_s']:.1f}s)"), err=True)
         return int(info["exit_code"])
 
     raise typer.Exit(guarded(go))

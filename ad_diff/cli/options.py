@@ -22,8 +22,9 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
-from ad_diff.core.escape import excerpt, surrogate_safe
+from ad_diff.core.escape import excerpt
 from ad_diff.core.redact import redact_text
+from ad_diff.core.sinks import terminal
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.report import COMMENT_LIMIT, ReportFormat
 from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, Settings
@@ -117,7 +118,7 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     opts["_config_note"] = None
     if path is not None:
         opts["_config_note"] = config_note(path, explicit is None, file_values, passed)
-        typer.echo(f"ad-diff: {surrogate_safe(redact_text(opts['_config_note']))}", err=True)
+        typer.echo(f"ad-diff: {terminal(redact_text(opts['_config_note']))}", err=True)
     if opts["fail_on"] not in FAIL_ON_CHOICES:
         raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
     if not 0 < opts["collapse_fraction"] <= 1:

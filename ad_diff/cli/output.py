@@ -1,11 +1,13 @@
 """Where the CLI writes: the stdout report, the report files the user asked for, and plots.
 
-Every writer goes through :func:`safe_text`: text from the inputs may hold lone surrogates (an undecodable
-file name, a JSON ``"\\ud800"``) that no UTF-8 stream accepts; they are written as ``\\ud800`` escapes
-instead of crashing the report. And whatever path a credential took into a report (a config value, a log
-line quoted in a failure, a name), the last pass replaces every credential-shaped string with
-``[redacted]`` (:func:`ad_diff.core.redact.redact_text`). The sentence naming the config file in use
-(``resolve_options``) is added to the notes of every report here.
+Every writer goes through :func:`safe_text`, the last pass of the sink layer
+(:func:`ad_diff.core.sinks.output`): whatever a renderer let through, no control, bidi or zero-width character
+and no lone surrogate (an undecodable file name, a JSON ``"\\ud800"``, which no UTF-8 stream accepts) is
+written raw: each becomes a visible escape (``\\x1b``, ``\\u202e``, ``\\ud800``); only the colour sequences of
+a coloured terminal report pass. And whatever path a credential took into a report (a config value, a log line
+quoted in a failure, a name), the last pass replaces every credential-shaped string with ``[redacted]``
+(:func:`ad_diff.core.redact.redact_text`). The sentence naming the config file in use (``resolve_options``) is
+added to the notes of every report here.
 """
 
 from __future__ import annotations
@@ -16,15 +18,16 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core.escape import surrogate_safe
 from ad_diff.core.redact import redact_text
+from ad_diff.core.sinks import output
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
 
 
 def safe_text(text: str) -> str:
-    """``text`` as every report and message is written: credentials redacted, lone surrogates escaped."""
-    return surrogate_safe(redact_text(text))
+    """``text`` as every report and message is written: credentials redacted, then the sink layer's last
+    pass (invisible and acting characters, lone surrogates among them, as visible escapes)."""
+    return output(redact_text(text))
 
 
 def write_output(path: Path, text: str) -> None:

@@ -6,11 +6,18 @@ URLs and e-mail addresses become links. :func:`md_escape` (and :func:`md_text`, 
 of those in an inline code span, :func:`html_text` in a ``<code>`` element (GitHub links them in raw HTML
 text too), where GitHub neither links nor mentions, so it stays readable as written. Long text is cut by
 :func:`excerpt`.
+
+These are the markdown and HTML escapers of the sink layer (:mod:`ad_diff.core.sinks`): every one of them
+first writes controls, bidi and zero-width characters as visible escapes
+(:func:`~ad_diff.core.sinks.visible`), so a name cannot hide or reorder what is shown, in prose, code
+spans, fenced blocks and HTML alike.
 """
 
 from __future__ import annotations
 
 import re
+
+from ad_diff.core.sinks import visible
 
 # Characters with markdown meaning inside table cells and inline text: '|' breaks tables, '`' opens code
 # spans, '*' '~' emphasis, '[' ']' links/images. '_' only matters at a word boundary (GFM ignores
@@ -36,7 +43,7 @@ def _escape_plain(s: str, tick: str) -> str:
 
 
 def _md(text: object, tick: str) -> str:
-    s = str(text).replace("\r", " ").replace("\n", " ")
+    s = visible(str(text).replace("\r", " ").replace("\n", " "))
     out: list[str] = []
     pos = 0
     for m in _ACTIVE.finditer(s):
@@ -55,7 +62,7 @@ def md_escape(text: object) -> str:
 
 def md_code(text: object) -> str:
     """Return ``text`` as an inline code span that cannot be broken out of (backticks neutralised)."""
-    s = str(text).replace("\r", " ").replace("\n", " ")
+    s = visible(str(text).replace("\r", " ").replace("\n", " "))
     # GFM splits table cells before parsing code spans, and a backslash escapes the next character there:
     # a '|' after an even run of backslashes ('\\|') would still split the cell, so it gets one more.
     s = _PIPE.sub(lambda m: m.group(1) + ("|" if len(m.group(1)) % 2 else "\\|"), s)
@@ -67,6 +74,7 @@ def md_code(text: object) -> str:
 
 def fence_block(text: str, lang: str = "") -> str:
     """Return ``text`` in a fenced code block whose fence is longer than any backtick run inside."""
+    text = visible(text)
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}{lang}\n{text}\n{fence}"
@@ -82,16 +90,6 @@ def excerpt(text: str, limit: int = 300) -> str:
     return f"{text[:head]}… [{len(text) - head - tail:,} characters omitted] …{text[-tail:]}"
 
 
-def surrogate_safe(text: str) -> str:
-    """``text`` with lone surrogates (from undecodable file names or JSON ``"\\ud800"``) written as
-    ``\\ud800`` escapes, so it can be encoded as UTF-8 anywhere it is written."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
 # Characters that HTML or markdown would interpret, as numeric entities: safe both inside an HTML block
 # (where markdown is not parsed and the browser decodes the entity) and in a table cell (where markdown is
 # parsed first: an entity is never a delimiter, a pipe entity never splits the cell). '_' only at a word
@@ -100,7 +98,8 @@ _HTML_SPECIAL = re.compile(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])"
 
 
 def _html_plain(s: str) -> str:
-    return _HTML_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", s.replace("\r", " ").replace("\n", " "))
+    s = visible(s.replace("\r", " ").replace("\n", " "))
+    return _HTML_SPECIAL.sub(lambda m: f"&#{ord(m.group(0))};", s)
 
 
 def html_text(text: object) -> str:

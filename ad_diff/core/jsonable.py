@@ -11,18 +11,25 @@ Reports never hand-write JSON for a model. A dataclass says how it serialises th
   elsewhere in the data);
 
 and through a class attribute ``__json_extra__ = ("prop", ...)``: properties written beside the fields.
-Enums become their value, paths strings, tuples lists, non-finite floats the strings ``"nan"``/``"inf"``
-(strict JSON has no NaN), mapping keys strings. The result is deterministic: rendering sorts keys.
+Enums become their value, paths strings, tuples lists, non-finite floats the strings ``"nan"``/``"inf"``/
+``"-inf"`` (strict JSON has no NaN), mapping keys strings. The result is deterministic: rendering sorts keys.
+
+:func:`dumps` is the one place JSON text is written for a report: strict (``allow_nan=False``, a non-finite
+number anywhere in the data becomes the same strings), and the characters :func:`ad_diff.core.sinks.visible`
+escapes elsewhere are written as ``\\uXXXX`` escapes (the same string for a parser, inert on a terminal).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Mapping
 from enum import Enum
 from pathlib import PurePath
 from typing import Any
+
+from ad_diff.core.sinks import unsafe
 
 _OMIT = "json_omit"
 _NAME = "json_name"
@@ -140,3 +147,39 @@ def _dataclass(obj: Any, plan: _Plan) -> dict[str, Any]:
                 value = list(value)[:arg]
         out[key] = to_jsonable(value)
     return out
+
+
+def finite(obj: Any) -> Any:
+    """``obj`` (JSON-ready data) with every non-finite float, at any depth, as ``"nan"``, ``"inf"`` or
+    ``"-inf"``."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else str(obj)
+    if isinstance(obj, dict):
+        return {k: finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [finite(v) for v in obj]
+    return obj
+
+
+def _u_escape(ch: str) -> str:
+    n = ord(ch)
+    if n < 0x10000:
+        return f"\\u{n:04x}"
+    n -= 0x10000
+    return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
+
+
+def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = False, ensure_ascii: bool = False,
+          separators: tuple[str, str] | None = None) -> str:
+    """``data`` as strict JSON text (see module doc): parsers that reject ``NaN`` read it, and no control,
+    bidi or zero-width character is written raw (JSON strings are the only place they can be)."""
+    kw: dict[str, Any] = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii,
+                          "separators": separators, "default": str, "allow_nan": False}
+    try:
+        text = json.dumps(data, **kw)
+    except ValueError:  # a NaN or infinity somewhere: rewrite them (the common case pays no walk)
+        text = json.dumps(finite(data), **kw)
+    if ensure_ascii or text.isascii():
+        return text
+    bad = {ch for ch in set(text) if unsafe(ch)}
+    return "".join(_u_escape(ch) if ch in bad else ch for ch in text) if bad else text

@@ -6,16 +6,14 @@ details of passing models first, then of failing ones (last first); it says whic
 
 from __future__ import annotations
 
-import io
-import json
 from typing import Any
 
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, html_text, md_code, md_escape
+from ad_diff.core.terminal import console
 from ad_diff.report import json as json_report
 from ad_diff.report import markdown as md
 from ad_diff.report.common import headline
@@ -157,10 +155,7 @@ DEFAULT_WIDTH = 120
 
 def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """Summary table plus the gated findings of each failing model."""
-    buf = io.StringIO()
-    con = Console(
-        file=buf, force_terminal=color, no_color=not color, width=width, highlight=False, emoji=False
-    )
+    con = console(width, color)
     con.print(Text(f"ad-diff batch: {_title(batch)}", style="bold red" if batch.exit_code else "bold green"))
     t = Table(title_justify="left")
     for col in ("model", "verdict", "gated", "errors", "warnings", "summary"):
@@ -181,7 +176,7 @@ def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAUL
         )
     if batch.candidate_only:
         con.print(Text("candidate only (new, not compared): " + ", ".join(batch.candidate_only), style="dim"))
-    return buf.getvalue()
+    return con.text()
 
 
 def to_dict(batch: BatchResult) -> dict[str, Any]:
@@ -214,4 +209,6 @@ def to_dict(batch: BatchResult) -> dict[str, Any]:
 
 def render_json(batch: BatchResult) -> str:
     """Byte-stable JSON of the batch."""
-    return json.dumps(to_dict(batch), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
+    from ad_diff.core.jsonable import dumps
+
+    return dumps(to_dict(batch), sort_keys=True) + "\n"

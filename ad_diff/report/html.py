@@ -4,7 +4,9 @@ The file loads nothing: CSS, the small filter script and the charts (SVG) are in
 Content-Security-Policy allows only that stylesheet and that script (by hash), so even a name that slipped
 past escaping could run nothing and fetch nothing. Autoescape is on and every name reaches the templates as
 a raw string (see :mod:`ad_diff.report.html_model`); the only values inserted unescaped are ad-diff's own
-stylesheet and script, read from the package.
+stylesheet and script, read from the package. Before autoescape, every printed string passes the sink
+layer's :func:`~ad_diff.core.sinks.visible` (Jinja ``finalize``): controls, bidi and zero-width characters
+show as ``\\u202e``-style escapes, in text and attributes alike.
 
 ``ad-diff batch --html DIR`` writes ``DIR/index.html`` (the models, with links) and one report per model;
 :func:`page_name` names a model's file (safe characters and a hash: model names come from folder names).
@@ -22,6 +24,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from ad_diff import __version__
+from ad_diff.core.sinks import visible
 from ad_diff.gate import Verdict
 from ad_diff.result import BatchResult, DiffResult
 
@@ -29,11 +32,20 @@ INDEX = "index.html"
 """The batch summary page's file name inside the ``--html`` folder."""
 
 
+def _finalize(value: Any) -> Any:
+    """Every ``{{ value }}`` of the templates: a string from the inputs through the sink's escaper (markup
+    of ad-diff's own, such as the stylesheet, is left as it is)."""
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return visible(value)
+    return value
+
+
 @functools.lru_cache(maxsize=1)
 def _env() -> Environment:
     return Environment(
         loader=PackageLoader("ad_diff.report", "templates"),
         autoescape=True,
+        finalize=_finalize,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -12,11 +12,10 @@ group order (root cause first) instead of by severity.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ad_diff import __version__
-from ad_diff.core.jsonable import to_jsonable
+from ad_diff.core.jsonable import dumps, to_jsonable
 from ad_diff.core.model import Finding, Side, TransformComparison
 from ad_diff.discover import RunArtifacts
 from ad_diff.explain.model import CauseGroup
@@ -174,6 +173,4 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
 
 def render(result: DiffResult, verdict: Verdict) -> str:
     """Render the JSON report (sorted keys, 2-space indent, trailing newline: byte-stable)."""
-    return (
-        json.dumps(to_dict(result, verdict), indent=2, sort_keys=True, ensure_ascii=False, default=str) + "\n"
-    )
+    return dumps(to_dict(result, verdict), sort_keys=True) + "\n"

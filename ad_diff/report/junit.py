@@ -9,18 +9,21 @@ Layout (validated against the Jenkins ``junit-10.xsd`` in the tests)::
       <testsuite name="[model.]run">         one <testcase name="run"> for run-level findings
 
 A gated finding is a ``<failure type="<code>" message="...">``; other findings (warnings, acknowledged or
-explained ones, errors below the gate level) are listed in the test case's ``<system-out>``.
+explained ones, errors below the gate level) are listed in the test case's ``<system-out>``. Every text and
+attribute from an input goes through the sink layer's :func:`~ad_diff.core.sinks.xml` (XML 1.0 forbids most
+control characters, and AD logs carry ANSI escapes: they are shown as escapes, with bidi and zero-width
+characters).
 """
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
+from ad_diff.core.sinks import xml
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import Verdict, gates, unpaired_gates
 from ad_diff.kinds.tensors import TENSORS
@@ -29,13 +32,6 @@ from ad_diff.result import DiffResult
 
 if TYPE_CHECKING:
     from ad_diff.result import BatchResult
-
-# XML 1.0 forbids most control characters; AD logs carry ANSI escapes, so drop them rather than fail.
-_BAD_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-
-
-def _x(text: object) -> str:
-    return _BAD_XML.sub("", str(text))
 
 
 def _line(f: Finding, causes: Mapping[int, CauseGroup]) -> str:
@@ -59,14 +55,14 @@ def _case(
     causes: Mapping[int, CauseGroup],
 ) -> int:
     """Add one test case; return its number of failures."""
-    case = ET.SubElement(suite, "testcase", classname=_x(classname), name=_x(name), time="0")
+    case = ET.SubElement(suite, "testcase", classname=xml(classname), name=xml(name), time="0")
     gated = [f for f in findings if gates(f, fail_on)]
     for f in gated:
-        fail = ET.SubElement(case, "failure", type=f.code, message=_x(f.message))
-        fail.text = _x(_line(f, causes))
+        fail = ET.SubElement(case, "failure", type=f.code, message=xml(f.message))
+        fail.text = xml(_line(f, causes))
     rest = [f for f in findings if f not in gated]
     if rest:
-        ET.SubElement(case, "system-out").text = _x("\n".join(_line(f, causes) for f in rest))
+        ET.SubElement(case, "system-out").text = xml("\n".join(_line(f, causes) for f in rest))
     return len(gated)
 
 
@@ -78,14 +74,14 @@ def _suite(
     causes: Mapping[int, CauseGroup],
     groups: tuple[CauseGroup, ...] = (),
 ) -> None:
-    suite = ET.SubElement(root, "testsuite", name=_x(name))
+    suite = ET.SubElement(root, "testsuite", name=xml(name))
     if groups:  # the root causes, once, on the run suite: properties for tools, text for people
         props = ET.SubElement(suite, "properties")
         for g in groups:
-            ET.SubElement(props, "property", name=f"root_cause.{g.id}", value=_x(f"{g.cause}: {g.title}"))
+            ET.SubElement(props, "property", name=f"root_cause.{g.id}", value=xml(f"{g.cause}: {g.title}"))
     failures = sum(_case(suite, cn, n, fs, fail_on, causes) for cn, n, fs in cases)
     if groups:
-        ET.SubElement(suite, "system-out").text = _x(
+        ET.SubElement(suite, "system-out").text = xml(
             "\n".join(
                 f"root cause {g.id} ({g.cause}{', gates' if group_gates(g, fail_on) else ''}): {g.title}"
                 + (f"\n  evidence: {g.evidence}" if g.evidence else "")
@@ -174,7 +170,7 @@ def render_batch(batch: BatchResult) -> str:
         suite = ET.SubElement(
             root,
             "testsuite",
-            name=_x(f"{m.name}.run"),
+            name=xml(f"{m.name}.run"),
             tests="1",
             failures="0",
             errors="1",
@@ -182,9 +178,9 @@ def render_batch(batch: BatchResult) -> str:
             time="0",
         )
         case = ET.SubElement(
-            suite, "testcase", classname=_x(f"ad-diff.{m.name}.run"), name="compare", time="0"
+            suite, "testcase", classname=xml(f"ad-diff.{m.name}.run"), name="compare", time="0"
         )
-        ET.SubElement(case, "error", type="input-error", message=_x(m.error or "error")).text = _x(
+        ET.SubElement(case, "error", type="input-error", message=xml(m.error or "error")).text = xml(
             m.error or ""
         )
     if batch.baseline_only:
@@ -199,9 +195,10 @@ def render_batch(batch: BatchResult) -> str:
             time="0",
         )
         for name in batch.baseline_only:
-            case = ET.SubElement(suite, "testcase", classname="ad-diff.unpaired", name=_x(name), time="0")
+            case = ET.SubElement(suite, "testcase", classname="ad-diff.unpaired", name=xml(name), time="0")
             if unpaired_gates(batch.fail_on):
                 ET.SubElement(
-                    case, "failure", type="unpaired", message=_x(f"{name}: baseline run has no candidate run")
-                ).text = _x(name)
+                    case, "failure", type="unpaired",
+                    message=xml(f"{name}: baseline run has no candidate run"),
+                ).text = xml(name)
     return _finish(root)

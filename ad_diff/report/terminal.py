@@ -8,14 +8,12 @@ the tables switch to narrow layouts (the finding's details below its code instea
 
 from __future__ import annotations
 
-import io
-
-from rich.console import Console, RenderableType
+from rich.console import RenderableType
 from rich.table import Table
 from rich.text import Text
 
 from ad_diff.core.model import Finding, Severity, TransformComparison
-from ad_diff.core.terminal import Responsive, inline, parts
+from ad_diff.core.terminal import Responsive, console, inline, parts
 from ad_diff.explain.links import hints
 from ad_diff.gate import Verdict, gates
 from ad_diff.kinds import SECTION_KINDS
@@ -133,9 +131,7 @@ def _transforms(result: DiffResult, rows: list[tuple[int, TransformComparison]])
 def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int = DEFAULT_WIDTH,
            show_unchanged: bool = False) -> str:
     """Render the terminal report ``width`` columns wide; ``color`` adds ANSI styles (on a TTY)."""
-    buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False,
-                  emoji=False)
+    con = console(width, color)
     style = "bold red" if verdict.verdict == "fail" else "bold green"
     con.print(parts((("ad-diff: ", False), *headline_parts(result, verdict)), style=style))
     con.print(Text(" · ".join(c.text() for c in counts(result)) + f" · gate --fail-on {verdict.fail_on} "
@@ -175,4 +171,4 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
             con.print(kind.render_terminal(section, result))
     for n in result.notes:
         con.print(Text(f"note: {n}", style="dim"))
-    return buf.getvalue()
+    return con.text()

@@ -9,13 +9,13 @@ JSON form: docs/note.md.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ad_diff.core.escape import fence_block, md_code, md_escape
+from ad_diff.core.jsonable import dumps
 from ad_diff.core.model import Side, TransformComparison
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.result import DiffResult
@@ -366,4 +366,4 @@ def render_markdown(n: IterationNote) -> str:
 
 def render_json(n: IterationNote) -> str:
     """JSON form (docs/note.md)."""
-    return json.dumps(n.to_json(), indent=2) + "\n"
+    return dumps(n.to_json(), ensure_ascii=True) + "\n"

@@ -183,3 +183,29 @@ def test_drift_plots_in_the_browser(driver: Any, pages: dict[str, Any]) -> None:
     assert fold.find_elements(By.CSS_SELECTOR, "circle.pt")
     assert _errors(driver) == [], "the console shows errors"
     _shot(driver, "tensor_drift")
+
+
+def test_hostile_names_stay_text_in_the_browser(driver: Any, tmp_path: Path) -> None:
+    """The generic hostile string (tests/functional/test_sinks.py) in every field: the page Chromium builds
+    holds no element or handler from it, shows its bidi and control characters as visible escapes, and the
+    console stays free of errors (an injected handler would be a CSP violation there)."""
+    import sys
+
+    from selenium.webdriver.common.by import By
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    import make_hostile_fixtures  # noqa: F401  (sets hostile_sinks' helpers)
+    from hostile_sinks import every_field
+
+    base, cand = every_field(tmp_path / "case")
+    page = tmp_path / "hostile.html"
+    res = run_cli(base, cand, "--html", page)
+    assert res.code == 1, res.err
+    _open(driver, page)
+    assert not driver.find_elements(By.CSS_SELECTOR, "img, iframe, script[src], [onerror]")
+    text = driver.find_element(By.TAG_NAME, "body").get_attribute("textContent")
+    assert "\\u202e" in text
+    assert "\\x1b[2J" in text
+    assert not {"\u202e", "\u200b", "\x1b", "\x9b"} & set(text)
+    assert _errors(driver) == [], "the console shows errors"
+    _shot(driver, "hostile_names")

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 import yaml
 
+from ad_diff.core.sinks import unsafe
 from tests.conftest import FIXTURES, ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))
@@ -172,6 +173,12 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
         (out / n).read_text(errors="replace") for n in sorted(written))
     for s in spec.get("report_absent", []):
         assert s not in outputs, f"{s!r} leaked into an output"
+    raw = sorted({repr(ch) for ch in outputs if unsafe(ch)})  # the sink layer: nothing acts on the reader
+    assert not raw, f"raw control, bidi or zero-width characters in an output: {raw}"
+    for s in spec.get("shown", []):
+        assert s in proc.stdout, f"{s!r} not shown on the terminal"
+    if "report.json" in written:  # strict JSON: a parser that rejects NaN and Infinity reads it
+        json.loads((out / "report.json").read_text(), parse_constant=_no_constant)
     if command == "batch":  # a model's input error is its own row of the report, not the batch's error
         _check_batch(spec, case, json.loads((out / "report.json").read_text()))
         return
@@ -209,6 +216,10 @@ def test_hostile_case(name: str, tmp_path: Path, startup_cpu: float) -> None:
     for s in spec.get("markdown_inert", []):
         assert s in md, f"{s!r} should still be shown"
         assert s not in prose, f"{s!r} outside code would act on GitHub"
+
+
+def _no_constant(name: str) -> None:
+    raise AssertionError(f"the JSON report holds a bare {name}")
 
 
 def _check_batch(spec: dict[str, Any], case: Path, report: dict[str, Any]) -> None:

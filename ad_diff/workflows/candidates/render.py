@@ -3,9 +3,8 @@
 
 from __future__ import annotations
 
-import json
-
 from ad_diff.core.escape import fence_block, md_code, md_escape
+from ad_diff.core.jsonable import dumps
 from ad_diff.workflows.candidates.model import Candidate, CandidateReport, Evidence, LookupStatus
 from ad_diff.workflows.candidates.ops import op_name
 
@@ -156,4 +155,4 @@ def render_text(r: CandidateReport) -> str:
 
 def render_json(r: CandidateReport) -> str:
     """JSON form (docs/candidates.md)."""
-    return json.dumps(r.to_json(), indent=2, sort_keys=False) + "\n"
+    return dumps(r.to_json(), ensure_ascii=True) + "\n"

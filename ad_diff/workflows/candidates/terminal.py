@@ -7,13 +7,11 @@ table: the output fits the width it is given (the CLI passes the terminal's, or 
 
 from __future__ import annotations
 
-import io
-
 from rich import box
-from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ad_diff.core.terminal import console
 from ad_diff.workflows.candidates.model import Candidate, CandidateReport, LookupStatus, Recommendation
 from ad_diff.workflows.candidates.render import evidence_item, pattern_text, short_pattern
 from ad_diff.workflows.candidates.source import AD_DIR
@@ -95,17 +93,7 @@ def _detail(c: Candidate) -> Table:
 def render_terminal(r: CandidateReport, width: int = 100, color: bool = False) -> str:
     """The report as terminal text, ``width`` columns wide; ``color`` adds ANSI styles."""
     width = max(MIN_WIDTH, min(MAX_WIDTH, width))
-    buf = io.StringIO()
-    con = Console(
-        file=buf,
-        width=width,
-        force_terminal=color,
-        no_color=not color,
-        highlight=False,
-        markup=False,
-        emoji=False,
-        soft_wrap=False,
-    )
+    con = console(width, color, soft_wrap=False)
     con.print(Text(f"Fusion candidates: {r.run}", style="bold"))
     con.print(
         Text(
@@ -137,6 +125,6 @@ def render_terminal(r: CandidateReport, width: int = 100, color: bool = False) -
         con.print()
     for n in (*r.notes, *(f"source read: {x}" for x in r.source_notes)):
         con.print(Text(f"note: {n}", style="dim"))
-    text = buf.getvalue()
+    text = con.text()
     # rich pads grid rows to the full width; trailing blanks only make copied text ragged
     return text if color else "".join(line.rstrip() + "\n" for line in text.splitlines())

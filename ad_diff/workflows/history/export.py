@@ -10,7 +10,9 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
+from typing import Any
 
+from ad_diff.core.sinks import csv_cell
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.workflows.history.model import History
 
@@ -41,6 +43,20 @@ def check_plots(out_dir: Path) -> None:
         )
 
 
+def csv_safe(table: Any) -> Any:
+    """``table`` (a DataFrame) with every cell of its text columns through the sink layer's CSV escaper
+    (:func:`~ad_diff.core.sinks.csv_cell`: a name a spreadsheet would run as a formula gets a leading
+    ``'``); numeric columns are left as they are, so numbers stay numbers."""
+    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+
+    out = table.copy()
+    for name in out.columns:
+        col = out[name]
+        if not (is_numeric_dtype(col) or is_bool_dtype(col)):
+            out[name] = col.astype(object).map(csv_cell)
+    return out
+
+
 def write_table(h: History, path: Path) -> None:
     """Write the long table to ``path``: ``.csv`` (``.csv.gz`` compressed) or ``.parquet``."""
     assert h.table is not None
@@ -48,7 +64,7 @@ def write_table(h: History, path: Path) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "csv":
-            h.table.to_csv(path, index=False)
+            csv_safe(h.table).to_csv(path, index=False)
         else:
             h.table.to_parquet(path, index=False)
     except OSError as e:

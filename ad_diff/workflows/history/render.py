@@ -7,8 +7,6 @@ text) is escaped (``md_escape`` / ``md_code``). JSON: :mod:`serialize`.
 
 from __future__ import annotations
 
-import io
-
 from ad_diff.core.escape import md_code, md_escape
 from ad_diff.workflows.history.model import ERROR, Change, Flaky, History, RunValue
 
@@ -218,12 +216,12 @@ def render_markdown(h: History, plots: PlotLinks | None = None) -> str:
 
 def render_terminal(h: History, color: bool = False, width: int = 120) -> str:
     """The terminal report (rich tables rendered to a string; colour only when asked for)."""
-    from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    buf = io.StringIO()
-    con = Console(file=buf, force_terminal=color, no_color=not color, width=width, highlight=False)
+    from ad_diff.core.terminal import console
+
+    con = console(width, color)
     con.print(Text(f"ad-diff history: {headline(h)}", style="bold red" if h.exit_code else "bold green"))
     con.print(Text(summary(h)))
 
@@ -293,4 +291,4 @@ def render_terminal(h: History, color: bool = False, width: int = 120) -> str:
             )
     for n in h.notes:
         con.print(Text(f"note: {n}"))
-    return buf.getvalue()
+    return con.text()

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ad_diff import __version__
+from ad_diff.core.jsonable import dumps
 from ad_diff.workflows.history.model import Change, History, Value
 from ad_diff.workflows.history.render import headline
 
@@ -111,4 +111,4 @@ def to_json(h: History) -> dict[str, Any]:
 
 def render_json(h: History) -> str:
     """The JSON report."""
-    return json.dumps(to_json(h), indent=2) + "\n"
+    return dumps(to_json(h), ensure_ascii=True) + "\n"

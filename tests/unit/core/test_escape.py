@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ad_diff.core.escape import excerpt, md_escape, surrogate_safe
+from ad_diff.core.escape import excerpt, md_escape
+from ad_diff.core.sinks import visible
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -40,7 +41,7 @@ def test_excerpt_keeps_both_ends_and_says_how_much_is_gone() -> None:
     assert excerpt("short", 300) == "short"
 
 
-def test_surrogate_safe() -> None:
-    assert surrogate_safe("a\ud800b") == "a\\ud800b"
-    assert surrogate_safe("plain é") == "plain é"
-    surrogate_safe("\udcff").encode("utf-8")  # encodable now
+def test_lone_surrogates_become_escapes() -> None:
+    assert visible("a\ud800b") == "a\\ud800b"
+    assert visible("plain é") == "plain é"
+    visible("\udcff").encode("utf-8")  # encodable now

@@ -52,7 +52,7 @@ def line_limit(size: int, compressed: bool) -> int:
 
 
 # -- logs: items (enforced by ad_diff.kinds.log.parse.LogParser) -----------------------------------------
-LOG_TRANSFORMS = 2_000
+LOG_TRANSFORMS = 1_000
 """Transform results one pipeline of one rank may hold: AutoDeploy runs about 100 transforms; a pipeline
 restart (a transform seen twice) starts a new count."""
 LOG_PIPELINES = 10_000
@@ -82,6 +82,9 @@ INT_DIGITS = 20
 """Digits of an integer ad-diff parses from an input (a count, a rank, a layer number, an offset): 20
 digits hold any 64-bit value. Longer digit strings are refused (or are no number: a layer name), never
 handed to ``int()`` (quadratic before Python 3.12's 4,300-digit limit, an exception after it)."""
+HISTORY_CACHE_BYTES = 1 << 30
+"""Size of an ``ad-diff history --cache`` file read (larger: rebuilt): about 40 bytes per transform of each
+run, so a million runs of 25 transforms."""
 _DEPTH_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 

@@ -65,11 +65,11 @@ LOG_ERRORS = 100_000
 """Tracebacks and fatal signals per run (each kept to tell how a rank ended)."""
 
 # -- tensors (enforced by the tensor indexes: header.read_header, pt.load_pt, parse.discover) ------------
-TENSORS_PER_FILE = 100_000
+TENSORS_PER_FILE = 20_000
 """Tensors one ``.safetensors`` or ``.pt`` file may list: a per-node capture of a large model holds a few
-thousand."""
-TENSORS_PER_RUN = 200_000
-"""Tensors over all files of a run's ``tensors/`` folder."""
+thousand (comparing takes about half a millisecond a tensor)."""
+TENSORS_PER_RUN = 50_000
+"""Tensors over all files of a run's ``tensors/`` folder; the files past it are reported unread."""
 PICKLE_STREAMS = 5
 """Pickles a legacy (non-zip) ``torch.save`` file holds before its storage bytes: magic number, protocol,
 system info, the object, the storage keys. Every one is walked and validated before torch reads the file."""

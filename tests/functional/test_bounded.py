@@ -348,3 +348,70 @@ def test_work_grows_linearly(tmp_path: Path, name: str) -> None:
     small(), large()  # warm: imports, caches
     t1, t2 = _median_time(small), _median_time(large)
     assert t2 < 4 * max(t1, 0.005), f"{name}: {t1:.4f} s at n, {t2:.4f} s at 2n"
+
+
+# -- the measured cases, at full size, through the command line ------------------------------------------
+def _gz_64k(case: Path) -> None:
+    (case / "candidate" / "ad.log").unlink()
+    (case / "candidate" / "ad.log.gz").write_bytes(gzip.compress(AD.read_bytes() + b"\n" * (60 << 20), 9))
+
+
+def _sparse_2g(case: Path) -> None:
+    with (case / "candidate" / "ad.log").open("r+b") as f:
+        f.truncate(2 << 30)
+
+
+def _many_results(case: Path) -> None:
+    with (case / "candidate" / "ad.log").open("a") as f:
+        f.write(LOG_ITEMS["LOG_TRANSFORMS"](20_000))
+
+
+def _legacy_pt(case: Path) -> None:
+    torch = pytest.importorskip("torch")
+    raw = _legacy(torch, {"out": torch.ones(3)})
+    bad = raw[: _pickle_ends(raw)[2]] + b"\x80\x02c" + b"a" * 80_000  # an unterminated 80 KB global
+    for side, data in (("baseline", raw), ("candidate", bad)):
+        (case / side / "tensors").mkdir()
+        (case / side / "tensors" / "out.pt").write_bytes(data)
+
+
+CLI_CASES = {  # what is done to the candidate, the exit code, what stderr or the JSON report must say
+    "gz_newlines_64k": (_gz_64k, 2, "lines (the cap for a log of this size: 16 per compressed byte"),
+    "sparse_2gib_log": (_sparse_2g, 0, ""),
+    "20k_transform_results": (_many_results, 2, "holds more than 1,000 transform results"),
+    "legacy_pt_malformed_later_pickle": (_legacy_pt, 1, "out.pt could not be read: not a readable torch.save "
+                                                        "file (pickle 4 of the 5 of a legacy file"),
+}
+
+
+def _limit_memory() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))
+
+
+@pytest.mark.parametrize("name", sorted(CLI_CASES))
+def test_measured_cases_through_the_cli(tmp_path: Path, name: str) -> None:
+    """Each once ended in exit 3 (MemoryError), minutes of CPU or a hang inside torch; under a 4 GiB
+    address-space limit each now ends in its exit code within seconds."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    make, code, says = CLI_CASES[name]
+    for side in ("baseline", "candidate"):
+        (tmp_path / side).mkdir()
+        shutil.copy(AD, tmp_path / side / "ad.log")
+    make(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("AD_DIFF_DEBUG", None)
+    args = [str(tmp_path / "baseline"), str(tmp_path / "candidate"), "--json", str(tmp_path / "report.json")]
+    proc = subprocess.run([sys.executable, "-m", "ad_diff", *args], env=env, capture_output=True, text=True,
+                          timeout=300, preexec_fn=_limit_memory)
+    assert proc.returncode == code, proc.stderr[-2000:]
+    assert "internal error" not in proc.stderr
+    found = proc.stderr if code == 2 else (tmp_path / "report.json").read_text()
+    assert says in found

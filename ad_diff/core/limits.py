@@ -64,6 +64,10 @@ LOG_ISSUES = 10_000
 LOG_ERRORS = 100_000
 """Tracebacks and fatal signals per run (each kept to tell how a rank ended)."""
 
+# -- graph dumps (enforced by ad_diff.kinds.graph.folder.scan) --------------------------------------------
+GRAPH_DUMPS = 10_000
+"""Files named like a graph dump in one ``graphs/``: AutoDeploy writes one per transform (about 100)."""
+
 # -- tensors (enforced by the tensor indexes: header.read_header, pt.load_pt, parse.discover) ------------
 TENSORS_PER_FILE = 20_000
 """Tensors one ``.safetensors`` or ``.pt`` file may list: a per-node capture of a large model holds a few

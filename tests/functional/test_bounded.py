@@ -109,6 +109,20 @@ def test_sparse_plain_log_keeps_bounded_lines(tmp_path: Path) -> None:
     assert parse(p).transforms
 
 
+def test_graphs_folder_past_its_dump_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ad_diff.kinds.graph.folder import scan
+
+    monkeypatch.setattr(limits, "GRAPH_DUMPS", 20)
+    graphs = tmp_path / "graphs"
+    graphs.mkdir()
+    for i in range(21):
+        (graphs / f"{i:03d}_pattern_matcher_t{i}.txt").write_text("")
+    assert scan(graphs).error == f"{graphs}: holds more than 20 files named like graph dumps (the cap " \
+        'GRAPH_DUMPS of docs/bad-input.md, "Bounded readers"); refused rather than read without bound'
+    (graphs / "020_pattern_matcher_t20.txt").unlink()
+    assert scan(graphs).error is None
+
+
 # -- tensors ------------------------------------------------------------------------------------------------
 def _safetensors(path: Path, tensors: dict[str, np.ndarray], escape: bool = False) -> Path:
     hdr, data = {}, b""

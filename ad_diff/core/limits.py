@@ -28,6 +28,9 @@ DECOMPRESS_FLOOR = 256 << 20
 """A compressed log may always decompress to this much, however small it is."""
 DECOMPRESS_CEILING = 8 << 30
 """And never to more than this."""
+LOG_SNIFF_CHARS = 16 << 20
+"""Characters of a log's head held while its capture prefixes are sniffed (at most 20,000 lines of it):
+20,000 lines of 1 MiB would be 20 GiB."""
 LOG_LINES_PER_BYTE = 16
 """Lines a compressed log may hold per byte of the compressed file: an AutoDeploy log's line takes 5 to 20
 compressed bytes; a stream of empty lines compresses a thousand fold (64 KB held 256 million lines)."""

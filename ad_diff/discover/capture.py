@@ -134,7 +134,8 @@ _GITLAB = next(x for x in LAYERS if x.name == "gitlab-section")
 SNIFF_AD_LINES = 50
 """AutoDeploy-looking lines whose prefixes decide which layers a file carries."""
 SNIFF_LINES = 20_000
-"""Lines looked at, at most, before the layers are fixed (the lines are held meanwhile)."""
+"""Lines looked at, at most, before the layers are fixed (the lines are held meanwhile, at most
+:data:`ad_diff.core.limits.LOG_SNIFF_CHARS` characters of them)."""
 
 
 def peel(prefix: str) -> tuple[tuple[Layer, ...], str]:
@@ -192,9 +193,13 @@ class CapturedLines:
         head: list[tuple[int, str, bool, None]] = []
         found: list[Layer] = []
         seen = 0
+        held = 0
         for item in lines:
             head.append(item)
             text = item[1]
+            held += len(text)
+            if held > limits.LOG_SNIFF_CHARS:  # the head is held in memory: bounded in characters too
+                break
             m = _AD_MARK.search(text)
             if m is None:
                 if text.startswith("section_") and _GITLAB.pattern.match(text) and _GITLAB not in found:

@@ -123,6 +123,18 @@ def test_graphs_folder_past_its_dump_cap(tmp_path: Path, monkeypatch: pytest.Mon
     assert scan(graphs).error is None
 
 
+def test_sniffed_head_is_bounded_in_characters(tmp_path: Path) -> None:
+    """The head is held while the capture prefixes are decided: 20,000 lines of 1 MiB would be 20 GiB."""
+    from ad_diff.core.text import iter_lines
+
+    p = tmp_path / "ad.log"
+    p.write_bytes((b"x" * (LINE_CAP - 1) + b"\n") * 40 + AD.read_bytes())
+    with p.open("rb") as f:
+        head = CapturedLines(p, "a log")._sniff(iter_lines(f, p, None, 10**6))
+    assert sum(len(t) for _, t, _, _ in head) <= limits.LOG_SNIFF_CHARS + LINE_CAP
+    assert len(head) < 40
+
+
 # -- tensors ------------------------------------------------------------------------------------------------
 def _safetensors(path: Path, tensors: dict[str, np.ndarray], escape: bool = False) -> Path:
     hdr, data = {}, b""

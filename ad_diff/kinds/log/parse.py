@@ -327,7 +327,7 @@ class LogParser:
             ignored = rank in self.ignoring
             self.ignoring.discard(rank)
             self.tracebacks[rank] = ignored
-            self.error(Error((self.base + self.lines), rank, self.path, n, text, ignored))
+            self.error(Error((self.base + self.lines), rank, self.path, n, text[:300], ignored))
         elif rank in self.tracebacks and EXC_LINE.match(text):
             ignored = self.tracebacks.pop(rank)
             if self.errors and self.errors[-1].rank == rank and self.errors[-1].text.startswith("Traceback"):

@@ -86,9 +86,10 @@ JSON_DEPTH = 64
 """Nesting of the JSON files ad-diff reads besides safetensors headers (``run.json``, the history cache):
 they nest at most 5 levels. Python's parser raises RecursionError near 1,000."""
 INT_DIGITS = 20
-"""Digits of an integer ad-diff parses from an input (a count, a rank, a layer number, an offset): 20
-digits hold any 64-bit value. Longer digit strings are refused (or are no number: a layer name), never
-handed to ``int()`` (quadratic before Python 3.12's 4,300-digit limit, an exception after it)."""
+"""Digits of an integer parsed from JSON (:func:`load_json`, safetensors headers) or taken as a layer
+number by ``ad-diff candidates``: 20 digits hold any 64-bit value. Longer digit strings are refused (in a
+name: no layer index), never handed to ``int()``. (The log parser's counts and ranks are its own: ``int()``
+refusing more than 4,300 digits is an input error naming the line.)"""
 HISTORY_CACHE_BYTES = 1 << 30
 """Size of an ``ad-diff history --cache`` file read (larger: rebuilt): about 40 bytes per transform of each
 run, so a million runs of 25 transforms."""

@@ -292,7 +292,8 @@ class _Acc(Pass):
         if not self._fold(bz, cz, rz, start, r0, k, width, odd):
             wide = [None if x is None else x.astype(np.float64) for x in (bz, cz, rz)]
             if not self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd):  # type: ignore[arg-type]
-                self.rescale(max(float(np.abs(x).max()) for x in wide if x is not None and x.size))
+                self.rescale(max((float(np.abs(x).max()) for x in wide if x is not None and x.size),
+                                 default=0.0))
                 self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd, force=True)  # type: ignore[arg-type]
         self.compared += int(both.sum())
         if r is not None:

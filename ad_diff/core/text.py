@@ -7,10 +7,14 @@ Pure helpers over bytes and binary streams; where the stream comes from (a plain
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
+from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
+from ad_diff.core import limits
+from ad_diff.core.limits import LOG_LINE_BYTES
 from ad_diff.errors import InputError
 
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
@@ -19,9 +23,8 @@ ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 SNIFF = 8192
 """Bytes looked at to tell text from binary."""
 
-LINE_CAP = 1 << 20
-"""Longest line kept from a decompressed stream (1 MiB): the rest of a longer line is skipped, so one
-endless line (a decompression bomb) cannot take the memory; no AutoDeploy result line comes near it."""
+LINE_CAP = LOG_LINE_BYTES
+"""Longest line kept (:data:`ad_diff.core.limits.LOG_LINE_BYTES`); the rest of a longer line is skipped."""
 
 
 def check_text(head: bytes, path: Path, what: str) -> None:
@@ -48,47 +51,59 @@ def decode(raw: bytes) -> str:
 
 
 def iter_lines(
-    f: BinaryIO, path: Path, limit: int | None = None, why: str = ""
-) -> Iterator[tuple[int, str, bool]]:
-    """Yield ``(line_number, text, complete)`` for each line of the binary stream ``f``.
+    f: BinaryIO, path: Path, limit: int | None, lines: int, why: str = ""
+) -> Iterator[tuple[int, str, bool, None]]:
+    """Yield ``(line_number, text, complete, None)`` for each line of the binary stream ``f``, bounded.
 
-    ``complete`` is False only for a last line that had no newline (a file cut mid-line). ``limit`` bounds the
-    bytes read in total (a decompressed stream): past it, :class:`InputError` names ``path`` and says ``why``
-    that is the limit; lines of such a stream longer than :data:`LINE_CAP` keep their first
-    :data:`LINE_CAP` bytes, so one endless line cannot take the memory. A plain file (no ``limit``) is read
-    line by line at full speed; its size bounds its lines.
+    The shared line reader of every log (the caps are :mod:`ad_diff.core.limits`'): ``complete`` is False
+    only for a last line that had no newline (a file cut mid-line); a line longer than :data:`LINE_CAP`
+    keeps its first :data:`LINE_CAP` bytes and the rest is skipped in bounded pieces, so one endless line
+    cannot take the memory; more than ``limit`` bytes in total (``None``: no cap, a plain file's size bounds
+    it) or more than ``lines`` lines is an :class:`InputError` naming ``path`` and the cap (``why``: why that
+    byte cap). The last item is the slot :class:`~ad_diff.discover.capture.CapturedLines` fills with a
+    launcher's rank: yielding it here lets the common case pass lines on without building new tuples.
     """
-    n = 0
-    if limit is None:
-        for raw in f:
-            n += 1
+    readline = f.readline
+    # C-level iteration, as fast as `for raw in f` but never more than LINE_CAP bytes a line, and the line
+    # cap counted by islice rather than by a test per line
+    numbered = enumerate(islice(iter(partial(readline, LINE_CAP), b""), lines), 1)
+    if limit is None:  # a plain file, the common case: as little work a line as possible
+        for n, raw in numbered:
             complete = raw.endswith(b"\n")
+            if not complete and len(raw) == LINE_CAP:
+                complete = _skip_rest(readline, limit)[0]
             text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
             if "\x1b" in text:
                 text = ANSI_RE.sub("", text)
-            yield n, text, complete
-        return
-    total = 0
-    readline = f.readline
+            yield n, text, complete, None
+    else:
+        total = 0
+        for n, raw in numbered:
+            total += len(raw)
+            complete = raw.endswith(b"\n")
+            if not complete and len(raw) == LINE_CAP:
+                complete, more = _skip_rest(readline, limit - total)
+                total += more
+            if total > limit:
+                raise _too_large(path, limit, why)
+            yield n, decode(raw), complete, None
+    if readline(1):
+        raise InputError(path, f"holds more than {lines:,} lines (the cap for a log of this size: "
+                               f"{limits.LOG_LINES_PER_BYTE} per compressed byte, at least "
+                               f"{limits.LOG_LINES_FLOOR:,}, at most {limits.LOG_LINES_CEILING:,}; "
+                               "docs/bad-input.md, \"Bounded readers\"); refused rather than read without "
+                               "bound", lines + 1)
+
+
+def _skip_rest(readline: Callable[[int], bytes], room: int | None) -> tuple[bool, int]:
+    """Skip the rest of an overlong line in bounded pieces: whether it ended with a newline, and the bytes
+    skipped (stopping once past ``room``, the bytes the stream may still produce)."""
+    skipped = 0
     while True:
-        raw = readline(LINE_CAP)
-        if not raw:
-            return
-        total += len(raw)
-        complete = raw.endswith(b"\n")
-        if not complete and len(raw) == LINE_CAP:
-            while True:  # an overlong line: skip the rest of it, in bounded pieces
-                more = readline(LINE_CAP)
-                total += len(more)
-                if limit is not None and total > limit:
-                    raise _too_large(path, limit, why)
-                if not more or more.endswith(b"\n"):
-                    complete = bool(more)
-                    break
-        if limit is not None and total > limit:
-            raise _too_large(path, limit, why)
-        n += 1
-        yield n, decode(raw), complete
+        more = readline(LINE_CAP)
+        skipped += len(more)
+        if not more or more.endswith(b"\n") or (room is not None and skipped > room):
+            return bool(more), skipped
 
 
 def _too_large(path: Path, limit: int, why: str) -> InputError:

@@ -7,11 +7,14 @@ first AutoDeploy-looking lines (at most :data:`SNIFF_AD_LINES` of them, within t
 
 Compressed files (gzip, bzip2, xz, and zstd where the standard library has it) are read transparently,
 told apart by their magic bytes, never by their name. Their decompressed size is bounded by
-:func:`decompressed_limit`, so a decompression bomb is a clear error and not a hung CI job.
+:func:`decompressed_limit`, and the lines of every log by :func:`ad_diff.core.limits.line_limit`, so a
+decompression bomb or a file of empty lines is a clear error and not a hung CI job; a line longer than
+:data:`ad_diff.core.limits.LOG_LINE_BYTES` keeps only its head (docs/bad-input.md, "Bounded readers").
 """
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,24 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ad_diff.core.text import ANSI_RE, SNIFF, check_text, iter_lines
+from ad_diff.core import limits
+from ad_diff.core.text import SNIFF, check_text, iter_lines
 from ad_diff.errors import InputError
 
 _MAGIC = ((b"\x1f\x8b", "gzip"), (b"BZh", "bzip2"), (b"\xfd7zXZ\x00", "xz"), (b"\x28\xb5\x2f\xfd", "zstd"))
 COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 """File name endings of compressed logs looked for in a run folder (reading goes by magic bytes)."""
 
-RATIO = 250
-"""Decompressed bytes allowed per compressed byte (text logs compress 5-50 fold; bombs 1000 fold and more)."""
-FLOOR = 256 << 20
-"""A compressed file may always decompress to this much, however small it is."""
-CEILING = 8 << 30
-"""And never to more than this."""
-
-
-def decompressed_limit(size: int) -> int:
-    """The most bytes a compressed file of ``size`` bytes may decompress to."""
-    return min(CEILING, max(FLOOR, RATIO * size))
+decompressed_limit = limits.decompressed_limit
 
 
 def compression(head: bytes) -> str | None:
@@ -67,10 +61,11 @@ def _decompressor(kind: str, raw: BinaryIO, path: Path) -> tuple[BinaryIO, tuple
 
 
 @contextmanager
-def open_text(path: Path, what: str) -> Iterator[tuple[BinaryIO, int | None]]:
+def open_text(path: Path, what: str) -> Iterator[tuple[BinaryIO, int | None, int]]:
     """Open ``path`` for reading lines, decompressing it when it is compressed.
 
-    Yields the stream and the most bytes it may produce (``None`` for a plain file: its size bounds it).
+    Yields the stream, the most bytes it may produce (``None`` for a plain file: its size bounds it) and the
+    most lines it may hold (:func:`ad_diff.core.limits.line_limit` of the size of the file opened).
     Raises :class:`InputError` for a folder, an unreadable file, or content that is not text.
     """
     try:
@@ -87,14 +82,15 @@ def open_text(path: Path, what: str) -> Iterator[tuple[BinaryIO, int | None]]:
         if kind is None:
             check_text(raw.read(SNIFF), path, what)
             raw.seek(0)
-            yield raw, None
+            yield raw, None, limits.line_limit(os.fstat(raw.fileno()).st_size, compressed=False)
             return
         stream, errors = _decompressor(kind, raw, path)
         try:
             with stream:
                 check_text(stream.read(SNIFF), path, f"{what} (inside its {kind} compression)")
                 stream.seek(0)
-                yield stream, decompressed_limit(path.stat().st_size)
+                size = os.fstat(raw.fileno()).st_size
+                yield stream, decompressed_limit(size), limits.line_limit(size, compressed=True)
         except errors as e:
             # a cut or corrupt archive: gzip raises BadGzipFile (an OSError) or EOFError, lzma LZMAError
             raise InputError(path, f"cannot be decompressed as {kind} ({e}); expected {what}") from e
@@ -138,7 +134,8 @@ _GITLAB = next(x for x in LAYERS if x.name == "gitlab-section")
 SNIFF_AD_LINES = 50
 """AutoDeploy-looking lines whose prefixes decide which layers a file carries."""
 SNIFF_LINES = 20_000
-"""Lines looked at, at most, before the layers are fixed (the lines are held meanwhile)."""
+"""Lines looked at, at most, before the layers are fixed (the lines are held meanwhile, at most
+:data:`ad_diff.core.limits.LOG_SNIFF_CHARS` characters of them)."""
 
 
 def peel(prefix: str) -> tuple[tuple[Layer, ...], str]:
@@ -173,43 +170,36 @@ class CapturedLines:
         self.unknown: tuple[int, str] | None = None
 
     def __iter__(self) -> Iterator[tuple[int, str, bool, int | None]]:
-        with open_text(self.path, self.what) as (stream, limit):
-            why = (f" once decompressed: {RATIO} times its compressed size (at least {FLOOR >> 20} MiB, "
-                   f"at most {CEILING >> 30} GiB) is the limit; refused as a likely decompression bomb. If "
-                   "the log is real, decompress it and pass the plain file")
-            lines = iter_lines(stream, self.path, limit, why)
+        with open_text(self.path, self.what) as (stream, limit, max_lines):
+            why = (f" once decompressed: {limits.DECOMPRESS_RATIO} times its compressed size (at least "
+                   f"{limits.DECOMPRESS_FLOOR >> 20} MiB, at most {limits.DECOMPRESS_CEILING >> 30} GiB) is "
+                   "the limit; refused as a likely decompression bomb. If the log is real, decompress it and "
+                   "pass the plain file")
+            lines = iter_lines(stream, self.path, limit, max_lines, why)
             head = self._sniff(lines)
             layers = self.layers
             if not layers:
-                for n, text, complete in head:
-                    yield n, text, complete, None
-                if limit is not None:
-                    for n, text, complete in lines:
-                        yield n, text, complete, None
-                    return
-                # A plain file as AD wrote it, the common case: read on from the same file object in this
-                # one generator (iter_lines stopped right after the head), as fast as reading lines gets.
-                n = head[-1][0] if head else 0
-                for raw in stream:
-                    n += 1
-                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                    if "\x1b" in text:
-                        text = ANSI_RE.sub("", text)
-                    yield n, text, raw.endswith(b"\n"), None
+                # the common case, a file as AD wrote it: the lines go on as the reader made them
+                yield from head
+                yield from lines
                 return
-            for n, text, complete in head:
+            for n, text, complete, _ in head:
                 yield _strip(layers, n, text, complete)
-            for n, text, complete in lines:
+            for n, text, complete, _ in lines:
                 yield _strip(layers, n, text, complete)
 
-    def _sniff(self, lines: Iterator[tuple[int, str, bool]]) -> list[tuple[int, str, bool]]:
+    def _sniff(self, lines: Iterator[tuple[int, str, bool, None]]) -> list[tuple[int, str, bool, None]]:
         """Read the head of the file, deciding :attr:`layers`; returns the lines read (to be yielded)."""
-        head: list[tuple[int, str, bool]] = []
+        head: list[tuple[int, str, bool, None]] = []
         found: list[Layer] = []
         seen = 0
+        held = 0
         for item in lines:
             head.append(item)
             text = item[1]
+            held += len(text)
+            if held > limits.LOG_SNIFF_CHARS:  # the head is held in memory: bounded in characters too
+                break
             m = _AD_MARK.search(text)
             if m is None:
                 if text.startswith("section_") and _GITLAB.pattern.match(text) and _GITLAB not in found:

@@ -122,7 +122,7 @@ def _pick(files: list[Path], root: Path, run_id: RunId, what: str) -> tuple[Path
 
 def _holds_ad_lines(p: Path) -> bool:
     try:
-        with open_text(p, "a text file") as (f, _):
+        with open_text(p, "a text file") as (f, _, _):
             head = f.read(HEAD_BYTES)
     except InputError:
         return False

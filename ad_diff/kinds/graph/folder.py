@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ad_diff.core import safepath
+from ad_diff.core import limits, safepath
 from ad_diff.discover import dump_counter, dump_order
 
 
@@ -129,6 +129,9 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
             except OSError:
                 pass
             continue
+        if len(files) + len(unreadable) >= limits.GRAPH_DUMPS:  # stop before vetting the rest
+            over = limits.count_cap(graphs, "files named like graph dumps", limits.GRAPH_DUMPS, "GRAPH_DUMPS")
+            return FolderScan(graphs, error=str(over))
         path = Path(graphs, e.name)
         why, real = _vet(e, path, folder_inside, root_real, root)
         if why is not None:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ad_diff.core import limits
 from ad_diff.core.model import State, Timing, TransformRecord
 from ad_diff.discover.capture import LAYERS, CapturedLines
 from ad_diff.discover.logs import LogFile
@@ -106,12 +107,31 @@ class LogParser:
         self.replaced_bytes = 0
         self.anonymous = 0
 
-    # -- records ----------------------------------------------------------------------------------
+    # -- bounded state (the caps: ad_diff.core.limits) ---------------------------------------------
     def state_for(self, rank: int | None) -> RankState:
         st = self.ranks.get(rank)
         if st is None:
+            if len(self.ranks) >= limits.LOG_RANKS:
+                raise limits.count_cap(self.path, "ranks", limits.LOG_RANKS, "LOG_RANKS", self.lines)
             st = self.ranks[rank] = RankState(self.path)
         return st
+
+    def issue(self, issue: LogIssue) -> None:
+        """Keep ``issue``; more than :data:`~ad_diff.core.limits.LOG_ISSUES` is an input error."""
+        if len(self.issues) >= limits.LOG_ISSUES:
+            raise limits.count_cap(self.path, "unreadable AutoDeploy lines and results without a start",
+                                   limits.LOG_ISSUES, "LOG_ISSUES", self.lines)
+        self.issues.append(issue)
+
+    def error(self, error: Error) -> None:
+        """Keep a traceback or fatal signal; more than :data:`~ad_diff.core.limits.LOG_ERRORS` is an input
+        error."""
+        if len(self.errors) >= limits.LOG_ERRORS:
+            raise limits.count_cap(self.path, "tracebacks and fatal signals", limits.LOG_ERRORS, "LOG_ERRORS",
+                                   self.lines)
+        self.errors.append(error)
+
+    # -- records ----------------------------------------------------------------------------------
 
     def emit(self, st: RankState, rec: TransformRecord, pos: int | None = None) -> None:
         key = (rec.stage, rec.transform)
@@ -119,9 +139,15 @@ class LogParser:
             # A key runs once per pipeline, so seeing it again means the pipeline started over (a retry
             # in the same log). The last pipeline is what the run finally did.
             st.pipelines += 1
+            if st.pipelines > limits.LOG_PIPELINES:
+                raise limits.count_cap(self.path, "pipeline restarts of one rank", limits.LOG_PIPELINES,
+                                       "LOG_PIPELINES", self.lines)
             st.restarts.append(rec.line)
             st.records = []
             st.seen = set()
+        elif len(st.records) >= limits.LOG_TRANSFORMS:
+            raise limits.count_cap(self.path, "transform results in one pipeline of one rank",
+                                   limits.LOG_TRANSFORMS, "LOG_TRANSFORMS", self.lines)
         st.seen.add(key)
         st.records.append(rec)
         st.pending = None
@@ -140,7 +166,7 @@ class LogParser:
             self.emit(st, TransformRecord(p.stage, p.transform, 0, State.FAILED, None, p.line,
                                           failure=p.failure), p.pos)
         else:
-            self.issues.append(LogIssue(p.line, IssueKind.NO_RESULT,
+            self.issue(LogIssue(p.line, IssueKind.NO_RESULT,
                                         f"{p.stage}/{p.transform} started but logged no result"))
         st.pending = None
 
@@ -153,7 +179,7 @@ class LogParser:
         if rest.startswith("[SUMMARY]"):
             m = SUMMARY.match(rest)
             if not m:
-                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
+                self.issue(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V3")
             timing = None
@@ -170,7 +196,7 @@ class LogParser:
         if rest.startswith(("enabled=", "num_matches=", "skipped=")):
             kv = kv_pairs(rest)
             if kv is None or not ("num_matches" in kv or kv.get("skipped") == "True"):
-                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
+                self.issue(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V1")
             self.finish_kv(st, n, stage, transform, kv)
@@ -178,7 +204,7 @@ class LogParser:
         if rest.startswith("elapsed time:"):
             m = ELAPSED.match(rest)
             if not m:
-                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
+                self.issue(LogIssue(n, IssueKind.UNRECOGNISED, rest[:200]))
                 return
             self.formats.add("V2")
             self.formats.discard("V1")
@@ -202,7 +228,7 @@ class LogParser:
             try:
                 state, matches = State.APPLIED, int(kv["num_matches"])
             except ValueError:
-                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, f"num_matches={kv['num_matches']}"))
+                self.issue(LogIssue(n, IssueKind.UNRECOGNISED, f"num_matches={kv['num_matches']}"))
                 return
         self.finish(st, n, stage, transform, state, matches, None, flags)
 
@@ -278,7 +304,7 @@ class LogParser:
                 self.last_ad = ((self.base + self.lines), rank)
                 self.finish_kv(self.state_for(rank), n, m0.group(1), m0.group(2), kv)
             else:
-                self.issues.append(LogIssue(n, IssueKind.UNRECOGNISED, msg[:200]))
+                self.issue(LogIssue(n, IssueKind.UNRECOGNISED, msg[:200]))
             return
         m2 = FAILED.match(msg)  # V1 prints the failure without the [stage=...] prefix
         if m2:
@@ -301,16 +327,16 @@ class LogParser:
             ignored = rank in self.ignoring
             self.ignoring.discard(rank)
             self.tracebacks[rank] = ignored
-            self.errors.append(Error((self.base + self.lines), rank, self.path, n, text, ignored))
+            self.error(Error((self.base + self.lines), rank, self.path, n, text[:300], ignored))
         elif rank in self.tracebacks and EXC_LINE.match(text):
             ignored = self.tracebacks.pop(rank)
             if self.errors and self.errors[-1].rank == rank and self.errors[-1].text.startswith("Traceback"):
                 self.errors.pop()  # the closing line says more than 'Traceback (most recent call last)'
-            self.errors.append(Error((self.base + self.lines), rank, self.path, n, text[:300], ignored))
+            self.error(Error((self.base + self.lines), rank, self.path, n, text[:300], ignored))
         elif text.startswith("Exception ignored"):
             self.ignoring.add(rank)
         elif ("Segmentation fault" in text or text.startswith("Killed")) and EXC_LINE.match(text):
-            self.errors.append(Error((self.base + self.lines), rank, self.path, n, text[:300], False))
+            self.error(Error((self.base + self.lines), rank, self.path, n, text[:300], False))
 
 
 def _unknown_prefix(captured: Sequence[CapturedLines]) -> str:

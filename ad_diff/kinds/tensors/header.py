@@ -5,7 +5,8 @@ tensor name to ``{"dtype": str, "shape": [int, ...], "data_offsets": [begin, end
 the end of the header), plus an optional ``"__metadata__": {str: str}``.
 
 Hostile-input rules: the header length is capped and checked against the file size before anything is
-read; the JSON's nesting depth is checked before it is parsed; integers longer than 20 digits, floats,
+read; the JSON's nesting depth and its number of tensors (:data:`ad_diff.core.limits.TENSORS_PER_FILE`)
+are checked before it is parsed; integers longer than 20 digits, floats,
 ``NaN``/``Infinity`` and duplicate keys are refused while parsing; every field's type is checked strictly
 (lists of non-negative ints, not bools); offsets must lie inside the file, match dtype x shape exactly and
 not overlap. Each violation is an :class:`~ad_diff.errors.InputError` naming the file and the tensor.
@@ -15,11 +16,11 @@ from __future__ import annotations
 
 import json
 import math
-import re
 import struct
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core import limits
 from ad_diff.errors import InputError
 
 #: safetensors dtype name -> bytes per element (the dtypes ad-diff can compare).
@@ -33,10 +34,9 @@ MAX_HEADER = 100 * 1024 * 1024
 """The safetensors library's own cap on the header length."""
 MAX_DEPTH = 4
 """A valid header nests 3 levels (object > entry > shape list); anything deeper is not a header."""
-MAX_INT_DIGITS = 20
+MAX_INT_DIGITS = limits.INT_DIGITS
 """Enough for any 64-bit offset or dimension; longer integers are refused before ``int()`` sees them."""
 MAX_DIMS = 64
-_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 
 def safe_name(name: str) -> str:
@@ -90,7 +90,10 @@ def read_header(path: Path) -> tuple[int, dict[str, tuple[str, tuple[int, ...], 
 
 
 def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
-    depth = _max_depth(raw)
+    listed = raw.count(b'"data_offsets"')  # an upper bound of the entries, before any object is built
+    if listed > limits.TENSORS_PER_FILE:
+        raise limits.count_cap(path, "tensors", limits.TENSORS_PER_FILE, "TENSORS_PER_FILE")
+    depth = limits.json_depth(raw)
     if depth > MAX_DEPTH:
         raise InputError(path, f"not a safetensors header: JSON nested {depth} levels deep (a header has 3)")
     try:
@@ -104,20 +107,9 @@ def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
         raise InputError(path, f"not a safetensors file: header is not valid JSON ({str(e)[:200]})") from e
     if not isinstance(header, dict):
         raise InputError(path, "not a safetensors file: header is not a JSON object")
+    if len(header) > limits.TENSORS_PER_FILE + ("__metadata__" in header):  # keys spelt with escapes
+        raise limits.count_cap(path, "tensors", limits.TENSORS_PER_FILE, "TENSORS_PER_FILE")
     return header
-
-
-def _max_depth(raw: bytes) -> int:
-    """Deepest ``[``/``{`` nesting outside strings (bytes scan: bounded by the header's size)."""
-    import numpy as np
-
-    body = np.frombuffer(_STRING.sub(b'""', raw), dtype=np.uint8)
-    if body.size == 0:
-        return 0
-    step = np.zeros(body.size, dtype=np.int32)
-    step[(body == ord("[")) | (body == ord("{"))] = 1
-    step[(body == ord("]")) | (body == ord("}"))] = -1
-    return int(np.cumsum(step).max())
 
 
 def _int(text: str) -> int:

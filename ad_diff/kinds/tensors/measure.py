@@ -21,7 +21,7 @@ CUDA device (``--tensor-device cuda``) is :mod:`~ad_diff.kinds.tensors.gpu`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import Any
 
@@ -38,6 +38,10 @@ DOT_BLOCK = 8192
 OpenBLAS's threading threshold (10,000), so the thread count never changes a sum."""
 _VECDOT = getattr(np, "vecdot", None)
 HIST_LO, HIST_HI, HIST_BINS = -12.0, 8.0, 400
+SCALED_TOP = 480
+"""Values are scaled below ``2**480`` once float64 sums of their squares overflow (see ``_Acc.rescale``)."""
+BIG = 2.0**500
+"""Sums of squares above this are scaled down (exactly) before ``1 - cos`` squares their difference."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,13 +118,19 @@ class Pass:
         self.stride = max(1, numel // opts.samples) if opts.samples else 0
         """Every ``stride``-th real is kept for plots (0: none)."""
         self.samples: tuple[list[Any], list[Any]] = ([], [])
+        self.exp = 0
+        """Sums of squares (and of absolute differences) hold values scaled by ``2**-exp``: 0 unless a span
+        of finite values would overflow float64 (:meth:`_Acc.rescale`); powers of two scale exactly."""
 
     def result(self, base: TensorRecord, reference: TensorRecord | None) -> TensorStats:
         """The whole tensor's statistics (exactly rounded sums of the row sums) and the row summary."""
         s, o, cmp_ = self.sums, self.opts, self.compared
         bb, cc, dd, ad = s.total("bb"), s.total("cc"), s.total("dd"), s.total("ad")
+        unit = 2.0**self.exp  # the sums' scale (1.0 unless finite values overflowed float64)
         rmse = math.sqrt(dd / cmp_) if cmp_ else 0.0
         rms_b = math.sqrt(bb / cmp_) if cmp_ else 0.0
+        nrmse = rmse / rms_b if rms_b else (0.0 if rmse == 0 else math.inf)  # scale-free: from scaled sums
+        rmse *= unit
         gap = one_minus_cos(bb, cc, dd)
         ln = lanes(base.dtype)
         worst = wb = wc = None
@@ -134,8 +144,8 @@ class Pass:
             ratio = ec / eb if eb else (1.0 if ec == 0 else math.inf)
             ref = ReferenceStats(
                 reference.dtype,
-                eb,
-                ec,
+                eb * unit,
+                ec * unit,
                 ratio,
                 s.share("t1b") if s.logits else None,
                 s.share("t1c") if s.logits else None,
@@ -152,12 +162,13 @@ class Pass:
                 tuple(np.concatenate(self.samples[1]).tolist()),
             )
         nanb, nanc, infb, infc = self.nonfinite
-        rows = summarise(s, self.layout, o.rows, base.shape, reference is not None) if o.rows else None
+        limits = o.rows if o.rows is None or not self.exp else replace(o.rows, atol=o.rows.atol / unit)
+        rows = summarise(s, self.layout, limits, base.shape, reference is not None) if limits else None
         return TensorStats(
             numel=self.numel, compared=cmp_, max_abs=max(self.max_abs, 0.0),
-            mean_abs=ad / cmp_ if cmp_ else 0.0, max_rel=self.max_rel if o.relative else None,
+            mean_abs=ad / cmp_ * unit if cmp_ else 0.0, max_rel=self.max_rel if o.relative else None,
             mean_rel=(s.total("rl") / cmp_ if cmp_ else 0.0) if o.relative else None, rmse=rmse,
-            nrmse=rmse / rms_b if rms_b else (0.0 if rmse == 0 else math.inf),
+            nrmse=nrmse,
             cosine=1.0 - gap, one_minus_cosine=gap, outside=s.total_int("out"), atol=o.atol, rtol=o.rtol,
             nan_baseline=nanb, nan_candidate=nanc, inf_baseline=infb, inf_candidate=infc, worst_index=worst,
             worst_baseline=wb, worst_candidate=wc, top1=s.share("t1") if s.logits else None,
@@ -204,15 +215,23 @@ class _Acc(Pass):
         shape = (k, width)
         # positional ``out`` throughout: keyword parsing costs ~1 us a call, tens of calls a chunk
         np.subtract(c, b, d)
-        sq = [_squares(d, shape, t), _squares(b, shape, t), _squares(c, shape, t)]
-        if r is not None:
-            sq.append(_squares(r, shape, t))
-            sq.append(_squares(np.subtract(b, r, t), shape, t))
-            sq.append(_squares(np.subtract(c, r, t), shape, t))
+        if self.exp:  # the sums are kept scaled (see rescale): square scaled copies, exactly scaled
+            unit = b.dtype.type(2.0**-self.exp)
+            bs, cs, rs = b * unit, c * unit, None if r is None else r * unit
+            ds = cs - bs
+        else:
+            bs, cs, rs, ds = b, c, r, d
+        sq = [_squares(ds, shape, t), _squares(bs, shape, t), _squares(cs, shape, t)]
+        if rs is not None:
+            sq.append(_squares(rs, shape, t))
+            sq.append(_squares(np.subtract(bs, rs, t), shape, t))
+            sq.append(_squares(np.subtract(cs, rs, t), shape, t))
         if not force and not math.isfinite(float(np.sum(sq))):  # one call: the rows' sums are (k,) arrays
             return False
+        ad = _row_sums(np.abs(ds), shape) if self.exp else None
         np.abs(d, d)
-        ad = _row_sums(d, shape)
+        if ad is None:
+            ad = _row_sums(d, shape)
         i = int(d.argmax())
         if d[i] > self.max_abs:
             self.max_abs, self.worst = float(d[i]), (start + i, float(b[i]), float(c[i]))
@@ -272,10 +291,30 @@ class _Acc(Pass):
             bz, cz = np.where(ok, bz, zero), np.where(ok, cz, zero)  # rare: a non-finite reference value
         if not self._fold(bz, cz, rz, start, r0, k, width, odd):
             wide = [None if x is None else x.astype(np.float64) for x in (bz, cz, rz)]
-            self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd, force=True)  # type: ignore[arg-type]
+            if not self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd):  # type: ignore[arg-type]
+                self.rescale(max((float(np.abs(x).max()) for x in wide if x is not None and x.size),
+                                 default=0.0))
+                self._fold(wide[0], wide[1], wide[2], start, r0, k, width, odd, force=True)  # type: ignore[arg-type]
         self.compared += int(both.sum())
         if r is not None:
             self.ref_compared += int(ok.sum())
+
+    def rescale(self, top: float) -> None:
+        """Finite values up to ``top`` overflowed float64 sums: keep every sum scaled by ``2**-exp`` with
+        ``exp`` such that the scaled values stay below ``2**SCALED_TOP`` (their squares, summed over up to
+        ``2**60`` elements, then stay finite). The sums so far are scaled by the same power of two (exact;
+        only sums below ``2**-900`` lose digits), so the result does not depend on where this happened."""
+        need = max(0, math.frexp(top)[1] - SCALED_TOP) if math.isfinite(top) else 0
+        if need <= self.exp:
+            return
+        shift = need - self.exp
+        s = self.sums
+        for name in ("bb", "cc", "dd", "rr", "eb", "ec"):
+            v = getattr(s, name)
+            if v is not None:
+                v *= 2.0 ** (-2 * shift)
+        s.ad *= 2.0**-shift
+        self.exp = need
 
     def _histogram(self, d: np.ndarray, mag: np.ndarray) -> None:
         assert self.hist is not None, "only called when histograms are collected"
@@ -292,6 +331,10 @@ def one_minus_cos(bb: float, cc: float, dd: float) -> float:
     """
     if bb <= 0 or cc <= 0:
         return 0.0 if bb == cc else 1.0
+    top = max(bb, cc, dd)
+    if top > BIG:  # (bb - cc) ** 2 would overflow: scale all three by one power of two (exact)
+        unit = 2.0 ** -math.frexp(top)[1]
+        bb, cc, dd = bb * unit, cc * unit, dd * unit
     nb, nc = math.sqrt(bb), math.sqrt(cc)
     gap = (dd - (bb - cc) ** 2 / (nb + nc) ** 2) / (2 * nb * nc)
     return min(max(gap, 0.0), 2.0)

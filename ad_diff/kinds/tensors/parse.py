@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import safepath
+from ad_diff.core import limits, safepath
 from ad_diff.core.model import RunId
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import ITEMSIZE, read_header
@@ -78,6 +78,7 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
     references: dict[str, TensorRecord] = {}
     inputs: dict[str, TensorRecord] = {}
     bad: list[Unreadable] = []
+    total = 0
     root = folder.parent if root is None else root
     files = _listing(folder, root, bad, run)
     ref_dir = folder / "reference"
@@ -90,10 +91,18 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
             kind, target = TensorKind.INPUT, inputs
         else:
             kind, target = (TensorKind.NODE if path.name.startswith("nodes") else TensorKind.OUTPUT), outputs
+        over = limits.count_cap(folder, "tensors over its files", limits.TENSORS_PER_RUN, "TENSORS_PER_RUN")
+        if total > limits.TENSORS_PER_RUN:  # past the cap: the rest of the files are reported, never read
+            bad.append(Unreadable(run, path, over.detail))
+            continue
         try:
             records = read_index(path, kind)
         except InputError as e:
             bad.append(Unreadable(run=run, path=path, message=e.detail))
+            continue
+        total += len(records)
+        if total > limits.TENSORS_PER_RUN:  # this file and the ones after it are reported, not compared
+            bad.append(Unreadable(run, path, over.detail))
             continue
         for rec in records:
             if rec.name in target:

@@ -18,6 +18,7 @@ import pickletools
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core import limits
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import safe_name
 from ad_diff.kinds.tensors.pt_archive import check_torch_agrees, read_pickle
@@ -85,54 +86,72 @@ def prescan(path: Path) -> tuple[int, int] | None:
             is_zip = f.read(4) == ZIP_MAGIC
             f.seek(0)
             where = None
+            cut = False
             if is_zip:
                 stream, where = read_pickle(path, f, MAX_PICKLE)
             else:  # legacy torch.save (or a bare pickle): its pickles come first, raw storage bytes after
-                stream = f.read(MAX_PICKLE)
+                stream = f.read(MAX_PICKLE + 1)
+                cut = len(stream) > MAX_PICKLE
+                stream = stream[:MAX_PICKLE]
     except OSError as e:
         raise InputError(path, f"cannot be read ({e.strerror or e}); expected a torch.save file") from e
-    _scan(path, stream, pickles=1 if is_zip else 5)
+    _scan(path, stream, 1 if is_zip else limits.PICKLE_STREAMS, cut)
     return where
 
 
-def _scan(path: Path, stream: bytes, pickles: int) -> None:
-    """Walk the opcodes of up to ``pickles`` consecutive pickles (legacy files hold five before the data)."""
+def _scan(path: Path, stream: bytes, pickles: int, cut: bool = False) -> None:
+    """Walk, opcode by opcode, each of the ``pickles`` consecutive pickles torch will unpickle (one in a zip
+    archive; :data:`~ad_diff.core.limits.PICKLE_STREAMS` in a legacy file, raw storage bytes after them).
+
+    Every one must be a complete, well-formed pickle naming only allowed globals: a malformed later pickle
+    went to torch unscanned once, and an unterminated 80 KB global then took 84 s in its error message.
+    The walk is linear in ``stream`` (``cut``: the file goes on past it, beyond the pickle cap).
+    """
     buf = io.BytesIO(stream)
     for index in range(pickles):
+        which = "pickle" if pickles == 1 else f"pickle {index + 1} of the {pickles} of a legacy file"
+        too_long = InputError(path, f"refused to load: its pickles take more than the {MAX_PICKLE:,}-byte "
+                                    f"cap ({which} does not end within it); nothing in it was executed")
         if buf.tell() >= len(stream):
-            return
-        strings: list[str] = []  # recent string pushes: STACK_GLOBAL takes module and name from them
-        memo: dict[int, str] = {}
-        last_string = False
+            if cut:
+                raise too_long
+            raise InputError(path, f"not a readable torch.save file: it ends before {which}")
         try:
-            for op, arg, _pos in pickletools.genops(buf):
-                name = op.name
-                slot = arg if isinstance(arg, int) else -1
-                if name in _STRINGS:
-                    strings.append(arg.decode("latin-1") if isinstance(arg, bytes) else str(arg))
-                    del strings[:-4]
-                elif name == "MEMOIZE" and last_string:
-                    memo[len(memo)] = strings[-1]
-                elif name in ("BINPUT", "LONG_BINPUT", "PUT") and last_string:
-                    memo[slot] = strings[-1]
-                elif name in ("BINGET", "LONG_BINGET", "GET") and slot in memo:
-                    strings.append(memo[slot])
-                    del strings[:-4]
-                elif name in ("GLOBAL", "INST"):
-                    _check_global(path, str(arg))
-                elif name == "STACK_GLOBAL":
-                    if len(strings) < 2:
-                        raise InputError(
-                            path, "refused to load: a global whose name cannot be read statically"
-                        )
-                    _check_global(path, f"{strings[-2]} {strings[-1]}")
-                last_string = name in _STRINGS or (name in ("BINGET", "LONG_BINGET", "GET") and slot in memo)
+            _walk(path, buf)
         except InputError:
             raise
         except Exception as e:  # noqa: BLE001 - any malformed opcode stream is an input error
-            if index > 0:
-                return  # past the pickles of a legacy file: raw storage bytes follow
-            raise InputError(path, f"not a readable torch.save file (pickle: {str(e)[:120]})") from e
+            if cut and buf.tell() >= len(stream):
+                raise too_long from None
+            raise InputError(path, f"not a readable torch.save file ({which}: {str(e)[:120]}); nothing in it "
+                                   "was executed") from None
+
+
+def _walk(path: Path, buf: io.BytesIO) -> None:
+    """One pickle's opcodes up to its STOP, each global checked (:func:`_check_global`)."""
+    strings: list[str] = []  # recent string pushes: STACK_GLOBAL takes module and name from them
+    memo: dict[int, str] = {}
+    last_string = False
+    for op, arg, _pos in pickletools.genops(buf):
+        name = op.name
+        slot = arg if isinstance(arg, int) else -1
+        if name in _STRINGS:
+            strings.append(arg.decode("latin-1") if isinstance(arg, bytes) else str(arg))
+            del strings[:-4]
+        elif name == "MEMOIZE" and last_string:
+            memo[len(memo)] = strings[-1]
+        elif name in ("BINPUT", "LONG_BINPUT", "PUT") and last_string:
+            memo[slot] = strings[-1]
+        elif name in ("BINGET", "LONG_BINGET", "GET") and slot in memo:
+            strings.append(memo[slot])
+            del strings[:-4]
+        elif name in ("GLOBAL", "INST"):
+            _check_global(path, str(arg))
+        elif name == "STACK_GLOBAL":
+            if len(strings) < 2:
+                raise InputError(path, "refused to load: a global whose name cannot be read statically")
+            _check_global(path, f"{strings[-2]} {strings[-1]}")
+        last_string = name in _STRINGS or (name in ("BINGET", "LONG_BINGET", "GET") and slot in memo)
 
 
 def _check_global(path: Path, name: str) -> None:
@@ -193,6 +212,8 @@ def _flatten(root: Any, prefix: str, path: Path) -> dict[str, Any]:
     while stack:
         obj, name, depth, seen = stack.pop()
         if isinstance(obj, torch.Tensor):
+            if len(out) >= limits.TENSORS_PER_FILE:
+                raise limits.count_cap(path, "tensors", limits.TENSORS_PER_FILE, "TENSORS_PER_FILE")
             out[safe_name(name)] = _checked(obj, name, path)
             continue
         if obj is None:
@@ -217,7 +238,8 @@ def _flatten(root: Any, prefix: str, path: Path) -> dict[str, Any]:
 
 
 def _checked(t: Any, name: str, path: Path) -> Any:
-    """``t`` if it is a dense CPU tensor that holds every element it claims; else an InputError."""
+    """``t``, detached from autograd, if it is a dense CPU tensor that holds every element it claims; else
+    an InputError."""
     import torch
 
     shown = safe_name(name)[:80]
@@ -236,14 +258,16 @@ def _checked(t: Any, name: str, path: Path) -> Any:
             f"tensor '{shown}' claims {t.numel()} elements over a storage of {stored} "
             "(an expanded or zero-stride view); ad-diff compares stored values only",
         )
-    return t
+    # saved without torch.no_grad() (any `torch.save(model(x))`), a tensor carries requires_grad, and
+    # .numpy() refuses it: its values are what is compared, so it is read like any other
+    return t.detach()
 
 
 def flat_numpy(record: Any) -> Any:
     """The record's elements as a flat numpy array of its storage type (bf16 as uint16, complex as pairs)."""
     import torch
 
-    t = load_pt(record.path)[record.name]
+    t = load_pt(record.path)[record.name].detach()  # loaded detached already; .numpy() needs it
     if not t.is_contiguous():
         t = t.contiguous()  # bounded: numel <= stored elements (checked on load)
     flat = t.reshape(-1)

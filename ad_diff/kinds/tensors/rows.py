@@ -216,6 +216,11 @@ def summarise(
 
 
 def _row_cos(xx: np.ndarray, yy: np.ndarray, dd: np.ndarray) -> np.ndarray:
+    top = np.maximum(np.maximum(xx, yy), dd)
+    big = top > 2.0**500
+    if big.any():  # (xx - yy) ** 2 would overflow: scale those rows by a power of two (exact)
+        unit = np.where(big, np.ldexp(1.0, -np.frexp(top)[1]), 1.0)
+        xx, yy, dd = xx * unit, yy * unit, dd * unit
     nx, ny = np.sqrt(xx), np.sqrt(yy)
     with np.errstate(divide="ignore", invalid="ignore"):
         gap = (dd - (xx - yy) ** 2 / (nx + ny) ** 2) / (2 * nx * ny)

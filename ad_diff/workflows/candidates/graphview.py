@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 
+from ad_diff.core.limits import INT_DIGITS
 from ad_diff.kinds.graph.model import GraphNode, GraphSection
 from ad_diff.workflows.candidates.ops import kind
 
-LAYER = re.compile(r"(?:^|_)(?:layers|layer|h|blocks|block|decoder_layers)_(\d+)(?:_|$)")
+LAYER = re.compile(rf"(?:^|_)(?:layers|layer|h|blocks|block|decoder_layers)_(\d{{1,{INT_DIGITS}}})(?:_|$)")
+"""A layer index in a node or parameter name; a longer digit run is no index (never handed to ``int()``:
+:data:`ad_diff.core.limits.INT_DIGITS`)."""
 
 
 def node_kind(n: GraphNode) -> str:

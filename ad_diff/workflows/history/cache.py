@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff import __version__
-from ad_diff.errors import AdDiffError
+from ad_diff.core import limits
+from ad_diff.core.limits import HISTORY_CACHE_BYTES as CACHE_BYTES
+from ad_diff.errors import AdDiffError, InputError
 from ad_diff.workflows.history.columns import NO_COUNT, ROW, STATES, Columns, LeafData, row_dtype
 from ad_diff.workflows.history.model import ERROR, SNAPSHOT, Leaf, LeafMeta
 
@@ -130,9 +132,13 @@ def load(path: Path, rank: int, cols: Columns, wanted: dict[str, Any]) -> tuple[
     if not path.exists():
         return {}, f"cache {path} created"
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
+        if path.stat().st_size > CACHE_BYTES:
+            return {}, f"cache {path} is over {CACHE_BYTES >> 20} MiB (the cap CACHE_BYTES); it is rebuilt"
+        data = limits.load_json(path.read_bytes(), path, "an ad-diff history cache")
+    except OSError as e:
         return {}, f"cache {path} could not be read ({e}); it is rebuilt"
+    except InputError as e:
+        return {}, f"cache {e}; it is rebuilt"
     if not isinstance(data, dict) or data.get("ad_diff_history_cache") != CACHE_SCHEMA:
         return {}, f"cache {path} is not an ad-diff history cache (schema {CACHE_SCHEMA}); it is rebuilt"
     head = _header()

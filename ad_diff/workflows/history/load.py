@@ -9,15 +9,15 @@ read (``columns``), so the table is one ``numpy.frombuffer`` of all leaves' rows
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import limits
 from ad_diff.core.model import RunId, TransformRecord
-from ad_diff.errors import AdDiffError
+from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.log.model import LogEnd, RunLog
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.workflows.history import snapfast
@@ -120,14 +120,15 @@ class RunJson:
 def run_json(folder: Path) -> RunJson:
     """``started`` and the git ``commit`` / ``dirty`` from ``folder/run.json`` (all ``None`` when unreadable).
 
-    A link is not followed (nothing is read from outside a run folder) and a file over 1 MiB is not read.
+    A link is not followed (nothing is read from outside a run folder), a file over 1 MiB is not read, and
+    the JSON is parsed within :func:`ad_diff.core.limits.load_json`'s caps (nesting, digits).
     """
     p = folder / "run.json"
     try:
         if p.is_symlink() or not p.is_file() or p.stat().st_size > _RUN_JSON_LIMIT:
             return RunJson()
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = limits.load_json(p.read_bytes(), p, "the run.json ad-diff record writes")
+    except (OSError, InputError):
         return RunJson()
     if not isinstance(data, dict):
         return RunJson()

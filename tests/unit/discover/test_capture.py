@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.core import limits
 from ad_diff.discover import capture
 from ad_diff.discover.capture import CapturedLines, peel
 from ad_diff.errors import InputError
@@ -117,8 +118,8 @@ def test_zstd_without_stdlib_support_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_decompression_bomb_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(capture, "FLOOR", 1 << 16)
-    monkeypatch.setattr(capture, "RATIO", 10)
+    monkeypatch.setattr(limits, "DECOMPRESS_FLOOR", 1 << 16)
+    monkeypatch.setattr(limits, "DECOMPRESS_RATIO", 10)
     p = tmp_path / "ad.log.gz"
     p.write_bytes(gzip.compress(b"x" * 100 + b"\n" + b"y\n" * 200_000))  # ~1 KB expanding to 400 KB
     assert capture.decompressed_limit(p.stat().st_size) == 1 << 16
@@ -127,9 +128,9 @@ def test_decompression_bomb_is_refused(tmp_path: Path, monkeypatch: pytest.Monke
 
 
 def test_decompressed_limit_bounds() -> None:
-    assert capture.decompressed_limit(1) == capture.FLOOR
+    assert capture.decompressed_limit(1) == limits.DECOMPRESS_FLOOR
     assert capture.decompressed_limit(10 << 20) == 250 * (10 << 20)
-    assert capture.decompressed_limit(1 << 40) == capture.CEILING
+    assert capture.decompressed_limit(1 << 40) == limits.DECOMPRESS_CEILING
 
 
 def test_corrupt_or_binary_compressed_files(tmp_path: Path) -> None:

@@ -1,0 +1,137 @@
+"""Every cap on what a reader takes from its input, in one place (docs/bad-input.md, "Bounded readers").
+
+Invariant: each reader is bounded by its input. Bytes, line length, line count, items (transforms, ranks,
+tensors, ...) and nesting depth each have a cap here, derived from the input's size or a constant; the
+reader that produces the lines or items enforces it (the shared line reader :func:`ad_diff.core.text.
+iter_lines`, the log parser's state, the tensor indexes, :func:`load_json`), so work and memory stay
+linear in the input. Going over a cap is an :class:`~ad_diff.errors.InputError` naming the file and the
+cap (exit 2, or an input finding such as ADT008 for one tensor file), never a ``MemoryError`` or minutes
+of CPU. The values are far above anything AutoDeploy writes; each says why.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from ad_diff.errors import InputError
+
+# -- logs: bytes and lines (enforced by ad_diff.core.text.iter_lines) ------------------------------------
+LOG_LINE_BYTES = 1 << 20
+"""Longest log line kept (1 MiB): the rest of a longer line is skipped in bounded pieces, so one endless
+line (a sparse 2 GiB file, a decompression bomb) cannot take the memory. No AutoDeploy line comes near it."""
+DECOMPRESS_RATIO = 250
+"""Decompressed bytes allowed per compressed byte (text logs compress 5-50 fold; bombs 1000 fold and more)."""
+DECOMPRESS_FLOOR = 256 << 20
+"""A compressed log may always decompress to this much, however small it is."""
+DECOMPRESS_CEILING = 8 << 30
+"""And never to more than this."""
+LOG_SNIFF_CHARS = 16 << 20
+"""Characters of a log's head held while its capture prefixes are sniffed (at most 20,000 lines of it):
+20,000 lines of 1 MiB would be 20 GiB."""
+LOG_LINES_PER_BYTE = 16
+"""Lines a compressed log may hold per byte of the compressed file: an AutoDeploy log's line takes 5 to 20
+compressed bytes; a stream of empty lines compresses a thousand fold (64 KB held 256 million lines)."""
+LOG_LINES_FLOOR = 1_000_000
+"""Lines any log may hold, however small its file."""
+LOG_LINES_CEILING = 20_000_000
+"""Lines no log may exceed (plain or compressed; about 20 s of parsing): AutoDeploy logs, debug output
+included, hold tens of thousands."""
+
+
+def decompressed_limit(size: int) -> int:
+    """The most bytes a compressed file of ``size`` bytes may decompress to."""
+    return min(DECOMPRESS_CEILING, max(DECOMPRESS_FLOOR, DECOMPRESS_RATIO * size))
+
+
+def line_limit(size: int, compressed: bool) -> int:
+    """The most lines a log file of ``size`` bytes on disk may hold (a plain file's size bounds its lines
+    already; a compressed one's lines are bounded by its compressed size)."""
+    if not compressed:
+        return LOG_LINES_CEILING
+    return min(LOG_LINES_CEILING, max(LOG_LINES_FLOOR, LOG_LINES_PER_BYTE * size))
+
+
+# -- logs: items (enforced by ad_diff.kinds.log.parse.LogParser) -----------------------------------------
+LOG_TRANSFORMS = 1_000
+"""Transform results one pipeline of one rank may hold: AutoDeploy runs about 100 transforms; a pipeline
+restart (a transform seen twice) starts a new count."""
+LOG_PIPELINES = 10_000
+"""Pipeline restarts (retries) one rank may log."""
+LOG_RANKS = 4_096
+"""Distinct ranks (``[RANK n]`` tags, launcher tags, per-rank files) one run may hold."""
+LOG_ISSUES = 10_000
+"""Lines that look like AutoDeploy results but cannot be read, and results without a start, per run."""
+LOG_ERRORS = 100_000
+"""Tracebacks and fatal signals per run (each kept to tell how a rank ended)."""
+
+# -- graph dumps (enforced by ad_diff.kinds.graph.folder.scan) --------------------------------------------
+GRAPH_DUMPS = 10_000
+"""Files named like a graph dump in one ``graphs/``: AutoDeploy writes one per transform (about 100)."""
+
+# -- tensors (enforced by the tensor indexes: header.read_header, pt.load_pt, parse.discover) ------------
+TENSORS_PER_FILE = 20_000
+"""Tensors one ``.safetensors`` or ``.pt`` file may list: a per-node capture of a large model holds a few
+thousand (comparing takes about half a millisecond a tensor)."""
+TENSORS_PER_RUN = 50_000
+"""Tensors over all files of a run's ``tensors/`` folder; the files past it are reported unread."""
+PICKLE_STREAMS = 5
+"""Pickles a legacy (non-zip) ``torch.save`` file holds before its storage bytes: magic number, protocol,
+system info, the object, the storage keys. Every one is walked and validated before torch reads the file."""
+
+# -- JSON and numbers (enforced by load_json and the parsers that read digits) -----------------------------
+JSON_DEPTH = 64
+"""Nesting of the JSON files ad-diff reads besides safetensors headers (``run.json``, the history cache):
+they nest at most 5 levels. Python's parser raises RecursionError near 1,000."""
+INT_DIGITS = 20
+"""Digits of an integer parsed from JSON (:func:`load_json`, safetensors headers) or taken as a layer
+number by ``ad-diff candidates``: 20 digits hold any 64-bit value. Longer digit strings are refused (in a
+name: no layer index), never handed to ``int()``. (The log parser's counts and ranks are its own: ``int()``
+refusing more than 4,300 digits is an input error naming the line.)"""
+HISTORY_CACHE_BYTES = 1 << 30
+"""Size of an ``ad-diff history --cache`` file read (larger: rebuilt): about 40 bytes per transform of each
+run, so a million runs of 25 transforms."""
+_DEPTH_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+def json_depth(raw: bytes) -> int:
+    """Deepest ``[``/``{`` nesting of ``raw`` outside strings (one linear scan, no recursion)."""
+    import numpy as np
+
+    body = np.frombuffer(_DEPTH_SCAN.sub(b'""', raw), dtype=np.uint8)
+    if body.size == 0:
+        return 0
+    step = np.zeros(body.size, dtype=np.int32)
+    step[(body == ord("[")) | (body == ord("{"))] = 1
+    step[(body == ord("]")) | (body == ord("}"))] = -1
+    return int(np.cumsum(step).max())
+
+
+def _int(text: str) -> int:
+    if len(text.lstrip("-")) > INT_DIGITS:
+        raise ValueError(f"integer of {len(text.lstrip('-')):,} digits (the cap is {INT_DIGITS})")
+    return int(text)
+
+
+def load_json(raw: bytes, path: Path, what: str, depth: int = JSON_DEPTH) -> Any:
+    """``raw`` (the content of ``path``) parsed as JSON, bounded: nesting deeper than ``depth`` and integers
+    longer than :data:`INT_DIGITS` are an :class:`InputError` naming ``path``, the cap and ``what`` was
+    expected; so are invalid JSON and text that is not UTF-8."""
+    found = json_depth(raw)
+    if found > depth:
+        raise InputError(path, f"JSON nested {found:,} levels deep (the cap is {depth}); expected {what}")
+    try:
+        return json.loads(raw.decode("utf-8"), parse_int=_int)
+    except UnicodeDecodeError as e:
+        raise InputError(path, f"is not UTF-8 (byte {e.start}); expected {what}") from None
+    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so is the integer cap
+        raise InputError(path, f"is not valid JSON ({str(e)[:160]}); expected {what}") from None
+
+
+def count_cap(path: Path, what: str, cap: int, name: str, line: int | None = None) -> InputError:
+    """The error for more than ``cap`` ``what`` in ``path`` (``name``: the cap's name in this module;
+    ``line``: where the cap was passed)."""
+    return InputError(path, f"holds more than {cap:,} {what} (the cap {name} of docs/bad-input.md, "
+                            "\"Bounded readers\"); refused rather than read without bound", line)

@@ -12,6 +12,7 @@ told apart by their magic bytes, never by their name. Their decompressed size is
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from ad_diff.core import safepath
 from ad_diff.core.text import ANSI_RE, SNIFF, check_text, iter_lines
 from ad_diff.errors import InputError
 
@@ -67,20 +69,16 @@ def _decompressor(kind: str, raw: BinaryIO, path: Path) -> tuple[BinaryIO, tuple
 
 
 @contextmanager
-def open_text(path: Path, what: str) -> Iterator[tuple[BinaryIO, int | None]]:
+def open_text(path: Path, what: str, root: Path | None = None) -> Iterator[tuple[BinaryIO, int | None]]:
     """Open ``path`` for reading lines, decompressing it when it is compressed.
 
-    Yields the stream and the most bytes it may produce (``None`` for a plain file: its size bounds it).
-    Raises :class:`InputError` for a folder, an unreadable file, or content that is not text.
+    ``root``: the run folder it is opened beneath (:func:`ad_diff.core.safepath.open_file`); ``None`` for a
+    file the user named (contained in the folder it resolves to). Yields the stream and the most bytes it
+    may produce (``None`` for a plain file: its size bounds it). Raises :class:`InputError` for a folder,
+    a link leaving ``root``, a FIFO, an unreadable file, or content that is not text.
     """
-    try:
-        raw = path.open("rb")
-    except IsADirectoryError:
-        raise InputError(path, f"is a folder, expected {what} (a text file)") from None
-    except PermissionError:
-        raise InputError(path, f"cannot be read (permission denied); expected {what}") from None
-    except OSError as e:
-        raise InputError(path, f"cannot be read ({e.strerror or e}); expected {what}") from e
+    raw = safepath.open_file(path, safepath.given_root(path) if root is None else root,
+                             f"{what} (a text file)")
     with raw:
         kind = compression(raw.read(6))
         raw.seek(0)
@@ -94,7 +92,7 @@ def open_text(path: Path, what: str) -> Iterator[tuple[BinaryIO, int | None]]:
             with stream:
                 check_text(stream.read(SNIFF), path, f"{what} (inside its {kind} compression)")
                 stream.seek(0)
-                yield stream, decompressed_limit(path.stat().st_size)
+                yield stream, decompressed_limit(os.fstat(raw.fileno()).st_size)
         except errors as e:
             # a cut or corrupt archive: gzip raises BadGzipFile (an OSError) or EOFError, lzma LZMAError
             raise InputError(path, f"cannot be decompressed as {kind} ({e}); expected {what}") from e
@@ -165,15 +163,17 @@ class CapturedLines:
     readable AutoDeploy line gets.
     """
 
-    def __init__(self, path: Path, what: str) -> None:
+    def __init__(self, path: Path, what: str, root: Path | None = None) -> None:
         self.path = path
         self.what = what
+        self.root = root
+        """The run folder the file is opened beneath (see :func:`open_text`)."""
         self.layers: tuple[Layer, ...] = ()
         self.groups = False
         self.unknown: tuple[int, str] | None = None
 
     def __iter__(self) -> Iterator[tuple[int, str, bool, int | None]]:
-        with open_text(self.path, self.what) as (stream, limit):
+        with open_text(self.path, self.what, self.root) as (stream, limit):
             why = (f" once decompressed: {RATIO} times its compressed size (at least {FLOOR >> 20} MiB, "
                    f"at most {CEILING >> 30} GiB) is the limit; refused as a likely decompression bomb. If "
                    "the log is real, decompress it and pass the plain file")

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import BinaryIO
 
@@ -68,7 +70,8 @@ def check_file(path: Path, root: Path, what: str) -> Path:
     return path.resolve()
 
 
-def open_file(path: Path, root: Path, what: str, place: str = "the run folder") -> BinaryIO:
+def open_file(path: Path, root: Path, what: str, place: str = "the run folder",
+              buffering: int = -1) -> BinaryIO:
     """``path`` opened for reading beneath ``root`` (:func:`ad_diff.core.openat.open_beneath`: no link
     followed by the kernel, none leaving ``root`` at all, no FIFO or device); the one way run-folder files
     are opened. Errors are :class:`InputError` naming ``path`` and ``what`` was expected."""
@@ -76,7 +79,21 @@ def open_file(path: Path, root: Path, what: str, place: str = "the run folder") 
         fd = open_beneath(path, root, place)
     except Refused as e:
         raise InputError(path, f"{e.why}; expected {what}") from None
-    return os.fdopen(fd, "rb")
+    return os.fdopen(fd, "rb", buffering=buffering)
+
+
+@contextmanager
+def pinned(path: Path, root: Path, what: str) -> Iterator[Path]:
+    """A name for ``path``, opened by :func:`open_file`, that no swap can redirect (``/proc/self/fd/N``):
+    for readers that only take a file name (``torch.load(mmap=True)``, torch's zip reader). Valid inside
+    the ``with`` block."""
+    with open_file(path, root, what) as fh:
+        for base in ("/proc/self/fd", "/dev/fd"):
+            name = Path(base, str(fh.fileno()))
+            if name.exists():
+                yield name
+                return
+        raise InputError(path, f"cannot be opened safely here (no /proc/self/fd or /dev/fd); expected {what}")
 
 
 def read_bytes(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
@@ -176,4 +193,4 @@ def walk_files(folder: Path, root: Path,
 
 
 __all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "given_root", "is_inside", "linked_folder",
-           "list_names", "open_file", "read_bytes", "read_text", "refusal", "walk_files", "within"]
+           "list_names", "open_file", "pinned", "read_bytes", "read_text", "refusal", "walk_files", "within"]

@@ -59,7 +59,7 @@ def dtype_name(dtype: Any) -> str:
 def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> list[Path]:
     """Tensor files directly in ``folder``, sorted; entries named like one that may not be read go to
     ``bad`` with the reason."""
-    files = []
+    files: list[Path] = []
     try:  # listed through a descriptor opened beneath the run folder: one linked out is not listed
         names = safepath.list_names(folder, root, "a folder of recorded tensors")
     except InputError as e:

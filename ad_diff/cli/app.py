@@ -67,7 +67,10 @@ OUTPUT_PARAMS = frozenset({"markdown", "json_out", "junit", "html", "step_summar
 def _protect_inputs() -> None:
     """Register every path the current command reads (its parameters that are paths and not outputs), so
     that no report is written over one or into one (:mod:`ad_diff.core.outfile`)."""
-    from click import get_current_context  # type: ignore[import-not-found, unused-ignore]  # typer's own
+    try:  # typer >= 0.20 carries its own copy of click; earlier ones use click itself
+        from typer._click.globals import get_current_context  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        from click import get_current_context  # type: ignore[import-not-found, no-redef, unused-ignore]
 
     from ad_diff.core import outfile
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from ad_diff.core.escape import surrogate_safe
 from ad_diff.core.outfile import write_file
-from ad_diff.core.redact import redact_text
+from ad_diff.core.redact import redact_deep, redact_text
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
 
@@ -150,7 +150,8 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     ``--html`` the markdown names the HTML report as the place for detail."""
     from ad_diff.result import BatchResult
 
-    result = with_note(result, opts.get("_config_note"))
+    # credentials out before any layout: a wrapped table cell can split ``key = value`` over two lines
+    result = redact_deep(with_note(result, opts.get("_config_note")))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
     html = opts.get("html")

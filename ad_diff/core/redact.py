@@ -20,6 +20,7 @@ after redaction, so a changed credential is not reported as a config change.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -84,16 +85,16 @@ def _value(m: re.Match[str]) -> str:
 _OTHER = re.compile(
     r"(?i)(?<![A-Za-z])(?:bearer\s+[A-Za-z0-9._~+/=-]{16,}"
     # HTTP basic auth: base64 with a capital or digit past its first character (not a capitalised word)
-    r"|basic\s+(?=[A-Za-z0-9+/][A-Za-z0-9+/]*[A-Z0-9+/])(?-i:[A-Za-z0-9+/]{12,}={0,2}))"
+    r"|basic\s+(?-i:(?=[A-Za-z0-9+/][A-Za-z0-9+/]*[A-Z0-9+/])[A-Za-z0-9+/]{12,}={0,2}))"
     # A line of a key's body on its own (64 base64 characters of PEM, 70 of OpenSSH), with upper and lower
     # case letters and digits: never a hash (hex) nor a name (underscores, dots).
-    r"|(?<![A-Za-z0-9+/])(?=(?-i:" + _B64 + r"{0,69}[A-Z]))(?=(?-i:" + _B64 + r"{0,69}[a-z]))(?=" + _B64
-    + r"{0,69}[0-9])" + _B64 + r"{64}(?:" + _B64 + r"{6})?(?![A-Za-z0-9+/])"
+    r"|(?:(?<![A-Za-z0-9+/])|(?<=\\n))(?-i:(?=" + _B64 + r"{0,69}[A-Z])(?=" + _B64 + r"{0,69}[a-z])"
+    r"(?=" + _B64 + r"{0,69}[0-9])" + _B64 + r"{64}(?:" + _B64 + r"{6})?(?![A-Za-z0-9+/]))"
 )
 """Bearer and basic credentials, and a private key's body line apart from its BEGIN line."""
 
 _KEY_WORD = (
-    r"(?<![A-Za-z])(?:pass(?:word|wd|phrase)?|pwd|secret|credentials?|private[_-]?key|cookie|session[_-]?id"
+    r"(?:(?<![A-Za-z])|(?<=%[0-9A-Fa-f]{2}))(?:pass(?:word|wd|phrase)?|pwd|secret|credentials?|private[_-]?key|cookie|session[_-]?id"
     r"|api[_-]?key|access[_-]?key|secret[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|signing[_-]?key"
     r"|token|auth(?:orization)?|sig|signature)(?![a-z])"
 )
@@ -121,7 +122,8 @@ def _assignment(m: re.Match[str]) -> str:
     key, value = m["key"].lower(), m["value"]
     if value.lower().strip("*") in _NOT_A_VALUE or value.startswith(REDACTED[:-1]):
         return m[0]
-    if key in ("pass", "secret", "auth", "token", "sig") and m["sep"] == ":":
+    prefixed = m.start() > 0 and (m.string[m.start() - 1].isalnum() or m.string[m.start() - 1] in "_.-")
+    if key in ("pass", "secret", "auth", "token", "sig") and m["sep"] == ":" and not prefixed:
         return m[0]
     if key.endswith("pwd") and value.startswith("/"):
         return m[0]
@@ -185,8 +187,13 @@ _LOWER_MARKS = ("pass", "pwd", "secret", "credential", "private", "cookie", "ses
                 "account", "signing", "token", "auth", "sig", "bearer", "basic")
 """Literals (lower case) every :data:`SECRET_ASSIGNMENT` and :data:`_OTHER` match holds but a bare body
 line of a key."""
-_BODY = re.compile(_B64 + r"{64}")
+_BODY = re.compile(r"(?<![A-Za-z0-9+/])" + _B64 + r"{64}")
+"""Where a key's body line may be: a run of 64 base64 characters, looked for from the start of a run only
+(so a search is linear)."""
 _LONG = 4096
+_B64_TABLE = bytes(ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else ord(" ")
+                   for b in range(256))
+_B64_RUN = b"a" * 64
 
 
 def is_secret_value(value: str) -> bool:
@@ -226,21 +233,36 @@ def redact_text(text: str) -> str:
     bearer/basic credentials and key body lines of :data:`_OTHER`, and the values of
     :data:`SECRET_ASSIGNMENT`.
 
-    A long text (a whole report) is searched for the literals each pattern needs first, and the free-text
-    patterns run only on the lines holding one; a key's body line on its own (without its BEGIN line) is
-    looked for in short texts only: every message quoting a log is redacted when it is made."""
-    for marks, family in _FAMILIES:
-        if any(mark in text for mark in marks):
-            text = family.sub(_value, text)
-    low = text.lower()
-    words = [w for w in _LOWER_MARKS if w in low]
-    if len(text) <= _LONG or len(low) != len(text):  # (a lower case of another length: no shared offsets)
-        return _free_text(text) if words or _BODY.search(text) else text
-    if not words:
+    A long text (a whole report) is searched for the literals each pattern needs first (in its UTF-8
+    bytes, one byte a character), and the free-text patterns run only on the lines holding one (or a run
+    of 64 base64 characters: a key's body line)."""
+    if len(text) <= _LONG:
+        for marks, family in _FAMILIES:
+            if any(mark in text for mark in marks):
+                text = family.sub(_value, text)
+        low = text.lower()
+        if any(w in low for w in _LOWER_MARKS) or _BODY.search(text):
+            return _free_text(text)
         return text
+    raw = text.encode("utf-8", "surrogatepass")
+    for marks, family in _FAMILIES:
+        if any(mark.encode() in raw for mark in marks):
+            text = family.sub(_value, text)
+            raw = text.encode("utf-8", "surrogatepass")
+    lower = raw.lower()
+    words = [w for w in _LOWER_MARKS if w.encode() in lower]
+    body = _B64_RUN in raw.translate(_B64_TABLE)
+    if not words and not body:
+        return text
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer (rare): no offsets to share
+        return _free_text(text)
+    spots = _spots(low, words) if words else []
+    if body:
+        spots = sorted(spots + [m.start() for m in _BODY.finditer(text)])
     out: list[str] = []
     last = 0
-    for start, end in _lines_at(text, _spots(low, words)):
+    for start, end in _lines_at(text, spots):
         out.append(text[last:start])
         out.append(_free_text(text[start:end]))
         last = end
@@ -281,5 +303,38 @@ def redact_tree(data: Any) -> tuple[Any, int]:
     return walk(data, 0), count
 
 
-__all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value", "redact_text",
-           "redact_tree"]
+def redact_deep(obj: Any) -> Any:
+    """A copy of ``obj`` (dataclasses, tuples, lists, dicts of them) with :func:`redact_text` applied to
+    every string in it, sharing every part that held none; one object seen twice stays one object (reports
+    index findings by identity). For a result about to be laid out: a terminal table wraps a long cell, so
+    ``password = …`` may reach the output with the key and the value on two lines, where no pattern over
+    the rendered text can pair them."""
+    memo: dict[int, tuple[Any, Any]] = {}
+
+    def walk(x: Any) -> Any:
+        hit = memo.get(id(x))
+        if hit is not None:
+            return hit[1]
+        out = x
+        if type(x) is str:
+            out = redact_text(x)
+        elif isinstance(x, (tuple, list)):
+            items = [walk(v) for v in x]
+            if any(a is not b for a, b in zip(items, x, strict=True)):
+                out = type(x)(items) if type(x) in (tuple, list) else x
+        elif isinstance(x, dict):
+            pairs = [(walk(k), walk(v)) for k, v in x.items()]
+            if any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, x.items(), strict=True)):
+                out = dict(pairs)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            changes = {f.name: new for f in dataclasses.fields(x) if f.init
+                       if (new := walk(getattr(x, f.name))) is not getattr(x, f.name)}
+            out = dataclasses.replace(x, **changes) if changes else x
+        memo[id(x)] = (x, out)  # x kept alive: its id is not reused while the walk runs
+        return out
+
+    return walk(obj)
+
+
+__all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value", "redact_deep",
+           "redact_text", "redact_tree"]

@@ -74,16 +74,22 @@ def _reenter(real_root: str, target: str) -> list[str] | None:
 
 def _parts(path: Path, root: Path, place: str) -> list[str]:
     """``path``'s components below ``root``: lexically when ``path`` is written below ``root``, else from
-    its folder's real path (a file named through a link to its folder)."""
+    its folder's real path (a file named through a link to its folder), else from its own real path (a
+    file named through a link, whose real folder is ``root``). The walk then opens them from ``root``
+    without following links, whatever was resolved here."""
     try:
         return list(path.absolute().relative_to(root.absolute()).parts)
     except ValueError:
         pass
-    real_root, real_parent = os.path.realpath(root), os.path.realpath(path.parent)
-    parts = _reenter(real_root, real_parent)
+    real_root = os.path.realpath(root)
+    parts = _reenter(real_root, os.path.realpath(path.parent))
+    if parts is not None:
+        return [*parts, path.name]
+    # a file named through a link, contained in the folder it resolves to (safepath.given_root)
+    parts = _reenter(real_root, os.path.realpath(path))
     if parts is None:
         raise Refused(outside(root, place, named_link=path.is_symlink()))
-    return [*parts, path.name]
+    return parts
 
 
 class _Walk:

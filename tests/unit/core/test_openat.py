@@ -148,3 +148,12 @@ def test_a_listing_of_a_folder_linked_out_is_refused(world: tuple[Path, Path]) -
     _swap_folder(run, out, "graphs")()
     with pytest.raises(InputError, match="graphs: is a symbolic link to a folder outside the run folder"):
         safepath.list_names(run / "graphs", run)
+
+
+def test_a_file_named_through_a_link_is_read_from_where_it_resolves(tmp_path: Path) -> None:
+    """A file the user names (``--expected link.yaml``) is contained in the folder it resolves to."""
+    (tmp_path / "else").mkdir()
+    (tmp_path / "else" / "exp.yaml").write_text("a: 1\n")
+    (tmp_path / "link.yaml").symlink_to(tmp_path / "else" / "exp.yaml")
+    link = tmp_path / "link.yaml"
+    assert safepath.read_bytes(link, safepath.given_root(link), "an expected-changes file") == b"a: 1\n"

@@ -110,10 +110,12 @@ def test_a_link_swapped_in_after_the_check_is_replaced_not_written_through(
     outfile.protect([])
     outfile.write_file(out, b"report\n")
     assert victim.read_text() == KEEP
-    assert not out.is_symlink() and out.read_text() == "report\n"
+    assert not out.is_symlink()
+    assert out.read_text() == "report\n"
 
 
-def test_an_append_through_a_link_swapped_in_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_append_through_a_link_swapped_in_is_refused(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     victim = tmp_path / "victim"
     victim.write_text(KEEP)
     out = tmp_path / "summary.md"

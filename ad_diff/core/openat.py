@@ -126,9 +126,10 @@ class _Walk:
         if len(self.stack) > 1:
             os.close(self.stack.pop())
             return
-        rest = _reenter(self.real_root, str(Path(self.real_root).parent.joinpath(*queue)))
+        target = str(Path(self.real_root).parent.joinpath(*queue))
+        rest = _reenter(self.real_root, target)
         if rest is None:
-            raise self._escape()
+            raise self._missing() if not Path(target).exists() else self._escape()
         queue.clear()
         queue.extend(rest)
 
@@ -142,8 +143,8 @@ class _Walk:
         target = os.readlink(name, dir_fd=self.stack[-1])
         if Path(target).is_absolute():
             rest = _reenter(self.real_root, target)
-            if rest is None:
-                raise self._escape()
+            if rest is None:  # a link out that points nowhere is called broken, as it always was
+                raise self._missing() if not Path(target).exists() else self._escape()
             while len(self.stack) > 1:
                 os.close(self.stack.pop())
             queue.extendleft(reversed(rest))

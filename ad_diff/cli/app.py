@@ -59,6 +59,33 @@ def error_json(e: AdDiffError) -> str:
     return dumps(body, sort_keys=True)
 
 
+OUTPUT_PARAMS = frozenset({"markdown", "json_out", "junit", "html", "step_summary", "output", "table",
+                           "plots", "cache"})
+"""Command parameters that name files ad-diff writes; every other path parameter is an input."""
+
+
+def _protect_inputs() -> None:
+    """Register every path the current command reads (its parameters that are paths and not outputs), so
+    that no report is written over one or into one (:mod:`ad_diff.core.outfile`)."""
+    try:  # typer >= 0.20 carries its own copy of click; earlier ones use click itself
+        from typer._click.globals import get_current_context  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        from click import get_current_context  # type: ignore[import-not-found, no-redef, unused-ignore]
+
+    from ad_diff.core import outfile
+
+    ctx = get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    found: list[Path] = []
+    for name, value in params.items():
+        if name in OUTPUT_PARAMS:
+            continue
+        for v in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(v, Path):
+                found.append(v)
+    outfile.protect(found)
+
+
 def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) -> T:
     """Run ``fn``; turn user errors into exit 2 and bugs into exit 3, never a traceback for bad input.
 
@@ -66,6 +93,7 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
     :func:`error_json` there, so a CI step parsing stdout reads the error instead of failing on nothing.
     """
     try:
+        _protect_inputs()
         return fn()
     except AdDiffError as e:
         from ad_diff.gate import EXIT_INPUT_ERROR

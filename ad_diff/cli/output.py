@@ -18,7 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core.redact import redact_text
+from ad_diff.core.outfile import write_file
+from ad_diff.core.redact import redact_deep, redact_text
 from ad_diff.core.sinks import output
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
@@ -31,22 +32,14 @@ def safe_text(text: str) -> str:
 
 
 def write_output(path: Path, text: str) -> None:
-    """Write one report file the user asked for (and only there)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(safe_text(text), encoding="utf-8")
-    except OSError as e:
-        raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
+    """Write one report file the user asked for (and only there; never through a link, over an input or
+    into a run folder: :func:`ad_diff.core.outfile.write_file`)."""
+    write_file(path, safe_text(text).encode("utf-8"))
 
 
 def append_output(path: Path, text: str) -> None:
     """Append to a file (GitHub's step summary is shared by every command of a step)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as fh:
-            fh.write(safe_text(text))
-    except OSError as e:
-        raise AdDiffError(f"{path}: cannot write output ({e.strerror or e})") from e
+    write_file(path, safe_text(text).encode("utf-8"), append=True)
 
 
 def emit(text: str, output: Path | None) -> None:
@@ -160,7 +153,8 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     ``--html`` the markdown names the HTML report as the place for detail."""
     from ad_diff.result import BatchResult
 
-    result = with_note(result, opts.get("_config_note"))
+    # credentials out before any layout: a wrapped table cell can split ``key = value`` over two lines
+    result = redact_deep(with_note(result, opts.get("_config_note")))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
     html = opts.get("html")

@@ -20,31 +20,117 @@ after redaction, so a changed credential is not reported as a config change.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
 REDACTED = "[redacted]"
 
+_B64 = r"[A-Za-z0-9+/]"
+_GAP = r"(?:\s|\\[nr]|<br>|[\"',|>])*"
+"""Between the lines of a key's body: line ends as written, as ``\\n`` in JSON, ``<br>`` in HTML, a quote,
+comma or table bar of the medium."""
+
+# Every pattern below starts with a literal (or is run on the few lines a literal was found on): the regex
+# engine then scans a whole report for that literal at memchr speed instead of trying every branch at
+# every position (a 500 KB report costs milliseconds, not seconds).
 SECRET_VALUE = re.compile(
-    # A prefix counts only at the start of a word: 'mask-…', 'fuse_hf_…' or 'sigh_…' in an op or transform
-    # name is not a credential.
-    r"(?<![A-Za-z0-9_])(?:"
     r"gh[pousr]_[A-Za-z0-9]{20,}"
-    r"|github_pat_[A-Za-z0-9_]{20,}"
+    r"|github_pat_[A-Za-z0-9_]{22,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abeoprs]-[A-Za-z0-9-]{10,}"
+    r"|xapp-[0-9]-[A-Za-z0-9-]{10,}"
+    r"|A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Z])"
+    r"|AIza[0-9A-Za-z_-]{35}"
     r"|hf_[A-Za-z0-9]{20,}"
     r"|sk-[A-Za-z0-9_-]{20,}"
-    r"|xox[abprs]-[A-Za-z0-9-]{10,}"
-    r"|AKIA[0-9A-Z]{16}"
-    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|[sr]k_live_[A-Za-z0-9]{20,}"
     r"|npm_[A-Za-z0-9]{36}"
     r"|pypi-[A-Za-z0-9_-]{40,}"
     r"|eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
-    r")"
-    r"|-----BEGIN [A-Z ]*PRIVATE KEY-----"
-    r"|(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"
-    r"|(?i:bearer)\s+[A-Za-z0-9._~+/=-]{16,}"
+    # A private key: the BEGIN line, the body (lines of base64, as written or as ``\n`` in JSON, headers of
+    # an encrypted key) and the END line, whatever the kind (RSA, EC, DSA, OPENSSH, ENCRYPTED, PGP ...).
+    r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
+    r"(?:" + _GAP + r"(?:" + _B64 + r"{4,}={0,2}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*))*"
+    r"(?:" + _GAP + r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----)?"
+    r"|://[^/\s:@]+:[^/\s@]+@"
 )
-"""Strings that are credentials whatever key holds them."""
+"""Strings that are credentials whatever key holds them (GitHub, GitLab, Slack, AWS, Google, Hugging Face,
+OpenAI/Anthropic, Stripe, npm, PyPI, JWTs, private keys, ``user:password@`` in URLs). Some prefixes are
+also parts of names (``mask-…``, ``fuse_hf_…``): see :func:`_value`."""
+
+# Prefixes that count only at the start of a word ('mask-…', 'fuse_hf_…' are names), unless the body has a
+# format no name has (``ghp_`` + 36, ``hf_`` + 34 letters of mixed case, ``sk-proj-``); the other formats
+# count glued to any character (``xAKIA…``, ``tokenglpat-…``).
+_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}$|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
+                       r"|sk-(?:proj|ant|svcacct|admin)-")
+_WORDISH = re.compile(r"[A-Za-z0-9_]")
+_B64CHAR = re.compile(r"[A-Za-z0-9+/]")
+
+
+def _value(m: re.Match[str]) -> str:
+    """The replacement of one :data:`SECRET_VALUE` match (``m`` itself where it is part of a name)."""
+    found = m[0]
+    if found.startswith("://"):
+        return f"://{REDACTED}@"
+    before = m.string[m.start() - 1] if m.start() else ""
+    glued = before and _WORDISH.match(before)
+    if glued and found.startswith(("hf_", "sk-", "gh", "pypi-")) and not _GLUED_OK.match(found):
+        return found
+    if before and found.startswith("AIza") and _B64CHAR.match(before):
+        return found  # inside a base64 run (an embedded image), where the prefix occurs by chance
+    return REDACTED
+
+
+_OTHER = re.compile(
+    r"(?i)(?<![A-Za-z])(?:bearer\s+[A-Za-z0-9._~+/=-]{16,}"
+    # HTTP basic auth: base64 with a capital or digit past its first character (not a capitalised word)
+    r"|basic\s+(?-i:(?=[A-Za-z0-9+/][A-Za-z0-9+/]*[A-Z0-9+/])[A-Za-z0-9+/]{12,}={0,2}))"
+    # A line of a key's body on its own (64 base64 characters of PEM, 70 of OpenSSH), with upper and lower
+    # case letters and digits: never a hash (hex) nor a name (underscores, dots).
+    r"|(?:(?<![A-Za-z0-9+/])|(?<=\\n))(?-i:(?=" + _B64 + r"{0,69}[A-Z])(?=" + _B64 + r"{0,69}[a-z])"
+    r"(?=" + _B64 + r"{0,69}[0-9])" + _B64 + r"{64}(?:" + _B64 + r"{6})?(?![A-Za-z0-9+/]))"
+)
+"""Bearer and basic credentials, and a private key's body line apart from its BEGIN line."""
+
+_KEY_WORD = (
+    r"(?:(?<![A-Za-z])|(?<=%[0-9A-Fa-f]{2}))(?:pass(?:word|wd|phrase)?|pwd|secret|credentials?|private[_-]?key|cookie|session[_-]?id"
+    r"|api[_-]?key|access[_-]?key|secret[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|signing[_-]?key"
+    r"|token|auth(?:orization)?|sig|signature)(?![a-z])"
+)
+_QUOTE = r"(?:[\"'`]|\\\"|%2[27]|&quot;|&#x?(?:22|27|34|39);)"
+SECRET_ASSIGNMENT = re.compile(
+    # ``db_pass=…``, ``"password": "…"``, ``WANDB_API_KEY=…``, ``aws_secret_access_key = …``,
+    # ``AccountKey=…;`` (Azure), ``token%3D…`` (URL-encoded), ``&quot;password&quot;: …`` (HTML)
+    r"(?i)(?P<key>" + _KEY_WORD + r"[A-Za-z0-9_.-]*)"
+    + _QUOTE + r"?[ \t]*(?P<sep>:|=>?|%3[AD])[ \t]*" + _QUOTE + r"?"
+    r"(?P<value>[^\s\"'`&;,<>\\()\[\]{}|]+)"
+)
+"""A credential given as ``key = value`` in free text (logs, messages, URLs, rendered reports): the value
+is redacted, the key kept."""
+
+_STRONG_WORDS = re.compile(r"(?i)pass|pwd|secret|credential|private|api[_-]?key|access[_-]?key|account|"
+                           r"shared|signing|cookie|session")
+_NOT_A_VALUE = frozenset({"none", "null", "true", "false", "nil", "undefined", "", "redacted"})
+
+
+def _assignment(m: re.Match[str]) -> str:
+    """The match with its value redacted, or as it is when the value cannot be a credential: a token-ish
+    key (``token``, ``auth``, ``sig``) needs 12 or more characters that are not all digits
+    (``max_num_tokens=8192`` stays); ``PWD=/path`` is a working directory; a bare ``pass`` or ``secret``
+    followed by a colon is prose (``PASS: no regressions``)."""
+    key, value = m["key"].lower(), m["value"]
+    if value.lower().strip("*") in _NOT_A_VALUE or value.startswith(REDACTED[:-1]):
+        return m[0]
+    prefixed = m.start() > 0 and (m.string[m.start() - 1].isalnum() or m.string[m.start() - 1] in "_.-")
+    if key in ("pass", "secret", "auth", "token", "sig") and m["sep"] == ":" and not prefixed:
+        return m[0]
+    if key.endswith("pwd") and value.startswith("/"):
+        return m[0]
+    if _STRONG_WORDS.search(key) is None and (len(value) < 12 or value.isdigit()):
+        return m[0]
+    return m[0][: m.start("value") - m.start()] + REDACTED
+
 
 _SECRET_WORDS = frozenset({
     "password", "passwd", "passphrase", "pwd", "secret", "secrets", "credential", "credentials", "apikey",
@@ -83,23 +169,106 @@ def is_secret_key(key: str) -> bool:
     return _key_level(key) > 0
 
 
-_MAYBE = re.compile(r"gh[pousr]_|github_pat_|hf_|sk-|xox[abprs]-|AKIA|glpat-|npm_|pypi-|eyJ|-----BEGIN|://")
-"""What every match of :data:`SECRET_VALUE` holds but its ``bearer`` branch (checked apart): a scan for
-literals, which the regex engine runs several times faster than :data:`SECRET_VALUE`'s look-behind and
-alternation at every position of a whole report."""
+_FAMILIES = tuple((marks, re.compile(alt)) for marks, alt in (
+    (("gh", "github_pat_"), r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),
+    (("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
+    (("xox", "xapp-"), r"xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"),
+    (("AKIA", "ASIA", "ABIA", "ACCA", "AIza"),
+     r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Z])|AIza[0-9A-Za-z_-]{35}"),
+    (("hf_", "sk-", "k_live_"), r"hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{20,}"),
+    (("npm_", "pypi-"), r"npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{40,}"),
+    (("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    (("-----BEGIN",), SECRET_VALUE.pattern[SECRET_VALUE.pattern.index("-----BEGIN"):].rsplit("|://", 1)[0]),
+    (("://",), r"://[^/\s:@]+:[^/\s@]+@"),
+))
+""":data:`SECRET_VALUE` by family, each run only on a text holding its literals: a pattern that starts with
+a literal is scanned for at memchr speed; the whole alternation starts with letters as common as ``e``."""
+_LOWER_MARKS = ("pass", "pwd", "secret", "credential", "private", "cookie", "session", "api", "access",
+                "account", "signing", "token", "auth", "sig", "bearer", "basic")
+"""Literals (lower case) every :data:`SECRET_ASSIGNMENT` and :data:`_OTHER` match holds but a bare body
+line of a key."""
+_BODY = re.compile(r"(?<![A-Za-z0-9+/])" + _B64 + r"{64}")
+"""Where a key's body line may be: a run of 64 base64 characters, looked for from the start of a run only
+(so a search is linear)."""
 _LONG = 4096
+_B64_TABLE = bytes(ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else ord(" ")
+                   for b in range(256))
+_B64_RUN = b"a" * 64
 
 
 def is_secret_value(value: str) -> bool:
     """Whether ``value`` contains something shaped like a credential."""
-    if len(value) > _LONG and _MAYBE.search(value) is None and "bearer" not in value.lower():
-        return False  # a whole report, most often: nothing there any branch could start from
-    return SECRET_VALUE.search(value) is not None
+    return redact_text(value) != value
+
+
+def _spots(low: str, words: list[str]) -> list[int]:
+    """Offsets of ``words`` in ``low`` (the lower-cased text), by plain substring search, sorted."""
+    out: list[int] = []
+    for word in words:
+        at = low.find(word)
+        while at >= 0:
+            out.append(at)
+            at = low.find(word, at + 1)
+    return sorted(out)
+
+
+def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
+    """The spans of the lines of ``text`` holding ``spots`` (offsets, sorted), merged, in order."""
+    spans: list[tuple[int, int]] = []
+    for at in spots:
+        if spans and at < spans[-1][1]:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        spans.append((start, len(text) if end < 0 else end))
+    return spans
+
+
+def _free_text(text: str) -> str:
+    return SECRET_ASSIGNMENT.sub(_assignment, _OTHER.sub(REDACTED, text))
 
 
 def redact_text(text: str) -> str:
-    """``text`` with every credential-shaped part replaced by :data:`REDACTED`."""
-    return SECRET_VALUE.sub(REDACTED, text) if is_secret_value(text) else text
+    """``text`` with every credential-shaped part replaced by :data:`REDACTED`: :data:`SECRET_VALUE`, the
+    bearer/basic credentials and key body lines of :data:`_OTHER`, and the values of
+    :data:`SECRET_ASSIGNMENT`.
+
+    A long text (a whole report) is searched for the literals each pattern needs first (in its UTF-8
+    bytes, one byte a character), and the free-text patterns run only on the lines holding one (or a run
+    of 64 base64 characters: a key's body line)."""
+    if len(text) <= _LONG:
+        for marks, family in _FAMILIES:
+            if any(mark in text for mark in marks):
+                text = family.sub(_value, text)
+        low = text.lower()
+        if any(w in low for w in _LOWER_MARKS) or _BODY.search(text):
+            return _free_text(text)
+        return text
+    raw = text.encode("utf-8", "surrogatepass")
+    for marks, family in _FAMILIES:
+        if any(mark.encode() in raw for mark in marks):
+            text = family.sub(_value, text)
+            raw = text.encode("utf-8", "surrogatepass")
+    lower = raw.lower()
+    words = [w for w in _LOWER_MARKS if w.encode() in lower]
+    body = _B64_RUN in raw.translate(_B64_TABLE)
+    if not words and not body:
+        return text
+    low = text.lower()
+    if len(low) != len(text):  # a character whose lower case is longer (rare): no offsets to share
+        return _free_text(text)
+    spots = _spots(low, words) if words else []
+    if body:
+        spots = sorted(spots + [m.start() for m in _BODY.finditer(text)])
+    out: list[str] = []
+    last = 0
+    for start, end in _lines_at(text, spots):
+        out.append(text[last:start])
+        out.append(_free_text(text[start:end]))
+        last = end
+    out.append(text[last:])
+    joined = "".join(out)
+    return text if joined == text else joined
 
 
 def redact_tree(data: Any) -> tuple[Any, int]:
@@ -134,4 +303,38 @@ def redact_tree(data: Any) -> tuple[Any, int]:
     return walk(data, 0), count
 
 
-__all__ = ["REDACTED", "SECRET_VALUE", "is_secret_key", "is_secret_value", "redact_text", "redact_tree"]
+def redact_deep(obj: Any) -> Any:
+    """A copy of ``obj`` (dataclasses, tuples, lists, dicts of them) with :func:`redact_text` applied to
+    every string in it, sharing every part that held none; one object seen twice stays one object (reports
+    index findings by identity). For a result about to be laid out: a terminal table wraps a long cell, so
+    ``password = …`` may reach the output with the key and the value on two lines, where no pattern over
+    the rendered text can pair them."""
+    memo: dict[int, tuple[Any, Any]] = {}
+
+    def walk(x: Any) -> Any:
+        hit = memo.get(id(x))
+        if hit is not None:
+            return hit[1]
+        out = x
+        if type(x) is str:
+            out = redact_text(x)
+        elif isinstance(x, (tuple, list)):
+            items = [walk(v) for v in x]
+            if any(a is not b for a, b in zip(items, x, strict=True)):
+                out = type(x)(items) if type(x) in (tuple, list) else x
+        elif isinstance(x, dict):
+            pairs = [(walk(k), walk(v)) for k, v in x.items()]
+            if any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, x.items(), strict=True)):
+                out = dict(pairs)
+        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
+            changes = {f.name: new for f in dataclasses.fields(x) if f.init
+                       if (new := walk(getattr(x, f.name))) is not getattr(x, f.name)}
+            out = dataclasses.replace(x, **changes) if changes else x
+        memo[id(x)] = (x, out)  # x kept alive: its id is not reused while the walk runs
+        return out
+
+    return walk(obj)
+
+
+__all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value", "redact_deep",
+           "redact_text", "redact_tree"]

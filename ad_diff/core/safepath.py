@@ -1,19 +1,19 @@
 """Containment: read only regular files that lie inside a run folder, never through a link that leaves it.
 
 A run folder comes from a stranger's CI job: any entry may be a symbolic link to ``~/.config/gh/hosts.yml``
-or a FIFO that blocks ``open()`` forever. Every reader of run-folder files goes through here:
+or a FIFO that blocks ``open()`` forever, and it may change while ad-diff reads it. Every reader of
+run-folder files goes through here, and every open through :func:`open_file`, which opens relative to a
+descriptor of the run folder with no link followed by the kernel (:mod:`ad_diff.core.openat`): what is
+read lies in the run folder when it is opened, whatever was swapped since any earlier look.
 
+* :func:`open_file` / :func:`read_bytes` / :func:`read_text`: the file object, or its bytes (refused unread
+  above the caller's limit) or strict UTF-8 text (a bad byte named with its line);
 * :func:`refusal` says why an entry may not be read (``None`` when it may), for listings that report
-  refused entries as findings instead of failing;
-* :func:`check_file` resolves the path (links inside the folder are fine) and refuses it, with an
-  :class:`~ad_diff.errors.InputError` naming the path, when it resolves outside ``root``, is a broken or
-  looping link, or is not a regular file (FIFO, socket, device, folder);
-* :func:`read_bytes` / :func:`read_text` do that check, open the resolved path without following a link
-  swapped in since (``O_NOFOLLOW``) and without blocking (``O_NONBLOCK``), check the opened file again, and
-  refuse files larger than the caller's limit before reading them; :func:`read_text` decodes strict UTF-8
-  and names the line of the first bad byte;
-* :func:`walk_files` lists the files under a folder of the run without following links to folders, and
-  says which entries it refused and why (every link to a folder among them).
+  refused entries as findings instead of failing; :func:`check_file` raises it as an
+  :class:`~ad_diff.errors.InputError` naming the path (a link leaving ``root``, a broken or looping link,
+  a FIFO, socket, device or folder); links that stay inside the folder are fine;
+* :func:`list_names` / :func:`walk_files` list a folder of the run through descriptors, without following
+  links to folders, and say which entries were refused and why.
 
 Errors never quote the file's content, so a refused file leaks nothing. Usage::
 
@@ -22,11 +22,14 @@ Errors never quote the file's content, so a refused file leaks nothing. Usage::
 
 from __future__ import annotations
 
-import errno
 import os
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
+from ad_diff.core.openat import Refused, list_beneath, open_beneath
 from ad_diff.errors import InputError
 
 DEFAULT_LIMIT = 64 << 20
@@ -49,33 +52,12 @@ def within(real: Path, real_root: Path) -> bool:
 
 def refusal(path: Path, root: Path, place: str = "the run folder") -> str | None:
     """Why ``path`` may not be read as a file of ``root``, or ``None`` when it may (``place``: what the
-    messages call ``root``)."""
+    messages call ``root``). It opens the file the way :func:`open_file` does and closes it: the answer is
+    that of the read, but only a read through :func:`open_file` is safe from a swap made after it."""
     try:
-        info = path.lstat()
-    except FileNotFoundError:
-        return "does not exist"
-    except OSError as e:
-        return f"cannot be read ({e.strerror or e})"
-    try:
-        real = path.resolve(strict=True)
-    except FileNotFoundError:
-        return "is a broken symbolic link (it points nowhere)"
-    except (OSError, RuntimeError) as e:
-        if isinstance(e, RuntimeError) or getattr(e, "errno", None) == errno.ELOOP:
-            return "is a symbolic link that loops"
-        return f"cannot be read ({getattr(e, 'strerror', None) or e})"
-    if not is_inside(real, root):
-        link = "is a symbolic link to" if stat.S_ISLNK(info.st_mode) else "resolves to"
-        return (f"{link} a file outside {place} {root}; refusing to read it (copy the file into {place} "
-                "instead of linking it)")
-    try:
-        mode = real.stat().st_mode
-    except OSError as e:
-        return f"cannot be read ({e.strerror or e})"
-    if stat.S_ISDIR(mode):
-        return "is a folder, not a file"
-    if not stat.S_ISREG(mode):
-        return "is not a regular file (a FIFO, socket or device); refusing to open it"
+        os.close(open_beneath(path, root, place))
+    except Refused as e:
+        return e.why
     return None
 
 
@@ -88,37 +70,69 @@ def check_file(path: Path, root: Path, what: str) -> Path:
     return path.resolve()
 
 
-def read_bytes(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
-    """The content of ``path`` after :func:`check_file`; files over ``limit`` bytes are refused unread."""
-    return read_checked(path, check_file(path, root, what), what, limit)
-
-
-def read_checked(path: Path, real: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
-    """The content of ``real``, a file a listing already vetted as ``path`` (:func:`check_file`, or a folder
-    scan that resolved the folder once): opened without following a link swapped in since and without
-    blocking, checked again once open, refused unread beyond ``limit`` bytes. Errors name ``path``."""
+def open_file(path: Path, root: Path, what: str, place: str = "the run folder",
+              buffering: int = -1) -> BinaryIO:
+    """``path`` opened for reading beneath ``root`` (:func:`ad_diff.core.openat.open_beneath`: no link
+    followed by the kernel, none leaving ``root`` at all, no FIFO or device); the one way run-folder files
+    are opened. Errors are :class:`InputError` naming ``path`` and ``what`` was expected."""
     try:
-        fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    except PermissionError:
-        raise InputError(path, f"cannot be read (permission denied); expected {what}") from None
-    except OSError as e:
-        raise InputError(path, f"cannot be read ({e.strerror or e}); expected {what}") from None
-    with os.fdopen(fd, "rb") as fh:
+        fd = open_beneath(path, root, place)
+    except Refused as e:
+        raise InputError(path, f"{e.why}; expected {what}") from None
+    return os.fdopen(fd, "rb", buffering=buffering)
+
+
+@contextmanager
+def pinned(path: Path, root: Path, what: str) -> Iterator[Path]:
+    """A name for ``path``, opened by :func:`open_file`, that no swap can redirect (``/proc/self/fd/N``):
+    for readers that only take a file name (``torch.load(mmap=True)``, torch's zip reader). Valid inside
+    the ``with`` block."""
+    with open_file(path, root, what) as fh:
+        for base in ("/proc/self/fd", "/dev/fd"):
+            name = Path(base, str(fh.fileno()))
+            if name.exists():
+                yield name
+                return
+        raise InputError(path, f"cannot be opened safely here (no /proc/self/fd or /dev/fd); expected {what}")
+
+
+def read_bytes(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> bytes:
+    """The content of ``path`` (opened by :func:`open_file`); files over ``limit`` bytes are refused
+    unread. Errors name ``path``."""
+    with open_file(path, root, what) as fh:
         info = os.fstat(fh.fileno())
-        if not stat.S_ISREG(info.st_mode):  # swapped for something else since the check
-            raise InputError(path, f"is not a regular file; expected {what}")
         if info.st_size > limit:
             raise InputError(path, f"is {info.st_size:,} bytes, more than the {limit:,} bytes accepted for "
                                    f"{what}")
         # Ask for the size fstat gave, plus one byte to notice growth: read(n) allocates n bytes up front,
         # so asking for the limit (256 MiB for a dump) costs four times the read of a small file.
         want = info.st_size + 1
-        data = fh.read(want)
-        if len(data) == want:  # the file grew since fstat: read on, up to the limit
-            data += fh.read(limit + 1 - len(data))
+        try:
+            data = fh.read(want)
+            if len(data) == want:  # the file grew since fstat: read on, up to the limit
+                data += fh.read(limit + 1 - len(data))
+        except OSError as e:
+            raise InputError(path, f"cannot be read ({e.strerror or e}); expected {what}") from None
     if len(data) > limit:
         raise InputError(path, f"is more than the {limit:,} bytes accepted for {what}")
     return data
+
+
+def list_names(folder: Path, root: Path, what: str = "a folder of the run") -> list[str]:
+    """The names in ``folder``, sorted, listed through a descriptor opened beneath ``root`` (a folder
+    swapped for a link is refused, never listed); :class:`InputError` naming ``folder`` otherwise."""
+    try:
+        return list_beneath(folder, root)
+    except Refused as e:
+        raise InputError(folder, f"{e.why}; expected {what}") from None
+    except OSError as e:
+        raise InputError(folder, f"cannot be listed ({e.strerror or e}); expected {what}") from None
+
+
+def given_root(path: Path) -> Path:
+    """The folder a file named on the command line is contained in: the folder of what it resolves to
+    (the user named that file, through any link; nothing else is read through it)."""
+    return path.resolve().parent
 
 
 def decode_utf8(data: bytes, path: Path, what: str) -> str:
@@ -149,26 +163,34 @@ def linked_folder(path: Path, root: Path, place: str = "the run folder") -> str:
 def walk_files(folder: Path, root: Path,
                suffixes: tuple[str, ...]) -> tuple[list[Path], list[tuple[Path, str]]]:
     """Files under ``folder`` whose suffix (lower case) is in ``suffixes``, sorted, and the refused entries
-    with why (see :func:`check_file`). Links to folders are not followed: each one is refused, whatever its
-    name (see :func:`linked_folder`)."""
+    with why (see :func:`check_file`). The folder is listed through descriptors (``os.fwalk`` from one
+    opened beneath ``root``), so a folder swapped for a link is not listed. Links to folders are not
+    followed: each one is refused, whatever its name (see :func:`linked_folder`)."""
     found: list[Path] = []
     refused: list[tuple[Path, str]] = []
-    for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        for name in sorted(dirnames):
-            p = Path(dirpath, name)
-            if p.is_symlink():
-                refused.append((p, linked_folder(p, root)))
-        for name in filenames:
-            p = Path(dirpath, name)
-            if p.suffix.lower() not in suffixes:
-                continue
-            why = refusal(p, root)
-            if why is None:
-                found.append(p)
-            else:
-                refused.append((p, why))
+    try:
+        top = open_beneath(folder, root, folder=True)
+    except Refused as e:
+        return [], [(folder, e.why)]
+    try:
+        for dirpath, dirnames, filenames, dirfd in os.fwalk(".", dir_fd=top):
+            here = folder if dirpath == "." else Path(folder, dirpath[2:])
+            for name in sorted(dirnames):
+                if stat.S_ISLNK(os.stat(name, dir_fd=dirfd, follow_symlinks=False).st_mode):
+                    refused.append((here / name, linked_folder(here / name, root)))
+            for name in filenames:
+                p = here / name
+                if p.suffix.lower() not in suffixes:
+                    continue
+                why = refusal(p, root)
+                if why is None:
+                    found.append(p)
+                else:
+                    refused.append((p, why))
+    finally:
+        os.close(top)
     return sorted(found), sorted(refused)
 
 
-__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "is_inside", "linked_folder", "read_bytes",
-           "read_checked", "read_text", "refusal", "walk_files", "within"]
+__all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "given_root", "is_inside", "linked_folder",
+           "list_names", "open_file", "pinned", "read_bytes", "read_text", "refusal", "walk_files", "within"]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ad_diff.core import limits
+from ad_diff.core import limits, safepath
 from ad_diff.core.text import SNIFF, check_text, iter_lines
 from ad_diff.errors import InputError
 
@@ -61,21 +61,17 @@ def _decompressor(kind: str, raw: BinaryIO, path: Path) -> tuple[BinaryIO, tuple
 
 
 @contextmanager
-def open_text(path: Path, what: str) -> Iterator[tuple[BinaryIO, int | None, int]]:
+def open_text(path: Path, what: str, root: Path | None = None) -> Iterator[tuple[BinaryIO, int | None, int]]:
     """Open ``path`` for reading lines, decompressing it when it is compressed.
 
-    Yields the stream, the most bytes it may produce (``None`` for a plain file: its size bounds it) and the
-    most lines it may hold (:func:`ad_diff.core.limits.line_limit` of the size of the file opened).
-    Raises :class:`InputError` for a folder, an unreadable file, or content that is not text.
+    ``root``: the run folder it is opened beneath (:func:`ad_diff.core.safepath.open_file`); ``None`` for a
+    file the user named (contained in the folder it resolves to). Yields the stream, the most bytes it may
+    produce (``None`` for a plain file: its size bounds it) and the most lines it may hold
+    (:func:`ad_diff.core.limits.line_limit` of the size of the file opened). Raises :class:`InputError` for
+    a folder, a link leaving ``root``, a FIFO, an unreadable file, or content that is not text.
     """
-    try:
-        raw = path.open("rb")
-    except IsADirectoryError:
-        raise InputError(path, f"is a folder, expected {what} (a text file)") from None
-    except PermissionError:
-        raise InputError(path, f"cannot be read (permission denied); expected {what}") from None
-    except OSError as e:
-        raise InputError(path, f"cannot be read ({e.strerror or e}); expected {what}") from e
+    raw = safepath.open_file(path, safepath.given_root(path) if root is None else root,
+                             f"{what} (a text file)")
     with raw:
         kind = compression(raw.read(6))
         raw.seek(0)
@@ -162,15 +158,17 @@ class CapturedLines:
     readable AutoDeploy line gets.
     """
 
-    def __init__(self, path: Path, what: str) -> None:
+    def __init__(self, path: Path, what: str, root: Path | None = None) -> None:
         self.path = path
         self.what = what
+        self.root = root
+        """The run folder the file is opened beneath (see :func:`open_text`)."""
         self.layers: tuple[Layer, ...] = ()
         self.groups = False
         self.unknown: tuple[int, str] | None = None
 
     def __iter__(self) -> Iterator[tuple[int, str, bool, int | None]]:
-        with open_text(self.path, self.what) as (stream, limit, max_lines):
+        with open_text(self.path, self.what, self.root) as (stream, limit, max_lines):
             why = (f" once decompressed: {limits.DECOMPRESS_RATIO} times its compressed size (at least "
                    f"{limits.DECOMPRESS_FLOOR >> 20} MiB, at most {limits.DECOMPRESS_CEILING >> 30} GiB) is "
                    "the limit; refused as a likely decompression bomb. If the log is real, decompress it and "

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ad_diff.core import safepath
@@ -55,6 +55,9 @@ class LogFile:
     """The rank the file belongs to when its layout says so (lines without a rank tag get it)."""
     stream: str = ""
     """``stdout`` or ``stderr`` when the layout splits them (tracebacks go to stderr)."""
+    root: Path | None = field(default=None, compare=False)
+    """The run folder the file is opened beneath (``None``: a file named on the command line, contained in
+    the folder it resolves to)."""
 
 
 def _option(run_id: RunId) -> str:
@@ -120,9 +123,9 @@ def _pick(files: list[Path], root: Path, run_id: RunId, what: str) -> tuple[Path
                            f"pass {_option(run_id)} FILE to pick one (repeat it for one file per rank)")
 
 
-def _holds_ad_lines(p: Path) -> bool:
+def _holds_ad_lines(p: Path, root: Path) -> bool:
     try:
-        with open_text(p, "a text file") as (f, _, _):
+        with open_text(p, "a text file", root) as (f, _, _):
             head = f.read(HEAD_BYTES)
     except InputError:
         return False
@@ -153,7 +156,8 @@ def _walk(root: Path) -> _Walk:
     """Files below ``root`` (not in graphs/, tensors/, config/), each with its folder parts; bounded."""
     out = _Walk([], [])
     seen = 0
-    for dirpath, dirnames, filenames in os.walk(root):  # never follows links to folders
+    # fwalk: each folder listed through a descriptor, never through a link (one swapped in mid-walk too)
+    for dirpath, dirnames, filenames, _ in os.fwalk(root):
         rel = Path(dirpath).relative_to(root).parts
         # a rank folder that is a link is not walked into: name it rather than lose the rank
         out.linked += [p for p in (Path(dirpath, n) for n in sorted(dirnames + filenames)
@@ -245,6 +249,11 @@ def find_logs(root: Path, run_id: RunId, given: tuple[Path, ...] = ()) -> tuple[
     """The files of ``run_id``'s log and a sentence saying which were used (see the module docstring)."""
     if given:
         return _given(given)
+    logs, note = _find(root, run_id)
+    return tuple(replace(f, root=root) for f in logs), note
+
+
+def _find(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str]:
     files, refused = _top_files(root)
     logs = sorted([p for p in [*files, *refused] if _is_log(p)])
     if logs:
@@ -261,7 +270,7 @@ def find_logs(root: Path, run_id: RunId, given: tuple[Path, ...] = ()) -> tuple[
     if unread:  # any of them may be the log: its content cannot be looked at, so nothing is guessed
         raise _refuse(unread, refused, "a text file (the run has no *.log, so every text file at its top "
                                        "may be the AutoDeploy log)")
-    found = [p for p in texts[:200] if _holds_ad_lines(p)]
+    found = [p for p in texts[:200] if _holds_ad_lines(p, root)]
     if found:
         p, also = _pick(found, root, run_id, "text files with AutoDeploy transform lines")
         return (LogFile(p),), f"log {p.name} (no *.log; this file holds AutoDeploy transform lines){also}"

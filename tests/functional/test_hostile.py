@@ -271,7 +271,10 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
     real_os_open = os.open
 
     def guarded_os_open(path: Any, *a: Any, **k: Any) -> int:
-        if Path(path).resolve() == denied.resolve():
+        full = Path(path)
+        if k.get("dir_fd") is not None:  # the run-folder opener walks names relative to folder descriptors
+            full = Path(os.readlink(f"/proc/self/fd/{k['dir_fd']}")) / path
+        if full.resolve() == denied.resolve():
             raise PermissionError(13, "Permission denied", str(path))
         return real_os_open(path, *a, **k)
 

@@ -70,10 +70,8 @@ class DumpLoader:
     def load(self, ref: DumpRef) -> Loaded:
         """Read, hash and (unless its body was seen) parse ``ref``."""
         try:  # the run folder holds graphs/: a link leaving it, a FIFO or an oversized file is refused
-            if ref.real is not None:  # vetted by the folder scan (graph.folder.scan)
-                data = safepath.read_checked(ref.path, ref.real, "a graph dump", MAX_DUMP_BYTES)
-            else:
-                data = safepath.read_bytes(ref.path, ref.path.parent.parent, "a graph dump", MAX_DUMP_BYTES)
+            root = ref.path.parent.parent if ref.root is None else ref.root
+            data = safepath.read_bytes(ref.path, root, "a graph dump", MAX_DUMP_BYTES)
         except InputError as e:
             return Loaded(None, b"", str(e))
         cut = body_start(data)

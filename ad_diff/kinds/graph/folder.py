@@ -21,8 +21,8 @@ class DumpFile:
     """A dump file of the listing that may be read: where it is listed, and what to open."""
 
     path: Path
-    real: Path
-    """The file to open: ``path`` itself, or the target of a link that stays inside the run folder."""
+    root: Path
+    """The run folder: ``path`` is opened beneath it (:func:`ad_diff.core.safepath.open_file`)."""
     counter: int
 
 
@@ -93,16 +93,17 @@ def _vet(entry: os.DirEntry[str], path: Path, folder_inside: bool, root_real: Pa
                     "the run folder instead of linking them)"), path
         if not stat.S_ISREG(info.st_mode):  # before opening: a FIFO named like a dump would block open()
             return "is not a regular file", path
-        assert real is not None
-        # an actual open, not os.access: as root, access() always says yes
-        os.close(os.open(real, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
+        # an actual open, not os.access: as root, access() always says yes; the one opener's, as the read
+        refused = safepath.refusal(path, root)
+        if refused is not None:
+            return refused, path
     except PermissionError:
         return "cannot be read (permission denied)", path
     except OSError as err:
         if is_link:
             return "is a symbolic link that loops or points nowhere", path
         return f"cannot be read ({err.strerror or err})", path
-    return None, real
+    return None, path
 
 
 def scan(graphs: Path, root: Path | None = None) -> FolderScan:
@@ -133,12 +134,12 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
             over = limits.count_cap(graphs, "files named like graph dumps", limits.GRAPH_DUMPS, "GRAPH_DUMPS")
             return FolderScan(graphs, error=str(over))
         path = Path(graphs, e.name)
-        why, real = _vet(e, path, folder_inside, root_real, root)
+        why, _ = _vet(e, path, folder_inside, root_real, root)
         if why is not None:
             unreadable.append((path, why))
             continue
         by_counter.setdefault(counter, []).append(e.name)
-        files.append(DumpFile(path, real, counter))
+        files.append(DumpFile(path, root, counter))
     nums = sorted(by_counter)
     return FolderScan(
         graphs,

@@ -37,8 +37,8 @@ class DumpRef:
     occurrence: int
     """0 for the first dump of this transform key in the run, 1 for the second, ..."""
     counter: int | None
-    real: Path | None = None
-    """The file to open, as the folder scan vetted it (``None``: not vetted; the reader checks ``path``)."""
+    root: Path | None = None
+    """The run folder ``path`` is opened beneath (``None``: the folder holding ``graphs/``)."""
 
     @property
     def key(self) -> str:
@@ -90,10 +90,10 @@ def list_dumps(graphs_dir: Path, root: Path | None = None, listing: FolderScan |
     seen: dict[str, int] = {}
     refs: list[DumpRef] = []
     for f in listing.files:
-        transform, stage = read_header(f.path, f.real)
+        transform, stage = read_header(f.path, f.root)
         occ = seen.get(transform, 0)
         seen[transform] = occ + 1
-        refs.append(DumpRef(f.path, stage, transform, occ, f.counter, f.real))
+        refs.append(DumpRef(f.path, stage, transform, occ, f.counter, f.root))
     return refs, sorted(notes)
 
 

@@ -16,13 +16,13 @@ a second. Every line that fits no grammar raises :class:`InputError` with file a
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import fields
 from pathlib import Path
 from sys import intern
 from typing import Any
 
+from ad_diff.core import safepath
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.discover import dump_counter
 from ad_diff.errors import InputError
@@ -51,13 +51,12 @@ HEADER_BYTES = 64 << 10
 """How much of a dump :func:`read_header` reads: the two header lines are short."""
 
 
-def read_header(path: Path, real: Path | None = None) -> tuple[str, str]:
-    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``real``:
-    the file to open when a folder scan resolved it; errors name ``path``)."""
+def read_header(path: Path, root: Path | None = None) -> tuple[str, str]:
+    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``root``:
+    the run folder it is opened beneath; ``None`` for a file the caller trusts)."""
     try:
-        fd = os.open(real or path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-                     | (os.O_NOFOLLOW if real is not None else 0))
-        with os.fdopen(fd, "rb") as f:
+        f = path.open("rb") if root is None else safepath.open_file(path, root, "a graph dump")
+        with f:
             head = f.read(HEADER_BYTES)
     except OSError as e:
         raise InputError(path, f"cannot read graph dump ({e.strerror or e})") from e

@@ -369,7 +369,7 @@ def parse(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
         p.base = total_lines
         p.lines = 0
         p.cut_mid_line = False
-        lines = CapturedLines(lf.path, WHAT)
+        lines = CapturedLines(lf.path, WHAT, lf.root)
         captured.append(lines)
         feed, file_rank = p.feed, lf.rank
         n = 0

@@ -152,12 +152,14 @@ def dump(data: dict[str, Any]) -> str:
     return text
 
 
-def _load(path: Path) -> Any:
-    """A snapshot's YAML through the bounded loader (aliases, depth, integers and keys limited)."""
+def _load(path: Path, raw: bytes | None = None) -> Any:
+    """A snapshot's YAML through the bounded loader (aliases, depth, integers and keys limited); ``raw``:
+    its bytes when the caller read them already (beneath its own root)."""
     what = "a snapshot written by `ad-diff snapshot` (UTF-8 YAML)"
     from ad_diff.core.yamlsafe import load_yaml  # yaml only when a snapshot is read
 
-    raw = safepath.read_bytes(path, path.resolve().parent, what, 16 << 20)
+    if raw is None:
+        raw = safepath.read_bytes(path, safepath.given_root(path), what, 16 << 20)
     try:
         return load_yaml(safepath.decode_utf8(raw, path, what), path)
     except InputError as e:
@@ -188,9 +190,10 @@ def _record(path: Path, i: int, t: Any) -> TransformRecord:
     return TransformRecord(t["stage"], t["transform"], occ, state, matches, line=i + 1)
 
 
-def load_as_run(path: Path) -> tuple[RunArtifacts, RunLog]:
-    """Read a snapshot file into a synthetic baseline (artifacts without graphs/tensors, and a RunLog)."""
-    data = _load(path)
+def load_as_run(path: Path, raw: bytes | None = None) -> tuple[RunArtifacts, RunLog]:
+    """Read a snapshot file into a synthetic baseline (artifacts without graphs/tensors, and a RunLog);
+    ``raw``: its bytes, when the caller read them already."""
+    data = _load(path, raw)
     if not isinstance(data, dict) or _MARKER not in data:
         raise InputError(path, f"not an ad-diff snapshot (no `{_MARKER}` key); write one with "
                                "`ad-diff snapshot RUN/ -o FILE.yaml`, or pass a run folder")

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import struct
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import limits
+from ad_diff.core import limits, safepath
 from ad_diff.errors import InputError
 
 #: safetensors dtype name -> bytes per element (the dtypes ad-diff can compare).
@@ -49,11 +50,13 @@ def safe_name(name: str) -> str:
     return name
 
 
-def read_header(path: Path) -> tuple[int, dict[str, tuple[str, tuple[int, ...], int, int]]]:
+def read_header(path: Path,
+                root: Path | None = None) -> tuple[int, dict[str, tuple[str, tuple[int, ...], int, int]]]:
     """``(data_start, {name: (dtype, shape, begin, end)})``: absolute offsets, checked against the file."""
     try:
-        size = path.stat().st_size
-        with path.open("rb") as f:
+        root = safepath.given_root(path) if root is None else root
+        with safepath.open_file(path, root, "a safetensors file") as f:
+            size = os.fstat(f.fileno()).st_size
             head = f.read(8)
             if len(head) < 8:
                 raise InputError(path, "not a safetensors file: shorter than its 8-byte header length")

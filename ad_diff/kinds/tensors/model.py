@@ -84,6 +84,8 @@ class TensorRecord:
     select: tuple[int, int] | None = field(default=None, metadata=json_omit())
     """``(seq, keep)``: this record is position ``keep`` of dim -2 (of length ``seq``) of the stored tensor,
     whose shape is ``shape`` with ``seq`` in place of 1 (the last position of full logits)."""
+    root: Path | None = field(default=None, compare=False, metadata=json_omit())
+    """The run folder ``path`` is opened beneath (``None``: the folder the file resolves into)."""
 
     @property
     def numel(self) -> int:

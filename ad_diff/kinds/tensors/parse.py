@@ -59,8 +59,13 @@ def dtype_name(dtype: Any) -> str:
 def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> list[Path]:
     """Tensor files directly in ``folder``, sorted; entries named like one that may not be read go to
     ``bad`` with the reason."""
-    files = []
-    for p in sorted(folder.iterdir()):
+    files: list[Path] = []
+    try:  # listed through a descriptor opened beneath the run folder: one linked out is not listed
+        names = safepath.list_names(folder, root, "a folder of recorded tensors")
+    except InputError as e:
+        bad.append(Unreadable(run, folder, e.detail))
+        return files
+    for p in (folder / n for n in names):
         if p.suffix not in SUFFIXES:
             continue
         why = safepath.refusal(p, root)
@@ -96,7 +101,7 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
             bad.append(Unreadable(run, path, over.detail))
             continue
         try:
-            records = read_index(path, kind)
+            records = read_index(path, kind, root)
         except InputError as e:
             bad.append(Unreadable(run=run, path=path, message=e.detail))
             continue
@@ -114,12 +119,14 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
     return RunTensors(outputs, references, inputs, tuple(bad))
 
 
-def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT) -> list[TensorRecord]:
-    """Records (name, dtype, shape, offset) of one file, without reading tensor data."""
+def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT,
+               root: Path | None = None) -> list[TensorRecord]:
+    """Records (name, dtype, shape, offset) of one file, without reading tensor data (``root``: the run
+    folder it is opened beneath; ``None``: the folder it resolves into)."""
     if path.suffix == ".safetensors":
-        _, entries = read_header(path)
+        _, entries = read_header(path, root)
         return [
-            TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, begin, kind)
+            TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, begin, kind, root=root)
             for name, (dtype, shape, begin, _end) in sorted(entries.items())
         ]
     from ad_diff.core.lazy import require
@@ -128,9 +135,9 @@ def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT) -> list[TensorR
     from ad_diff.kinds.tensors.pt import load_pt
 
     records = []
-    for name, t in load_pt(path).items():
+    for name, t in load_pt(path, root).items():
         dtype = dtype_name(t.dtype)
         if dtype not in ITEMSIZE:
             raise InputError(path, f"tensor '{name}': unsupported dtype {t.dtype}")
-        records.append(TensorRecord(name, path, FileFormat.PT, dtype, tuple(t.shape), None, kind))
+        records.append(TensorRecord(name, path, FileFormat.PT, dtype, tuple(t.shape), None, kind, root=root))
     return records

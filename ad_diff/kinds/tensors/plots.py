@@ -13,6 +13,7 @@ import importlib.util
 import re
 from pathlib import Path
 
+from ad_diff.core.outfile import write_via
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
 
 
@@ -64,7 +65,7 @@ def write_plots(analysis: TensorAnalysis, out_dir: Path) -> list[Path]:
         ax.set_title(f"{c.name}: error histogram", fontsize=9)
         ax.legend(fontsize=8)
         fig.tight_layout()
-        fig.savefig(out_dir / hist_name, dpi=100)
+        write_via(out_dir / hist_name, lambda buf: fig.savefig(buf, format="png", dpi=100))  # noqa: B023
         plt.close(fig)
         written.append(out_dir / hist_name)
         if s.samples:
@@ -77,7 +78,7 @@ def write_plots(analysis: TensorAnalysis, out_dir: Path) -> list[Path]:
             ax.set_ylabel("candidate")
             ax.set_title(f"{c.name}: {len(xs)} sampled elements", fontsize=9)
             fig.tight_layout()
-            fig.savefig(out_dir / scatter_name, dpi=100)
+            write_via(out_dir / scatter_name, lambda buf: fig.savefig(buf, format="png", dpi=100))  # noqa: B023
             plt.close(fig)
             written.append(out_dir / scatter_name)
     return written

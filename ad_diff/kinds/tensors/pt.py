@@ -18,7 +18,7 @@ import pickletools
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import limits
+from ad_diff.core import limits, safepath
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import safe_name
 from ad_diff.kinds.tensors.pt_archive import check_torch_agrees, read_pickle
@@ -75,11 +75,11 @@ def _dtype_names() -> frozenset[str]:
     })  # fmt: skip
 
 
-def prescan(path: Path) -> tuple[int, int] | None:
+def prescan(path: Path, source: Path | None = None) -> tuple[int, int] | None:
     """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors.
     Returns where a zip archive's ``data.pkl`` lies (data offset, size), ``None`` for a legacy file."""
     try:
-        with path.open("rb") as f:
+        with (source or path).open("rb") as f:  # source: the file load_pt opened; errors name path
             # torch.load's own test (a local header first): zipfile.is_zipfile looks for an end record in
             # the last 64 KiB instead, so a pickle with a zip appended was scanned as the zip and loaded by
             # torch as the pickle, which the scan never saw
@@ -179,28 +179,40 @@ def _check_global(path: Path, name: str) -> None:
         )
 
 
-def load_pt(path: Path) -> dict[str, Any]:
-    """The tensors of a ``.pt`` (a tensor or nested containers of tensors), by dotted name, memory-mapped."""
+def load_pt(path: Path, root: Path | None = None) -> dict[str, Any]:
+    """The tensors of a ``.pt`` (a tensor or nested containers of tensors), by dotted name, memory-mapped
+    (``root``: the run folder it is opened beneath; ``None``: the folder it resolves into). The file is
+    opened once; the pre-scan, torch's zip reader and torch.load all read that one open file."""
     if path in _CACHE:
         return _CACHE[path]
-    where = prescan(path)
+    root = safepath.given_root(path) if root is None else root
+    with safepath.pinned(path, root, "a torch.save file") as name:
+        obj = _load(path, name)
+    import torch
+
+    flat = _flatten(obj, path.stem if isinstance(obj, torch.Tensor) else "", path)
+    _CACHE[path] = flat
+    return flat
+
+
+def _load(path: Path, name: Path) -> Any:
+    """torch.load of ``name`` (``path`` opened, see :func:`load_pt`) after the pre-scan; errors name
+    ``path``."""
+    where = prescan(path, name)
     if where is not None:
-        check_torch_agrees(path, where)
+        check_torch_agrees(path, where, name)
     import torch
 
     try:
         try:
-            obj = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+            return torch.load(name, map_location="cpu", weights_only=True, mmap=True)
         except RuntimeError as e:
             if "mmap" not in str(e) and "zip" not in str(e):
                 raise
-            obj = torch.load(path, map_location="cpu", weights_only=True)  # legacy format cannot be mapped
+            return torch.load(name, map_location="cpu", weights_only=True)  # legacy format cannot be mapped
     except Exception as e:  # noqa: BLE001 - any failure of torch's reader on garbage is an input error
         first = next((ln for ln in str(e).splitlines() if ln.strip()), type(e).__name__)[:200]
         raise InputError(path, f"not a readable torch.save file ({type(e).__name__}: {first})") from e
-    flat = _flatten(obj, path.stem if isinstance(obj, torch.Tensor) else "", path)
-    _CACHE[path] = flat
-    return flat
 
 
 def _flatten(root: Any, prefix: str, path: Path) -> dict[str, Any]:
@@ -267,7 +279,7 @@ def flat_numpy(record: Any) -> Any:
     """The record's elements as a flat numpy array of its storage type (bf16 as uint16, complex as pairs)."""
     import torch
 
-    t = load_pt(record.path)[record.name].detach()  # loaded detached already; .numpy() needs it
+    t = load_pt(record.path, record.root)[record.name].detach()  # loaded detached already; .numpy() needs it
     if not t.is_contiguous():
         t = t.contiguous()  # bounded: numel <= stored elements (checked on load)
     flat = t.reshape(-1)

@@ -56,7 +56,7 @@ def read_pickle(path: Path, f: IO[bytes], limit: int) -> tuple[bytes, tuple[int,
         raise InputError(path, f"not a readable torch.save archive: {_why(e)}; {_EXPECTED}") from None
 
 
-def check_torch_agrees(path: Path, where: tuple[int, int]) -> None:
+def check_torch_agrees(path: Path, where: tuple[int, int], source: Path | None = None) -> None:
     """Refuse an archive in which torch's own zip reader (the one torch.load uses) finds ``data.pkl``
     elsewhere than zipfile did (``where``: data offset and size), so that the pickle pre-scanned is the one
     torch unpickles. The readers differ on crafted archives: zipfile shifts every offset when data precedes
@@ -65,7 +65,7 @@ def check_torch_agrees(path: Path, where: tuple[int, int]) -> None:
     import torch  # only for .pt files, which torch loads next anyway
 
     try:
-        reader = torch._C.PyTorchFileReader(str(path))
+        reader = torch._C.PyTorchFileReader(str(source or path))  # source: the file load_pt opened
         seen = (reader.get_record_offset("data.pkl"), reader.get_record_size("data.pkl"))  # type: ignore[attr-defined]
     except AttributeError:  # a torch without these bindings: the scan of zipfile's data.pkl stands alone
         return

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ad_diff.core import safepath
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import ITEMSIZE
 from ad_diff.kinds.tensors.model import FileFormat, TensorRecord
@@ -59,7 +60,8 @@ class ChunkReader:
             if record.numel == 0:
                 return
             try:
-                self._file = record.path.open("rb", buffering=0)
+                root = safepath.given_root(record.path) if record.root is None else record.root
+                self._file = safepath.open_file(record.path, root, "a safetensors file", buffering=0)
             except OSError as e:
                 raise InputError(record.path, f"cannot be read ({e.strerror or e})") from e
         else:

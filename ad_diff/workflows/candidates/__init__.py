@@ -74,7 +74,7 @@ def find_candidates(
     """
     chosen, refused = select_dump(run, transform)
     path = chosen.path
-    dump = read_dump(path, run, chosen.real)
+    dump = read_dump(path, run)
     if index is None and trtllm_src is not None:
         index = index_source(trtllm_src)
     states, log_note = run_states(run)

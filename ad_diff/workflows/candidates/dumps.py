@@ -8,7 +8,7 @@ scans one dump (the last by counter, or the last written after ``--transform``),
   in its place would report on the wrong graph);
 * a refused entry that cannot be it is named in the report's notes, and never read.
 
-The chosen dump is read with :func:`ad_diff.core.safepath.read_checked` (no link swapped in since, no blocking
+The chosen dump is read with :func:`ad_diff.core.safepath.read_bytes` (no link swapped in since, no blocking
 open, size capped). Error messages name the file, never the content of a refused one.
 """
 
@@ -82,12 +82,10 @@ def _notes(refused: list[tuple[Path, str]]) -> list[str]:
     return notes
 
 
-def read_dump(path: Path, root: Path, real: Path | None = None) -> GraphDump:
-    """Parse dump ``path`` of run folder ``root`` (``real``: the file a listing vetted, else ``path`` is
-    checked here); :class:`InputError` naming ``path`` when it may not or cannot be read."""
-    if real is None:
-        real = safepath.check_file(path, root, _WHAT)
-    data = safepath.read_checked(path, real, _WHAT, MAX_DUMP_BYTES)
+def read_dump(path: Path, root: Path) -> GraphDump:
+    """Parse dump ``path`` of run folder ``root`` (opened beneath it); :class:`InputError` naming ``path``
+    when it may not or cannot be read."""
+    data = safepath.read_bytes(path, root, _WHAT, MAX_DUMP_BYTES)
     return parse_text(safepath.decode_utf8(data, path, _WHAT), path)
 
 

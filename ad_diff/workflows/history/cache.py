@@ -19,13 +19,13 @@ import base64
 import binascii
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ad_diff import __version__
 from ad_diff.core import limits
 from ad_diff.core.limits import HISTORY_CACHE_BYTES as CACHE_BYTES
+from ad_diff.core.outfile import write_file
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.workflows.history.columns import NO_COUNT, ROW, STATES, Columns, LeafData, row_dtype
 from ad_diff.workflows.history.model import ERROR, SNAPSHOT, Leaf, LeafMeta
@@ -210,14 +210,6 @@ def save(
         separators=(",", ":"),
     )
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            Path(tmp).replace(path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError as e:
-        raise AdDiffError(f"{path}: cannot write the cache ({e.strerror or e})") from e
+        write_file(path, text.encode("utf-8"))  # a temporary file renamed over it, never through a link
+    except AdDiffError as e:
+        raise AdDiffError(f"{path}: cannot write the cache ({str(e).removeprefix(f'{path}: ')})") from e

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core.outfile import write_via
 from ad_diff.core.sinks import csv_cell
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.workflows.history.model import History
@@ -61,12 +62,14 @@ def write_table(h: History, path: Path) -> None:
     """Write the long table to ``path``: ``.csv`` (``.csv.gz`` compressed) or ``.parquet``."""
     assert h.table is not None
     fmt = table_format(path)
+    table = h.table
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
         if fmt == "csv":
-            csv_safe(h.table).to_csv(path, index=False)
+            gz = path.name.endswith(".gz")
+            safe = csv_safe(table)
+            write_via(path, lambda buf: safe.to_csv(buf, index=False, compression="gzip" if gz else None))
         else:
-            h.table.to_parquet(path, index=False)
+            write_via(path, lambda buf: table.to_parquet(buf, index=False))
     except OSError as e:
         raise AdDiffError(f"{path}: cannot write the table ({e.strerror or e})") from e
 
@@ -133,7 +136,7 @@ def write_plots(h: History, out_dir: Path) -> dict[tuple[str, str, int], Path]:
         fig.tight_layout()
         path = out_dir / plot_name(model, transform, occ)
         try:
-            fig.savefig(path)
+            write_via(path, lambda buf: fig.savefig(buf, format=path.suffix.lstrip(".") or "png"))  # noqa: B023
         except OSError as e:
             raise AdDiffError(f"{path}: cannot write the plot ({e.strerror or e})") from e
         finally:

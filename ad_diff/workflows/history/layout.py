@@ -65,8 +65,8 @@ def _entries(folder: Path, notes: list[str]) -> list[tuple[Path, bool]]:
     return out
 
 
-def _leaf(run: str, model: str, p: Path, is_file: bool) -> Leaf:
-    return Leaf(run, model, p, SNAPSHOT if is_file else FOLDER)
+def _leaf(run: str, model: str, p: Path, is_file: bool, root: Path) -> Leaf:
+    return Leaf(run, model, p, SNAPSHOT if is_file else FOLDER, root)
 
 
 def _name(p: Path, is_file: bool) -> str:
@@ -101,7 +101,7 @@ def find_leaves(root: Path, layout: str = "auto") -> tuple[str, list[Leaf], list
         layout = "flat" if any(f or is_run_folder(p) for p, f in top) else "model-run"
     leaves: list[Leaf] = []
     if layout == "flat":
-        leaves = [_leaf(_name(p, f), "", p, f) for p, f in top]
+        leaves = [_leaf(_name(p, f), "", p, f, root) for p, f in top]
     else:
         for outer, outer_file in top:
             if outer_file:
@@ -111,7 +111,7 @@ def find_leaves(root: Path, layout: str = "auto") -> tuple[str, list[Leaf], list
                 run, model = (
                     (_name(inner, f), outer.name) if layout == "model-run" else (outer.name, _name(inner, f))
                 )
-                leaves.append(_leaf(run, model, inner, f))
+                leaves.append(_leaf(run, model, inner, f, root))
     seen: dict[tuple[str, str], Path] = {}
     for lf in leaves:
         other = seen.setdefault((lf.run, lf.model), lf.path)

@@ -10,14 +10,13 @@ read (``columns``), so the table is one ``numpy.frombuffer`` of all leaves' rows
 from __future__ import annotations
 
 import os
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import limits
+from ad_diff.core import limits, safepath
 from ad_diff.core.model import RunId, TransformRecord
-from ad_diff.errors import AdDiffError, InputError
+from ad_diff.errors import AdDiffError
 from ad_diff.kinds.log.model import LogEnd, RunLog
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.workflows.history import snapfast
@@ -61,16 +60,15 @@ SNAPSHOT_LIMIT = 16 << 20
 """Largest snapshot read (bytes), as for a snapshot baseline of ``compare`` (kinds.log.snapshot)."""
 
 
-def _read_file(path: Path) -> tuple[bytes, int]:
-    """The bytes and modification time of one snapshot, with the fewest system calls (18,000 files a run):
-    opened without following a link or blocking (the listing skipped links and special files; one swapped in
+def _read_file(path: Path, root: Path) -> tuple[bytes, int]:
+    """The bytes and modification time of one snapshot, opened beneath the history folder ``root``
+    (:func:`ad_diff.core.safepath.open_file`: the listing skipped links and special files; one swapped in
     since is refused here), and read no further than :data:`SNAPSHOT_LIMIT`."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    try:
+    fh = safepath.open_file(path, root, "a snapshot written by `ad-diff snapshot`", "the history folder",
+                            buffering=0)
+    with fh:
+        fd = fh.fileno()
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise AdDiffError(f"{path}: is not a regular file; expected a snapshot written by "
-                              "`ad-diff snapshot`")
         if st.st_size > SNAPSHOT_LIMIT:
             raise AdDiffError(f"{path}: is {st.st_size:,} bytes, more than the {SNAPSHOT_LIMIT:,} bytes "
                               "accepted for a snapshot")
@@ -78,19 +76,17 @@ def _read_file(path: Path) -> tuple[bytes, int]:
         if len(chunks[0]) > st.st_size:  # it grew since fstat: read on, up to the limit
             while chunks[-1] and sum(map(len, chunks)) <= SNAPSHOT_LIMIT:
                 chunks.append(os.read(fd, 1 << 20))
-    finally:
-        os.close(fd)
     raw = b"".join(chunks)
     if len(raw) > SNAPSHOT_LIMIT:
         raise AdDiffError(f"{path}: is more than the {SNAPSHOT_LIMIT:,} bytes accepted for a snapshot")
     return raw, st.st_mtime_ns
 
 
-def _snapshot(cols: Columns, path: Path) -> LeafData:
+def _snapshot(cols: Columns, path: Path, root: Path) -> LeafData:
     from ad_diff.kinds.log import snapshot
 
     try:
-        raw, mtime = _read_file(path)
+        raw, mtime = _read_file(path, root)
     except OSError as e:
         raise AdDiffError(f"{path}: cannot read the snapshot ({e.strerror or e})") from e
     try:
@@ -98,7 +94,7 @@ def _snapshot(cols: Columns, path: Path) -> LeafData:
     except UnicodeDecodeError:
         fast = None
     if fast is None:
-        _, log = snapshot.load_as_run(path)
+        _, log = snapshot.load_as_run(path, raw)  # the bytes read, not the path again
         status, detail = _status(log.end, log.end_detail)
         return _from_records(
             cols, log.transforms, LeafMeta(status, detail, mtime_ns=mtime, transforms=len(log.transforms))
@@ -125,10 +121,11 @@ def run_json(folder: Path) -> RunJson:
     """
     p = folder / "run.json"
     try:
-        if p.is_symlink() or not p.is_file() or p.stat().st_size > _RUN_JSON_LIMIT:
+        if p.is_symlink():  # a link, even one inside the folder, is not read (as it always was)
             return RunJson()
-        data = limits.load_json(p.read_bytes(), p, "the run.json ad-diff record writes")
-    except (OSError, InputError):
+        raw = safepath.read_bytes(p, folder, "run.json", _RUN_JSON_LIMIT)
+        data = limits.load_json(raw, p, "the run.json ad-diff record writes")
+    except (AdDiffError, UnicodeDecodeError, ValueError, RecursionError):
         return RunJson()
     if not isinstance(data, dict):
         return RunJson()
@@ -190,7 +187,7 @@ def read_leaf(cols: Columns, leaf: Leaf, rank: int) -> LeafData:
     """
     try:
         if leaf.kind == SNAPSHOT:
-            return _snapshot(cols, leaf.path)
+            return _snapshot(cols, leaf.path, leaf.path.parent if leaf.root is None else leaf.root)
         return _folder(cols, leaf.path, rank)
     except AdDiffError as e:
         message = str(e) if str(e).startswith(str(leaf.path)) else f"{leaf.path}: {e}"

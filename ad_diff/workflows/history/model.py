@@ -34,6 +34,8 @@ class Leaf:
     path: Path
     kind: str
     """:data:`FOLDER` or :data:`SNAPSHOT`."""
+    root: Path | None = field(default=None, compare=False)
+    """The history folder: a snapshot file is opened beneath it (``None``: beneath its own folder)."""
 
 
 @dataclass(frozen=True, slots=True)

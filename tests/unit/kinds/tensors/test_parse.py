@@ -103,7 +103,9 @@ def test_files_leaving_the_run_folder_and_fifos_are_refused_unread(tmp_path: Pat
     got = discover(run / "tensors", "candidate")
     why = {u.path.name: u.message for u in got.unreadable}
     assert why["outputs.safetensors"].startswith("is a symbolic link to a file outside the run folder")
-    assert why["o.safetensors"].startswith("resolves to a file outside the run folder")  # via reference/
+    # a folder linked out is refused whole, not listed (its names are not the run's either)
+    assert why["reference"].startswith("is a symbolic link to a folder outside the run folder")
+    assert "o.safetensors" not in why
     assert why["nodes.pt"].startswith("is not a regular file (a FIFO")
     assert "secret_name" not in got.outputs
     assert set(got.outputs) == {"logits"}  # a link that stays inside the run folder is fine

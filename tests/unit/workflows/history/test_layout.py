@@ -79,12 +79,12 @@ def test_a_snapshot_swapped_for_a_link_or_grown_too_large_is_refused(tmp_path: P
     secret = _touch(tmp_path / "outside.yaml", "token: ghp_" + "x" * 36 + "\n")
     (tmp_path / "h").mkdir()
     (tmp_path / "h" / "r1.yaml").symlink_to(secret)
-    with pytest.raises(OSError):  # O_NOFOLLOW: ELOOP, reported by the caller as unreadable
-        load._read_file(tmp_path / "h" / "r1.yaml")
+    with pytest.raises(AdDiffError, match="r1.yaml: is a symbolic link to a file outside the history folder"):
+        load._read_file(tmp_path / "h" / "r1.yaml", tmp_path / "h")
     big = _touch(tmp_path / "h" / "r2.yaml", "a: 1\n" * 10)
     monkeypatch.setattr(load, "SNAPSHOT_LIMIT", 20)
     with pytest.raises(AdDiffError, match="more than the 20 bytes accepted for a snapshot"):
-        load._read_file(big)
+        load._read_file(big, tmp_path / "h")
 
 
 def test_a_run_twice_is_an_error(tmp_path: Path) -> None:

@@ -1,0 +1,140 @@
+"""Outputs never leave their place (ad_diff.core.outfile): no report written through a link, over an input
+or into a run folder, whichever option names it; exit 2 naming the path, and the target untouched."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ad_diff.core import outfile
+from ad_diff.errors import AdDiffError
+from tests.conftest import FIXTURES, run_cli
+
+SCEN = FIXTURES / "scenarios" / "identical"
+KEEP = "precious content\n"
+
+# every option of `compare` that writes a file (the step summary appends)
+OUTPUTS = ["--markdown", "--json", "--junit", "--html", "--step-summary"]
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> tuple[Path, Path]:
+    base, cand = tmp_path / "baseline", tmp_path / "candidate"
+    shutil.copytree(SCEN / "baseline", base)
+    shutil.copytree(SCEN / "candidate", cand)
+    return base, cand
+
+
+def _refused(res: object, path: Path, why: str) -> None:
+    assert res.code == 2, res.err  # type: ignore[attr-defined]
+    assert f"{path}: {why}" in res.err  # type: ignore[attr-defined]
+    assert "Traceback" not in res.err  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("option", OUTPUTS)
+def test_an_output_that_is_a_link_is_not_written_through(runs: tuple[Path, Path], tmp_path: Path,
+                                                         option: str) -> None:
+    base, cand = runs
+    victim = tmp_path / "home" / ".bashrc"
+    victim.parent.mkdir()
+    victim.write_text(KEEP)
+    link = tmp_path / "out" / "report.out"
+    link.parent.mkdir()
+    link.symlink_to(victim)
+    res = run_cli("compare", base, cand, option, link)
+    _refused(res, link, "is a symbolic link; refusing to write through it")
+    assert victim.read_text() == KEEP
+
+
+@pytest.mark.parametrize("option", OUTPUTS)
+def test_an_output_over_an_input_file_is_refused(runs: tuple[Path, Path], option: str) -> None:
+    base, cand = runs
+    log = cand / "ad.log"
+    before = log.read_bytes()
+    res = run_cli("compare", base, cand, "--candidate-log", log, option, log)
+    _refused(res, log, "is an input of this command")
+    assert log.read_bytes() == before
+
+
+@pytest.mark.parametrize("option", OUTPUTS)
+def test_an_output_inside_a_run_folder_is_refused(runs: tuple[Path, Path], option: str) -> None:
+    base, cand = runs
+    target = base / "report.out"
+    res = run_cli("compare", base, cand, option, target)
+    _refused(res, target, f"is inside the input folder {base}")
+    assert not target.exists()
+
+
+def test_an_output_hard_linked_to_an_input_is_refused(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    base, cand = runs
+    twin = tmp_path / "twin.md"
+    twin.hardlink_to(cand / "ad.log")
+    before = twin.read_bytes()
+    res = run_cli("compare", base, cand, "--candidate-log", cand / "ad.log", "--markdown", twin)
+    _refused(res, twin, f"is an input of this command ({cand / 'ad.log'})")
+    assert (cand / "ad.log").read_bytes() == before
+
+
+def test_snapshot_and_note_outputs_go_through_the_same_writer(runs: tuple[Path, Path]) -> None:
+    base, cand = runs
+    res = run_cli("snapshot", cand, "-o", cand / "snap.yaml")
+    _refused(res, cand / "snap.yaml", f"is inside the input folder {cand}")
+    res = run_cli("note", base, cand, "-o", base / "ad.log")
+    _refused(res, base / "ad.log", "is an input of this command")
+
+
+def test_a_history_table_into_the_history_folder_is_refused(runs: tuple[Path, Path], tmp_path: Path) -> None:
+    hist = tmp_path / "hist"
+    hist.mkdir()
+    shutil.copytree(runs[0], hist / "r1")
+    res = run_cli("history", hist, "--table", hist / "t.csv")
+    _refused(res, hist / "t.csv", f"is inside the input folder {hist}")
+
+
+def test_a_link_swapped_in_after_the_check_is_replaced_not_written_through(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text(KEEP)
+    out = tmp_path / "report.md"
+    real = outfile.refusal
+
+    def check_then_swap(path: Path) -> str | None:
+        why = real(path)
+        out.symlink_to(victim)  # the race: a link appears after the check
+        return why
+
+    monkeypatch.setattr(outfile, "refusal", check_then_swap)
+    outfile.protect([])
+    outfile.write_file(out, b"report\n")
+    assert victim.read_text() == KEEP
+    assert not out.is_symlink()
+    assert out.read_text() == "report\n"
+
+
+def test_an_append_through_a_link_swapped_in_is_refused(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    victim = tmp_path / "victim"
+    victim.write_text(KEEP)
+    out = tmp_path / "summary.md"
+    real = outfile.refusal
+
+    def check_then_swap(path: Path) -> str | None:
+        why = real(path)
+        out.symlink_to(victim)
+        return why
+
+    monkeypatch.setattr(outfile, "refusal", check_then_swap)
+    with pytest.raises(AdDiffError, match="summary.md: is a symbolic link; refusing to write through it"):
+        outfile.write_file(out, b"more\n", append=True)
+    assert victim.read_text() == KEEP
+
+
+def test_a_fresh_report_is_written_with_ordinary_permissions(tmp_path: Path) -> None:
+    outfile.protect([])
+    out = tmp_path / "sub" / "r.md"
+    outfile.write_file(out, b"x")
+    assert out.read_bytes() == b"x"
+    assert out.stat().st_mode & 0o644 == 0o644

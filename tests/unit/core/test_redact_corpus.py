@@ -1,0 +1,180 @@
+"""Redaction against a corpus of real credential formats (synthetic values of the right shape), in free
+text, in YAML/JSON forms, URL-encoded and glued to the character before, through every report medium;
+and a false-positive check: the bundled logs, dumps and reports redact nothing."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import io
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ad_diff.core.redact import REDACTED, redact_text
+from tests.conftest import FIXTURES
+
+R = random.Random(28)
+
+
+def _rand(alphabet: str, n: int) -> str:
+    return "".join(R.choice(alphabet) for _ in range(n))
+
+
+UP, LOW, DIG = "ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz", "0123456789"
+ALNUM, HEX, B64 = UP + LOW + DIG, "0123456789abcdef", UP + LOW + DIG + "+/"
+AWS_SECRET = _rand(ALNUM + "+/", 40)
+WANDB = _rand(HEX, 40)
+PEM_BODY = [_rand(B64, 64) for _ in range(4)] + [_rand(B64, 24) + "=="]
+
+
+def _pem(kind: str) -> tuple[str, str]:
+    block = f"-----BEGIN {kind}-----\n" + "\n".join(PEM_BODY) + f"\n-----END {kind}-----"
+    return block, PEM_BODY[1]
+
+
+# (name, text holding the credential, the part that must never survive)
+CORPUS: list[tuple[str, str, str]] = [
+    ("aws-access-key", f"aws_access_key_id = {(k := 'AKIA' + _rand(UP + DIG, 16))}", k),
+    ("aws-temp-key", f"key {(k := 'ASIA' + _rand(UP + DIG, 16))} expired", k),
+    ("aws-access-key-glued", f"creds:x{(k := 'AKIA' + _rand(UP + DIG, 16))}", k),
+    ("aws-secret-ini", f"aws_secret_access_key = {AWS_SECRET}", AWS_SECRET),
+    ("aws-secret-env", f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}", AWS_SECRET),
+    ("github-classic", f"token {(k := 'ghp_' + _rand(ALNUM, 36))}", k),
+    ("github-classic-glued", f"cloned withghp_{(k := _rand(ALNUM, 36))}", k),
+    ("github-oauth", f"{(k := 'gho_' + _rand(ALNUM, 36))}", k),
+    ("github-fine-grained", f"GH={(k := 'github_pat_' + _rand(ALNUM, 22) + '_' + _rand(ALNUM, 59))}", k),
+    ("gitlab", f"remote: {(k := 'glpat-' + _rand(ALNUM, 20))}", k),
+    ("gitlab-glued", f"x{(k := 'glpat-' + _rand(ALNUM, 20))}", k),
+    ("slack-bot", f"slack {(k := 'xoxb-' + _rand(DIG, 12) + '-' + _rand(ALNUM, 24))}", k),
+    ("slack-user", f"{(k := 'xoxp-' + _rand(DIG, 12) + '-' + _rand(ALNUM, 24))}", k),
+    ("huggingface", f"HF_TOKEN={(k := 'hf_' + _rand(UP + LOW, 34))}", k),
+    ("huggingface-free", f"login with {(k := 'hf_' + _rand(UP + LOW, 34))} ok", k),
+    ("huggingface-glued", f"tok{(k := 'hf_' + _rand(UP + LOW, 34))}", k),
+    ("openai", f"OPENAI_API_KEY={(k := 'sk-proj-' + _rand(ALNUM, 48))}", k),
+    ("openai-free", f"key {(k := 'sk-' + _rand(ALNUM, 48))} rejected", k),
+    ("anthropic-glued", f"x{(k := 'sk-ant-api03-' + _rand(ALNUM, 40))}", k),
+    ("wandb-env", f"WANDB_API_KEY={WANDB}", WANDB),
+    ("wandb-yaml", f"wandb_api_key: {WANDB}", WANDB),
+    ("google", f"maps key={(k := 'AIza' + _rand(ALNUM + '_-', 35))}", k),
+    ("google-free", f"using {(k := 'AIza' + _rand(ALNUM, 35))}", k),
+    ("jwt", f"jwt {(k := 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.' + _rand(ALNUM, 43))}", k),
+    ("azure-conn", "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey="
+                   f"{(k := _rand(B64, 86) + '==')};EndpointSuffix=core.windows.net", k[:40]),
+    ("azure-sas", f"https://acct.blob.core.windows.net/c?sv=2022&sig={(k := _rand(ALNUM, 43) + '%3D')}",
+     k[:30]),
+    ("bearer", f"Authorization: Bearer {(k := _rand(ALNUM, 40))}", k),
+    ("basic-header", f"Authorization: Basic {(k := 'dXNlcjpodW50ZXIy' + _rand(ALNUM, 8))}", k),
+    ("basic-url", f"pip install -i https://bob:{(k := 'hunter2' + _rand(ALNUM, 6))}@pypi.example.com",
+     k),
+    ("password-free", f"connecting with password={(k := 'hunter2' + _rand(ALNUM, 4))} to db", k),
+    ("passwd", f"passwd: {(k := 'S3cr' + _rand(ALNUM, 8))}", k),
+    ("pwd", f"mysql -u root --pwd={(k := 'Pw' + _rand(ALNUM, 10))}", k),
+    ("db-pass", f"DB_PASS={(k := 'pa55' + _rand(ALNUM, 8))}", k),
+    ("db-pass-lower", f"db_pass={(k := 'pa55' + _rand(ALNUM, 8))}", k),
+    ("secret-yaml", f"client_secret: {(k := _rand(ALNUM, 24))}", k),
+    ("secret-json", f'{{"password": "{(k := "hunter2" + _rand(ALNUM, 6))}", "user": "bob"}}', k),
+    ("secret-json-escaped", f'"{{\\"db_password\\": \\"{(k := "hunter2" + _rand(ALNUM, 6))}\\"}}"', k),
+    ("url-encoded-token", f"next=%2Flogin%3Ftoken%3D{(k := _rand(ALNUM, 32))}%26x%3D1", k),
+    ("url-encoded-password", f"q=password%3D{(k := 'hunter2' + _rand(ALNUM, 6))}", k),
+    ("token-query", f"GET /api?access_token={(k := _rand(ALNUM, 32))}&page=2", k),
+    ("npm", f"//registry.npmjs.org/:_authToken={(k := 'npm_' + _rand(ALNUM, 36))}", k),
+    ("pypi", f"password = {(k := 'pypi-AgEIcHlwaS5vcmc' + _rand(ALNUM, 50))}", k),
+    ("stripe", f"{(k := 'sk_live_' + _rand(ALNUM, 24))}", k),
+    *[(f"pem-{kind.split()[0].lower()}", *_pem(kind)) for kind in (
+        "RSA PRIVATE KEY", "EC PRIVATE KEY", "DSA PRIVATE KEY", "OPENSSH PRIVATE KEY", "PRIVATE KEY",
+        "ENCRYPTED PRIVATE KEY", "PGP PRIVATE KEY BLOCK")],
+    ("pem-end-line", _pem("RSA PRIVATE KEY")[0], PEM_BODY[-1]),
+    ("pem-body-alone", f"unexpected line: {PEM_BODY[2]}", PEM_BODY[2]),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "secret"), CORPUS, ids=[c[0] for c in CORPUS])
+def test_the_secret_part_never_survives_free_text(name: str, text: str, secret: str) -> None:
+    """As a message (short text) and inside a whole report (a long text scanned for literals first)."""
+    filler = '  "transform": "fuse_rmsnorm_quant_fp8", "matches": 4, "node": "aten_add_Tensor_12",\n' * 120
+    for where in (0, len(filler) // 2, len(filler)):
+        for sample in (text, text.replace("\n", "\\n")):  # as written, and inside a JSON string
+            out = redact_text(filler[:where] + sample + "\n" + filler[where:])
+            assert secret not in out, name
+            assert REDACTED in out
+    assert secret not in redact_text(text)
+
+
+@pytest.fixture(scope="module")
+def base_result() -> tuple[object, object]:
+    from ad_diff import gate, pipeline
+    from ad_diff.settings import Settings
+
+    scen = FIXTURES / "scenarios" / "failed_transform"
+    result = pipeline.run(Settings(baseline=scen / "baseline", candidate=scen / "candidate"))
+    return result, gate.decide(result.findings, "error")
+
+
+MEDIA = ("terminal", "r.md", "r.json", "r.xml", "summary.md", "r.html")
+
+
+def _reports(result: object, verdict: object, out: Path) -> dict[str, str]:
+    """Every medium written the way ``compare`` writes it (the one sink: cli.output.safe_text)."""
+    from ad_diff.cli.output import write_reports
+    from ad_diff.core import outfile
+
+    outfile.protect([])
+    opts = {"color": False, "comment_limit": 65_536, "format": "terminal", "markdown": out / "r.md",
+            "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
+            "html": out / "r.html"}
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        write_reports(opts, result, verdict)
+    return {"terminal": buf.getvalue(), **{m: (out / m).read_text("utf-8") for m in MEDIA[1:]}}
+
+
+def _with_text(result: Any, text: str) -> Any:
+    """``result`` with ``text`` as a note and as the first finding's message (its groups follow it)."""
+    old = result.findings[0]
+    new = dataclasses.replace(old, message=text)
+
+    def swap(fs: tuple[Any, ...]) -> tuple[Any, ...]:
+        return tuple(new if f is old else f for f in fs)
+
+    groups = tuple(dataclasses.replace(g, root=swap(g.root), consequences=swap(g.consequences))
+                   for g in result.groups)
+    return dataclasses.replace(result, findings=swap(result.findings), groups=groups,
+                               notes=(*result.notes, text))
+
+
+def test_every_medium_redacts_every_corpus_entry(base_result: tuple[object, object], tmp_path: Path) -> None:
+    """Each entry is put in the run's notes and in the first finding's message (JUnit shows findings only);
+    each medium must show the entry's context (so the text did reach it) and never its secret part."""
+    result, verdict = base_result
+    for i, (name, text, secret) in enumerate(CORPUS):
+        tag = f"CTX{i:03d}Q"
+        changed = _with_text(result, f"{tag} {text}")
+        for medium, body in _reports(changed, verdict, tmp_path / name).items():
+            assert tag in body, f"{name}: the entry never reached {medium}"
+            assert secret not in body, f"{name}: the secret survives in {medium}"
+
+
+def _fixture_texts() -> list[Path]:
+    skip = {"hostile"}
+    keep = {".log", ".txt", ".yaml", ".yml", ".json", ".md", ".out", ".err", ""}
+    return [p for p in sorted(FIXTURES.rglob("*")) if p.is_file() and not p.is_symlink()
+            and p.suffix in keep and not skip & set(p.parts)]
+
+
+def test_ordinary_logs_dumps_and_reports_redact_nothing() -> None:
+    """AD logs, graph dumps (node names, hashes, hex addresses, tensor and transform names), configs and
+    the expected reports of every scenario: not one redaction."""
+    files = _fixture_texts()
+    assert len(files) > 500
+    changed = []
+    for p in files:
+        try:
+            text = p.read_text("utf-8")
+        except UnicodeDecodeError:
+            continue
+        if redact_text(text) != text:
+            changed.append(p)
+    assert changed == []

@@ -57,6 +57,7 @@ def test_new_nonfinite_in_any_node_capture_gates(tmp_path: Path, value: float, e
 
 def test_nonfinite_the_baseline_has_too_is_not_new(tmp_path: Path) -> None:
     spoiled = {**_nodes(), "mul_3": _spoil(_nodes()["mul_3"], float("nan"), True)}
-    result = pipeline.run(Settings(baseline=_run(tmp_path / "b", spoiled), candidate=_run(tmp_path / "c", spoiled)))
+    base, cand = _run(tmp_path / "b", spoiled), _run(tmp_path / "c", spoiled)
+    result = pipeline.run(Settings(baseline=base, candidate=cand))
     assert not [f for f in result.findings if f.code == "ADT012"]
     assert gate.decide(result.findings, "error").exit_code == gate.EXIT_OK

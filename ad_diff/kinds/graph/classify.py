@@ -4,18 +4,27 @@ analysis; every gating decision is written in the rule's ``doc`` (docs/rules.md)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ad_diff.core.jsonable import to_jsonable
-from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, Finding, State, TransformComparison, TransformRecord
+from ad_diff.core.model import (
+    BASELINE,
+    CANDIDATE,
+    RUNS,
+    Finding,
+    RunId,
+    State,
+    TransformComparison,
+    TransformRecord,
+)
 from ad_diff.core.rules import ANALYSIS_FAILED
 from ad_diff.kinds.graph import rules as R
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
 from ad_diff.kinds.graph.evidence import regions_evidence
 from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.index import short_target
-from ad_diff.kinds.graph.pair import log_index
+from ad_diff.kinds.graph.pair import LogIndex, log_index
 from ad_diff.kinds.graph.rules import STANDS
 from ad_diff.kinds.log.model import RunLog
 
@@ -65,7 +74,9 @@ def classify(
             explained = (d.transform, d.occurrence) in changed or d.key == analysis.first_divergence
             if not explained:
                 out.extend(_regions(d))
-        if not d.two_sided and d.missing in (None, Absence.NOT_RUN):
+        unlogged = _not_logged(d, logs)
+        out.extend(unlogged)
+        if not d.two_sided and d.missing in (None, Absence.NOT_RUN) and not unlogged:
             out.extend(_one_sided(d))
         if d.moved is not None:
             out.append(R.TRANSFORM_MOVED.make(transform=d.transform, stage=d.stage, before=d.moved[0],
@@ -89,6 +100,16 @@ def classify(
             ev["graph_regions"] = regions
         out.append(R.FIRST_DIVERGENCE.make(transform=first.transform, stage=first.stage,
                                            detail=analysis.first_divergence_detail, evidence=ev))
+    return out
+
+
+def _not_logged(d: TransformGraphDiff, logs: Mapping[RunId, LogIndex]) -> list[Finding]:
+    """ADG014 per run that dumped ``d`` while its log (when it has one) has no record of it."""
+    out = []
+    for run, file in ((BASELINE, d.baseline_file), (CANDIDATE, d.candidate_file)):
+        if file is not None and logs[run] and (d.transform, d.occurrence) not in logs[run]:
+            out.append(R.DUMP_NOT_LOGGED.make(transform=d.transform, stage=d.stage, run=run, file=file,
+                                              evidence={"occurrence": d.occurrence, "dump": file}))
     return out
 
 

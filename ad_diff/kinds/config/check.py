@@ -83,3 +83,27 @@ def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str],
                                       f"stage {r.stage}", cfg.origin(("transforms", key, "stage")), r.line,
                                       r.stage, config_stage))
     return checks
+
+
+def _ranks(log: RunLog) -> set[int]:
+    """The tagged ranks of ``log`` that logged a transform result (or stopped inside one)."""
+    return {rl.rank for rl in log.rank_logs() if rl.rank is not None and rl.transforms}
+
+
+def missing_ranks(run: RunId, cfg: EffectiveConfig, log: RunLog, other: RunLog | None) -> list[ConfigCheck]:
+    """A check naming the ranks below the config's ``world_size`` that logged no result, when the capture
+    records every rank: this log shows more than one rank, or the other run's log shows the whole world.
+    A log of rank 0 alone in both runs is how some jobs are captured (no finding); untagged lines say
+    nothing about ranks."""
+    world = cfg.data.get("world_size")
+    if not isinstance(world, int) or isinstance(world, bool) or world < 2 or not log.ranks_seen:
+        return []
+    seen = _ranks(log)
+    missing = sorted(set(range(world)) - seen)
+    every_rank = len(seen) > 1 or (other is not None and set(range(world)) <= _ranks(other))
+    if not missing or not seen or not every_rank:
+        return []
+    shown, absent = ", ".join(map(str, sorted(seen))), ", ".join(map(str, missing))
+    return [ConfigCheck(run, "world_size", CheckKind.RANKS_MISSING, f"world_size {world}",
+                        f"results from rank(s) {shown} only; rank(s) {absent} logged none",
+                        cfg.origin(("world_size",)))]

@@ -88,6 +88,8 @@ class CheckKind(_Word):
     """The config's ``stage`` differs from the stage the log ran it in."""
     NOT_IN_CONFIG = "not_in_config"
     """The log shows the transform, no file of a complete config mentions it."""
+    RANKS_MISSING = "ranks_missing"
+    """The config's ``world_size`` names ranks of which the log (recording several ranks) has no result."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,7 +19,8 @@ STEPS = (("export", "export_to_gm", "matches=1"), ("pattern_matcher", "match_rop
 
 def _run(root: Path, world: int, ranks: tuple[int, ...]) -> Path:
     run = make_run(root, "".join(v3(s, t, r, rank) for s, t, r in STEPS for rank in ranks))
-    (run / "model.yaml").write_text(f"world_size: {world}\ntransforms:\n  match_rope_pattern: {{enabled: true}}\n")
+    cfg = f"world_size: {world}\ntransforms:\n  match_rope_pattern: {{enabled: true}}\n"
+    (run / "model.yaml").write_text(cfg)
     return run
 
 

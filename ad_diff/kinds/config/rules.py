@@ -133,21 +133,6 @@ KEY_MISSPELLED = Rule(
     "version does not have than a slip of the keyboard, and nothing says which transform was meant.",
 )
 
-RANKS_MISSING = Rule(
-    code="ADC011",
-    name="rank-logged-nothing",
-    category=Category.INCOMPLETE_RUN,
-    severity=Severity.ERROR,
-    template="the {run} config sets {config} ({origin}) but the {run} log has {log}",
-    doc="Within one run, the config's `world_size` says N ranks ran, yet the log, which does record several "
-    "ranks (it shows more than one, or the other run's log shows all N), has no transform result from some "
-    "of them: the rank died before its first transform, hung, or its output was never saved. Its pipeline "
-    "cannot be compared, so this is an incomplete run and gates at every `--fail-on` level but `never`, "
-    "like a rank that stopped (ADL009); the world-size change the rank counts show is a consequence, not "
-    "the cause. A log of rank 0 alone in both runs is how some jobs are captured and gives no finding; "
-    "untagged lines say nothing about ranks.",
-)
-
 #: All configuration rules, in code order.
 RULES: tuple[Rule, ...] = (
     TRANSFORM_CONFIG_CHANGED,
@@ -160,7 +145,6 @@ RULES: tuple[Rule, ...] = (
     UNEXPLAINED_STATE_CHANGE,
     CONFIG_MISSING,
     KEY_MISSPELLED,
-    RANKS_MISSING,
 )
 
 
@@ -196,8 +180,10 @@ def _check_finding(ch: ConfigCheck) -> Finding:
         return ENABLED_BUT_DISABLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
                                          line=ch.log_line, evidence={**source, "log_line": ch.log_line})
     if ch.kind is CheckKind.RANKS_MISSING:
-        return RANKS_MISSING.make(run=ch.run, config=ch.config_value, origin=origin, log=ch.log_value,
-                                  evidence=source)
+        from ad_diff.kinds.log.rules import RANK_SILENT
+
+        return RANK_SILENT.make(run=ch.run, config=ch.config_value, origin=origin, log=ch.log_value,
+                                evidence=source)
     if ch.kind is CheckKind.ENABLED_BUT_ABSENT and ch.suggestions:
         return KEY_MISSPELLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
                                    suggestion=" or ".join(ch.suggestions),

@@ -1,5 +1,5 @@
 """A rank of the config's world size that logged nothing (issue 27's silent passes): an incomplete run
-that gates (ADC011), not only a world-size change; a capture of rank 0 alone in both runs is no finding."""
+that gates (ADL016), not only a world-size change; a capture of rank 0 alone in both runs is no finding."""
 
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ def test_a_rank_that_logged_nothing_gates(tmp_path: Path, world: int, missing: t
     base = _run(tmp_path / "b", world, tuple(range(world)))
     cand = _run(tmp_path / "c", world, tuple(r for r in range(world) if r not in missing))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
-    [f] = [f for f in result.findings if f.code == "ADC011"]
+    [f] = [f for f in result.findings if f.code == "ADL016"]
     assert f.category is Category.INCOMPLETE_RUN
     assert f"rank(s) {', '.join(map(str, missing))} logged none" in f.message
     assert f"world_size {world}" in f.message
@@ -43,11 +43,11 @@ def test_a_rank_that_logged_nothing_gates(tmp_path: Path, world: int, missing: t
 def test_rank_zero_alone_in_both_runs_is_how_the_job_was_captured(tmp_path: Path) -> None:
     base, cand = _run(tmp_path / "b", 2, (0,)), _run(tmp_path / "c", 2, (0,))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
-    assert not [f for f in result.findings if f.code == "ADC011"]
+    assert not [f for f in result.findings if f.code == "ADL016"]
     assert gate.decide(result.findings, "error").exit_code == gate.EXIT_OK
 
 
 def test_every_rank_present_is_no_finding(tmp_path: Path) -> None:
     base, cand = _run(tmp_path / "b", 2, (0, 1)), _run(tmp_path / "c", 2, (0, 1))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
-    assert not [f for f in result.findings if f.code == "ADC011"]
+    assert not [f for f in result.findings if f.code == "ADL016"]

@@ -88,8 +88,8 @@ ANALYSIS_FAILED = Rule(
 
 SHARED_WITH_BASELINE = Rule(
     "ADI007", "candidate-shares-baseline-files", Category.INPUT, Severity.ERROR,
-    "{count} candidate file(s) are the baseline's own files: {examples}; what they hold cannot differ "
-    "between the runs, so the comparison does not judge the candidate there",
+    "{count} candidate file(s) are the baseline's own: {examples}; equal by construction, they say nothing "
+    "about the candidate",
     "A file (or folder) of the candidate run is a file of the baseline run: a symbolic link that leads into "
     "the baseline folder, a hard link (the same inode), or a log or config given on the command line that "
     "lies in the baseline folder. Whatever it holds is equal in both runs by construction, so an equal "

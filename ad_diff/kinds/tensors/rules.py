@@ -277,7 +277,8 @@ def node_nonfinite_findings(
         where += f", introduced by transform {transform}"
     nodes = [[c.name, s.nan_candidate, s.inf_candidate, s.nan_baseline, s.inf_baseline] for c, s in bad[:50]]
     return [NODE_NONFINITE.make(count=len(bad), examples=examples, where=where, node=first.name,
-                                transform=transform, evidence={"nodes": nodes, "graph_order": ordered})]
+                                transform=transform,
+                                evidence={"nodes": nodes, "graph_order": ordered})]
 
 
 def node_finding(drift: NodeDrift | None, outputs_compared: bool) -> list[Finding]:

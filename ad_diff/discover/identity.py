@@ -63,8 +63,8 @@ def _key(path: Path | str) -> tuple[int, int] | None:
     return None if st is None else (st.st_dev, st.st_ino)
 
 
-def _is_file(st: os.stat_result | None) -> bool:
-    return st is not None and not stat.S_ISDIR(st.st_mode)
+def _is_file(st: os.stat_result) -> bool:
+    return not stat.S_ISDIR(st.st_mode)
 
 
 def check_distinct(baseline: Path, candidate: Path, run_ids: tuple[RunId, RunId]) -> None:
@@ -108,9 +108,19 @@ def _walk(root: Path, skip: str | None = None) -> Iterator[tuple[str, os.DirEntr
                 stack.append((Path(e.path), path + "/"))
 
 
+_SHARED_PREFIXES = tuple("/".join(p) for p in SHARED_BY_DESIGN)
+
+
 def _shared_by_design(rel: str) -> bool:
-    parts = tuple(rel.split("/"))
-    return any(parts[: len(p)] == p for p in SHARED_BY_DESIGN)
+    return rel.startswith(_SHARED_PREFIXES) and any(
+        rel == p or rel.startswith(p + "/") for p in _SHARED_PREFIXES)
+
+
+def _entry_stat(e: os.DirEntry[str]) -> os.stat_result | None:
+    try:
+        return e.stat()  # follows links; a DirEntry's stat costs no path parsing (thousands of dumps)
+    except OSError:
+        return None
 
 
 def shared_files(baseline: Path, candidate: Path, given_baseline: Iterable[Path] = (),
@@ -122,10 +132,11 @@ def shared_files(baseline: Path, candidate: Path, given_baseline: Iterable[Path]
         return []
     b_real, c_real = os.path.realpath(baseline), os.path.realpath(candidate)
     found: list[SharedFile] = []
-    suspects: list[tuple[str, str]] = []  # (candidate path, path to stat): links and files given by name
-    entries = [(rel, e.path, e.is_symlink()) for rel, e in _walk(candidate)]
-    entries += [(str(p), str(p), True) for p in given_candidate]
-    for rel, path, by_name in entries:
+    suspects: list[tuple[str, tuple[int, int]]] = []  # (candidate path, inode): links, files given by name
+    entries: list[tuple[str, str, bool, os.DirEntry[str] | None]]
+    entries = [(rel, e.path, e.is_symlink(), e) for rel, e in _walk(candidate)]
+    entries += [(str(p), str(p), True, None) for p in given_candidate]
+    for rel, path, by_name, entry in entries:
         if _shared_by_design(rel):
             continue
         if by_name:  # a symbolic link (or a file given on the command line): where does it lead?
@@ -134,32 +145,26 @@ def shared_files(baseline: Path, candidate: Path, given_baseline: Iterable[Path]
                 how = "symbolic link" if Path(path).is_symlink() else "path"
                 found.append(SharedFile(rel, os.path.relpath(target, b_real), how))
                 continue
-        st = _stat(path)
+        st = _stat(path) if entry is None else _entry_stat(entry)
         if st is not None and _is_file(st) and (by_name or st.st_nlink > 1):
-            suspects.append((rel, path))
+            suspects.append((rel, (st.st_dev, st.st_ino)))
     if suspects:
         found += _same_inode(b_real, c_real, suspects, given_baseline)
     return sorted(found, key=lambda s: s.candidate)
 
 
-def _same_inode(b_real: str, c_real: str, suspects: list[tuple[str, str]],
+def _same_inode(b_real: str, c_real: str, suspects: list[tuple[str, tuple[int, int]]],
                 given: Iterable[Path]) -> list[SharedFile]:
     """The suspects whose inode is a baseline file's, followed through links on both sides (a hard link, or
     two links to one file elsewhere); the baseline is walked only when there are suspects."""
     inodes: dict[tuple[int, int], str] = {}
     skip = c_real if _within(c_real, b_real) else None
-    files = [(rel, e.path) for rel, e in _walk(Path(b_real), skip)] + [(str(p), str(p)) for p in given]
-    for rel, path in files:
-        st = _stat(path)
-        if _is_file(st):
-            assert st is not None
+    stats = [(rel, _entry_stat(e)) for rel, e in _walk(Path(b_real), skip)]
+    stats += [(str(p), _stat(p)) for p in given]
+    for rel, st in stats:
+        if st is not None and _is_file(st):
             inodes.setdefault((st.st_dev, st.st_ino), rel)
-    out = []
-    for rel, path in suspects:
-        key = _key(path)
-        if key is not None and key in inodes:
-            out.append(SharedFile(rel, inodes[key], "same file"))
-    return out
+    return [SharedFile(rel, inodes[key], "same file") for rel, key in suspects if key in inodes]
 
 
 __all__ = ["MAX_ENTRIES", "SHARED_BY_DESIGN", "SharedFile", "check_distinct", "shared_files"]

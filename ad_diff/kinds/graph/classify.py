@@ -24,7 +24,7 @@ from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, Run
 from ad_diff.kinds.graph.evidence import regions_evidence
 from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.index import short_target
-from ad_diff.kinds.graph.pair import LogIndex, log_index
+from ad_diff.kinds.graph.pair import log_index
 from ad_diff.kinds.graph.rules import STANDS
 from ad_diff.kinds.log.model import RunLog
 
@@ -65,6 +65,7 @@ def classify(
     """All graph findings of one analysis, unsorted. ``rows`` (the log comparison) tell which transforms
     changed their match count or state: the regions appearing there are that change's evidence."""
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
+    ran = {BASELINE: _ran(baseline_log), CANDIDATE: _ran(candidate_log)}
     changed = {(r.transform, r.occurrence) for r in rows if r.changed}
     out = [R.DUMP_UNREADABLE.make(transform=u.transform, stage=u.stage, run=u.run, error=u.error)
            for u in analysis.unreadable]
@@ -74,7 +75,7 @@ def classify(
             explained = (d.transform, d.occurrence) in changed or d.key == analysis.first_divergence
             if not explained:
                 out.extend(_regions(d))
-        unlogged = _not_logged(d, logs)
+        unlogged = _not_logged(d, ran)
         out.extend(unlogged)
         if not d.two_sided and d.missing in (None, Absence.NOT_RUN) and not unlogged:
             out.extend(_one_sided(d))
@@ -103,11 +104,19 @@ def classify(
     return out
 
 
-def _not_logged(d: TransformGraphDiff, logs: Mapping[RunId, LogIndex]) -> list[Finding]:
-    """ADG014 per run that dumped ``d`` while its log (when it has one) has no record of it."""
+def _ran(log: RunLog | None) -> set[tuple[str, int]]:
+    """``(transform, occurrence)`` that any rank of ``log`` logged (the dumps are one rank's, which need
+    not be the primary one)."""
+    if log is None:
+        return set()
+    return {(r.transform, r.occurrence) for rl in log.rank_logs() for r in rl.transforms}
+
+
+def _not_logged(d: TransformGraphDiff, ran: Mapping[RunId, set[tuple[str, int]]]) -> list[Finding]:
+    """ADG014 per run that dumped ``d`` while no rank of its log (when it has one) has a record of it."""
     out = []
     for run, file in ((BASELINE, d.baseline_file), (CANDIDATE, d.candidate_file)):
-        if file is not None and logs[run] and (d.transform, d.occurrence) not in logs[run]:
+        if file is not None and ran[run] and (d.transform, d.occurrence) not in ran[run]:
             out.append(R.DUMP_NOT_LOGGED.make(transform=d.transform, stage=d.stage, run=run, file=file,
                                               evidence={"occurrence": d.occurrence, "dump": file}))
     return out

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, Finding
-from ad_diff.discover import RunArtifacts, discover
+from ad_diff.core.rules import SHARED_WITH_BASELINE
+from ad_diff.discover import RunArtifacts, discover, identity
 from ad_diff.explain import run as explain
 from ad_diff.kinds import KINDS, LOG
 from ad_diff.kinds.base import Context, Skipped
@@ -23,6 +24,7 @@ def _runs(settings: Settings) -> tuple[RunArtifacts, RunArtifacts, bool]:
     """Both runs' artifacts; a snapshot baseline (``ad-diff snapshot``) stands in for a whole run folder."""
     from ad_diff.kinds.log import snapshot
 
+    identity.check_distinct(settings.baseline, settings.candidate, (BASELINE, CANDIDATE))
     cand = discover(settings.candidate, CANDIDATE, settings.candidate_log)
     if snapshot.is_snapshot(settings.baseline):
         base, _ = snapshot.load_as_run(settings.baseline)
@@ -41,7 +43,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     """
     base, cand, from_snapshot = _runs(settings)
     ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress)
-    findings: list[Finding] = []
+    findings: list[Finding] = _shared_files(settings)
     skipped: dict[str, Skipped] = {}
     for kind in KINDS:
         section = kind.analyze(ctx)  # parse -> align -> measure, or Skipped(why not)
@@ -71,6 +73,21 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         ignored_transforms=explained.ignored_transforms,
         ignored_findings=explained.ignored_findings,
     )
+
+
+def _shared_files(settings: Settings) -> list[Finding]:
+    """ADI007 when candidate files are the baseline's own (:func:`ad_diff.discover.identity.shared_files`)."""
+    given_c = [*settings.candidate_log, *([settings.candidate_config] if settings.candidate_config else [])]
+    given_b = [*settings.baseline_log, *([settings.baseline_config] if settings.baseline_config else [])]
+    shared = identity.shared_files(settings.baseline, settings.candidate, given_b, given_c)
+    if not shared:
+        return []
+    examples = "; ".join(s.describe() for s in shared[:3])
+    if len(shared) > 3:
+        examples += f"; and {len(shared) - 3} more"
+    return [SHARED_WITH_BASELINE.make(
+        count=len(shared), examples=examples,
+        evidence={"shared": [[s.candidate, s.baseline, s.how] for s in shared[:50]]})]
 
 
 __all__ = ["run"]

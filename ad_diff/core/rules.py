@@ -86,4 +86,17 @@ ANALYSIS_FAILED = Rule(
     "pass. Fix or re-copy the file named in the message.",
 )
 
-RULES: tuple[Rule, ...] = (ONE_SIDED, ANALYSIS_FAILED)
+SHARED_WITH_BASELINE = Rule(
+    "ADI007", "candidate-shares-baseline-files", Category.INPUT, Severity.ERROR,
+    "{count} candidate file(s) are the baseline's own: {examples}; equal by construction, they say nothing "
+    "about the candidate",
+    "A file (or folder) of the candidate run is a file of the baseline run: a symbolic link that leads into "
+    "the baseline folder, a hard link (the same inode), or a log or config given on the command line that "
+    "lies in the baseline folder. Whatever it holds is equal in both runs by construction, so an equal "
+    "result there says nothing about the candidate. It gates: a run compared with itself, even in part, "
+    "must never read as a pass. Copy the candidate's own artifacts into its folder. The higher-precision "
+    "reference (`tensors/reference/`) is exempt: both runs are judged against it, and the tensor kind "
+    "decides whether it is trusted. Two arguments naming the same folder are a usage error (exit 2).",
+)
+
+RULES: tuple[Rule, ...] = (ONE_SIDED, ANALYSIS_FAILED, SHARED_WITH_BASELINE)

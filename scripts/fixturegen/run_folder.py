@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import shutil
+import zlib
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -47,6 +49,13 @@ class Side:
     dump_keep: int | None = None
     """Keep only the first N dump files (a half-copied folder, a job killed while dumping); the log is
     whole."""
+    dump_all: bool = False
+    """Write every dump of ``dumps_from``, also of transforms this run's log never ran."""
+    tensors: tuple[tuple[str, str, str], ...] = ()
+    """``(file, name, fill)`` tensors written to ``tensors/<file>.safetensors``: ``fill`` ``seeded`` (values
+    drawn from a generator seeded by the name: equal in both runs) or ``nan``."""
+    links: tuple[tuple[str, str], ...] = ()
+    """``(relative path, target)``: replace that entry of the run folder by a symbolic link to ``target``."""
 
 
 def default_yaml() -> str:
@@ -90,7 +99,7 @@ def write_run(side: Side, folder: Path) -> None:
     graphs.mkdir()
     counter = 0
     for stage, key, texts in (run(side.dumps_from) if side.dumps_from is not None else out).dumps:
-        if key not in logged:
+        if key not in logged and not side.dump_all:
             continue  # restored (not run) or after the kill
         text = texts[side.dump]
         if text is None:
@@ -103,3 +112,28 @@ def write_run(side: Side, folder: Path) -> None:
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
+    _write_tensors(folder, side.tensors)
+    for rel, target in side.links:
+        path = folder / rel
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path)
+        else:
+            path.unlink(missing_ok=True)
+        path.symlink_to(target)
+
+
+def _write_tensors(folder: Path, specs: tuple[tuple[str, str, str], ...]) -> None:
+    """``tensors/<file>.safetensors`` from ``(file, name, fill)`` specs (deterministic bytes)."""
+    if not specs:
+        return
+    import torch
+    from safetensors.torch import save_file
+
+    files: dict[str, dict[str, torch.Tensor]] = {}
+    for file, name, fill in specs:
+        gen = torch.Generator().manual_seed(zlib.crc32(name.encode()))
+        t = torch.randn(1, 8, 64, generator=gen)
+        files.setdefault(file, {})[name] = t.fill_(float("nan")) if fill == "nan" else t
+    (folder / "tensors").mkdir(exist_ok=True)
+    for file, tensors in files.items():
+        save_file(tensors, str(folder / "tensors" / f"{file}.safetensors"), metadata={"writer": "fixturegen"})

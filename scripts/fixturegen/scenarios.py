@@ -36,7 +36,7 @@ class Cause:
 
     cause: str
     transform: str | None
-    consequences: tuple[str, ...] = ()
+    consequences: tuple[str | None, ...] = ()
     note: str = ""
 
 
@@ -295,6 +295,9 @@ def scenarios() -> list[Scenario]:
                                         overlay_yaml({"match_swiglu_pattern": {"enabled": False}})))),
         replace(CAND, config=_cfg_default)))
     s += _graph_scenarios()
+    from .scenarios_checks import check_scenarios  # it builds on this module's sides
+
+    s += check_scenarios()
     return s
 
 

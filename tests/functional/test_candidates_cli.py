@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -183,7 +184,7 @@ def test_note_fail_json_and_tests_file(tmp_path: Path) -> None:
     assert any(r.startswith("unfused instances:") for r in data["risks"])
 
 
-def test_note_full_fusion_and_unknown_candidate() -> None:
+def test_note_full_fusion_and_unknown_candidate(tmp_path: Path) -> None:
     res = run_cli("note", C / "unfused", C / "fused", "--candidate", "swiglu", "-f", "json")
     assert res.code == 0, res.err
     data = json.loads(res.out)
@@ -191,8 +192,11 @@ def test_note_full_fusion_and_unknown_candidate() -> None:
     assert {"target": "auto_deploy.torch_swiglu.default", "baseline": 0, "candidate": 2} in data[
         "validation"
     ]["fused_ops"]
-    # a known family without an instance left in the baseline is not evaluated, not an error
-    gone = json.loads(run_cli("note", C / "fused", C / "fused", "--candidate", "swiglu", "-f", "json").out)
+    # a known family without an instance left in the baseline is not evaluated, not an error (against a
+    # copy: one folder given twice is a usage error, a run compared with itself has no verdict)
+    shutil.copytree(C / "fused", tmp_path / "fused", symlinks=True)
+    copy = tmp_path / "fused"
+    gone = json.loads(run_cli("note", C / "fused", copy, "--candidate", "swiglu", "-f", "json").out)
     assert gone["validation"]["status"] == "not_evaluated"
 
 

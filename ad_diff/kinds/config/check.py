@@ -23,8 +23,28 @@ def _describe(r: TransformRecord) -> str:
     return r.state.value
 
 
-def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str]) -> list[ConfigCheck]:
-    """The disagreements between ``cfg`` and ``log``, in pipeline order (``rules.classify`` reports them)."""
+def known_transforms(*logs: RunLog | None) -> frozenset[str]:
+    """Every transform key a run shows (any rank of either log): the names a config key is spelled against
+    (the known-transform catalogue is added where a key is checked, :func:`_suggest`)."""
+    return frozenset(r.transform for log in logs if log is not None for rl in log.rank_logs()
+                     for r in rl.transforms)
+
+
+def _suggest(key: str, known: frozenset[str]) -> tuple[str, ...]:
+    """The known transform keys ``key`` is one typo away from (:func:`ad_diff.core.spelling.near`), the
+    logs' and the catalogue's (imported only here: most runs have no key that never ran)."""
+    from ad_diff.core.spelling import near
+    from ad_diff.workflows.candidates.lookup import KNOWN
+
+    catalogue = {k for _, keys in KNOWN.values() for k in keys}
+    return near(key, known | catalogue)
+
+
+def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str],
+              known: frozenset[str] = frozenset()) -> list[ConfigCheck]:
+    """The disagreements between ``cfg`` and ``log``, in pipeline order (``rules.classify`` reports them).
+    ``known``: transform keys the runs show (:func:`known_transforms`), which a key enabled here but never
+    logged may be a misspelling of."""
     records: dict[str, list[TransformRecord]] = {}
     for r in log.transforms:
         records.setdefault(r.transform, []).append(r)
@@ -51,7 +71,7 @@ def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str]) -
                                       r.line, r.stage))
         elif enabled and not recs and log_complete:
             checks.append(ConfigCheck(run, key, CheckKind.ENABLED_BUT_ABSENT, "enabled", "absent", origin,
-                                      None, stage))
+                                      None, stage, suggestions=_suggest(key, known | set(records))))
         elif not enabled and ran:
             r = ran[0]
             checks.append(ConfigCheck(run, key, CheckKind.DISABLED_BUT_RAN, "disabled", _describe(r), origin,
@@ -63,3 +83,27 @@ def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str]) -
                                       f"stage {r.stage}", cfg.origin(("transforms", key, "stage")), r.line,
                                       r.stage, config_stage))
     return checks
+
+
+def _ranks(log: RunLog) -> set[int]:
+    """The tagged ranks of ``log`` that logged a transform result (or stopped inside one)."""
+    return {rl.rank for rl in log.rank_logs() if rl.rank is not None and rl.transforms}
+
+
+def missing_ranks(run: RunId, cfg: EffectiveConfig, log: RunLog, other: RunLog | None) -> list[ConfigCheck]:
+    """A check naming the ranks below the config's ``world_size`` that logged no result, when the capture
+    records every rank: this log shows more than one rank, or the other run's log shows the whole world.
+    A log of rank 0 alone in both runs is how some jobs are captured (no finding); untagged lines say
+    nothing about ranks."""
+    world = cfg.data.get("world_size")
+    if not isinstance(world, int) or isinstance(world, bool) or world < 2 or not log.ranks_seen:
+        return []
+    seen = _ranks(log)
+    missing = sorted(set(range(world)) - seen)
+    every_rank = len(seen) > 1 or (other is not None and set(range(world)) <= _ranks(other))
+    if not missing or not seen or not every_rank:
+        return []
+    shown, absent = ", ".join(map(str, sorted(seen))), ", ".join(map(str, missing))
+    return [ConfigCheck(run, "world_size", CheckKind.RANKS_MISSING, f"world_size {world}",
+                        f"results from rank(s) {shown} only; rank(s) {absent} logged none",
+                        cfg.origin(("world_size",)))]

@@ -10,7 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, STAGES
-from ad_diff.kinds.config.check import check_run, log_order
+from ad_diff.kinds.config.check import check_run, known_transforms, log_order, missing_ranks
 from ad_diff.kinds.config.model import (
     ChangeKind,
     ConfigAnalysis,
@@ -56,9 +56,11 @@ def analyze_config(
     elif baseline is None and candidate is None:
         notes.append("neither run holds an AD config; no change can be explained by configuration")
     checks: list[ConfigCheck] = []
+    known = known_transforms(baseline_log, candidate_log)
     for run, cfg, log in zip(RUNS, (baseline, candidate), (baseline_log, candidate_log), strict=True):
         if cfg is not None and log is not None:
-            checks.extend(check_run(run, cfg, log, order))
+            checks.extend(check_run(run, cfg, log, order, known))
+            checks.extend(missing_ranks(run, cfg, log, candidate_log if run == BASELINE else baseline_log))
         elif cfg is not None:
             notes.append(f"the {run} run has a config but no log: config applied? not checked")
     complete = tuple(run for run, log in zip(RUNS, (baseline_log, candidate_log), strict=True)

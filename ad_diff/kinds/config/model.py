@@ -88,6 +88,8 @@ class CheckKind(_Word):
     """The config's ``stage`` differs from the stage the log ran it in."""
     NOT_IN_CONFIG = "not_in_config"
     """The log shows the transform, no file of a complete config mentions it."""
+    RANKS_MISSING = "ranks_missing"
+    """The config's ``world_size`` names ranks of which the log (recording several ranks) has no result."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,6 +296,9 @@ class ConfigCheck:
     """The stage the log ran the transform in (the config's, when the log does not show it)."""
     config_stage: str | None = field(default=None, metadata=json_omit())
     """The stage the config gives the transform (for ``stage_mismatch``)."""
+    suggestions: tuple[str, ...] = field(default=(), metadata=json_omit())
+    """For ``enabled_but_absent``: the transform keys the runs know that this key is one typo away from
+    (the finding's ``did_you_mean`` evidence)."""
 
 
 def _side_summary(cfg: EffectiveConfig | None) -> dict[str, Any] | None:

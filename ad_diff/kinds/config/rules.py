@@ -115,6 +115,24 @@ CONFIG_MISSING = Rule(
     "Save the effective config of both runs (see docs/config-in-runs.md).",
 )
 
+KEY_MISSPELLED = Rule(
+    code="ADC010",
+    name="config-key-misspelled",
+    category=Category.CONFIG,
+    severity=Severity.ERROR,
+    template="{transform}: enabled in the {run} config ({origin}) but no transform of that name ran; did you "
+    "mean {suggestion}?",
+    doc="Within one run, the config enables a transform key that no line of that run's complete log shows, "
+    "and the key is one typo away (an edit distance of 1, or 2 for keys of 12 characters and more: a "
+    "character added, dropped, changed or two swapped) from a transform the runs do show or the "
+    "known-transform catalogue names. AD ignored the key, so what the change meant to switch on (or tune) "
+    "never ran, and the run under review is not the run its config describes. It gates when the key is in "
+    "the candidate's config, whatever the baseline's says: the candidate is broken, and only a fix of its "
+    "config can show whether the change works. A baseline-only misspelling warns (the candidate fixed it). "
+    "A key far from every known key stays ADC004, which warns: it is more likely a transform this AD "
+    "version does not have than a slip of the keyboard, and nothing says which transform was meant.",
+)
+
 #: All configuration rules, in code order.
 RULES: tuple[Rule, ...] = (
     TRANSFORM_CONFIG_CHANGED,
@@ -126,6 +144,7 @@ RULES: tuple[Rule, ...] = (
     NOT_IN_CONFIG,
     UNEXPLAINED_STATE_CHANGE,
     CONFIG_MISSING,
+    KEY_MISSPELLED,
 )
 
 
@@ -160,6 +179,16 @@ def _check_finding(ch: ConfigCheck) -> Finding:
     if ch.kind is CheckKind.ENABLED_BUT_DISABLED:
         return ENABLED_BUT_DISABLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
                                          line=ch.log_line, evidence={**source, "log_line": ch.log_line})
+    if ch.kind is CheckKind.RANKS_MISSING:
+        from ad_diff.kinds.log.rules import RANK_SILENT
+
+        return RANK_SILENT.make(run=ch.run, config=ch.config_value, origin=origin, log=ch.log_value,
+                                evidence=source)
+    if ch.kind is CheckKind.ENABLED_BUT_ABSENT and ch.suggestions:
+        return KEY_MISSPELLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
+                                   suggestion=" or ".join(ch.suggestions),
+                                   severity=None if ch.run == CANDIDATE else Severity.WARNING,
+                                   evidence={**source, "did_you_mean": list(ch.suggestions)})
     if ch.kind is CheckKind.ENABLED_BUT_ABSENT:
         return ENABLED_BUT_ABSENT.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
                                        evidence=source)

@@ -20,6 +20,7 @@ CHECK_TEXT: dict[CheckKind, str] = {
     CheckKind.DISABLED_BUT_RAN: "disabled in config, but ran",
     CheckKind.STAGE_MISMATCH: "stage differs from the log",
     CheckKind.NOT_IN_CONFIG: "logged, but no config mentions it",
+    CheckKind.RANKS_MISSING: "a rank of the world size logged no result",
 }
 """How each check reads in a report (markdown, terminal, HTML)."""
 

@@ -4,11 +4,20 @@ analysis; every gating decision is written in the rule's ``doc`` (docs/rules.md)
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ad_diff.core.jsonable import to_jsonable
-from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, Finding, State, TransformComparison, TransformRecord
+from ad_diff.core.model import (
+    BASELINE,
+    CANDIDATE,
+    RUNS,
+    Finding,
+    RunId,
+    State,
+    TransformComparison,
+    TransformRecord,
+)
 from ad_diff.core.rules import ANALYSIS_FAILED
 from ad_diff.kinds.graph import rules as R
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
@@ -56,6 +65,7 @@ def classify(
     """All graph findings of one analysis, unsorted. ``rows`` (the log comparison) tell which transforms
     changed their match count or state: the regions appearing there are that change's evidence."""
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
+    ran = {BASELINE: _ran(baseline_log), CANDIDATE: _ran(candidate_log)}
     changed = {(r.transform, r.occurrence) for r in rows if r.changed}
     out = [R.DUMP_UNREADABLE.make(transform=u.transform, stage=u.stage, run=u.run, error=u.error)
            for u in analysis.unreadable]
@@ -65,7 +75,9 @@ def classify(
             explained = (d.transform, d.occurrence) in changed or d.key == analysis.first_divergence
             if not explained:
                 out.extend(_regions(d))
-        if not d.two_sided and d.missing in (None, Absence.NOT_RUN):
+        unlogged = _not_logged(d, ran)
+        out.extend(unlogged)
+        if not d.two_sided and d.missing in (None, Absence.NOT_RUN) and not unlogged:
             out.extend(_one_sided(d))
         if d.moved is not None:
             out.append(R.TRANSFORM_MOVED.make(transform=d.transform, stage=d.stage, before=d.moved[0],
@@ -89,6 +101,24 @@ def classify(
             ev["graph_regions"] = regions
         out.append(R.FIRST_DIVERGENCE.make(transform=first.transform, stage=first.stage,
                                            detail=analysis.first_divergence_detail, evidence=ev))
+    return out
+
+
+def _ran(log: RunLog | None) -> set[tuple[str, int]]:
+    """``(transform, occurrence)`` that any rank of ``log`` logged (the dumps are one rank's, which need
+    not be the primary one)."""
+    if log is None:
+        return set()
+    return {(r.transform, r.occurrence) for rl in log.rank_logs() for r in rl.transforms}
+
+
+def _not_logged(d: TransformGraphDiff, ran: Mapping[RunId, set[tuple[str, int]]]) -> list[Finding]:
+    """ADG014 per run that dumped ``d`` while no rank of its log (when it has one) has a record of it."""
+    out = []
+    for run, file in ((BASELINE, d.baseline_file), (CANDIDATE, d.candidate_file)):
+        if file is not None and ran[run] and (d.transform, d.occurrence) not in ran[run]:
+            out.append(R.DUMP_NOT_LOGGED.make(transform=d.transform, stage=d.stage, run=run, file=file,
+                                              evidence={"occurrence": d.occurrence, "dump": file}))
     return out
 
 

@@ -167,6 +167,19 @@ TRANSFORM_MOVED = Rule(
     "moved transform; it warns (an order change is rarely meant to be silent) and does not gate by itself.",
 )
 
+DUMP_NOT_LOGGED = Rule(
+    "ADG014", "dump-without-log-record", Category.CONSISTENCY, ERR,
+    "{run}: graphs/ holds a dump of {transform} ({file}) but the {run} log never ran it; the dumps and the "
+    "log do not describe the same run",
+    "Cross-check of one run's dumps against its own log: AD writes a dump after each transform it runs, so a "
+    "dump of a transform (or of one more occurrence of it) that the run's log has no result line for means "
+    "the dumps come from another run (a reused or mixed AD_DUMP_GRAPHS_DIR, artifacts copied from two jobs) "
+    "or the log is not the whole log. It gates: the run is not what its log says, so neither the match "
+    "counts nor the graph comparison can be trusted to describe it, and such a dump must not read as a "
+    "transform that 'ran in one run only' (ADG006 is not reported for it). Checked for both runs; copy the "
+    "log and the dumps of one job.",
+)
+
 DUMP_GAP = Rule(
     "ADI002", "dump-numbering-gap", Category.INPUT, ERR,
     "{run}: graphs/ numbering has gaps (missing {missing}); those dumps were lost (half-copied folder or "
@@ -219,4 +232,5 @@ RULES: tuple[Rule, ...] = (
     DUMPS_TRUNCATED,
     LOG_DUMP_CONFLICT,
     TRANSFORM_MOVED,
+    DUMP_NOT_LOGGED,
 )

@@ -135,9 +135,22 @@ REORDERED = Rule(
     "ADL013 instead, and one whose graph dumps show the same move as ADG013 only (reported once).",
 )
 
+RANK_SILENT = Rule(
+    "ADL016", "rank-logged-nothing", Category.INCOMPLETE_RUN, ERR,
+    "the {run} config sets {config} ({origin}) but the {run} log has {log}",
+    "Within one run, the config's `world_size` says N ranks ran, yet the log, which does record several "
+    "ranks (it shows more than one, or the other run's log shows all N), has no transform result from some "
+    "of them: the rank died before its first transform, hung, or its output was never saved. Its pipeline "
+    "cannot be compared, so this is an incomplete run and gates at every `--fail-on` level but `never`, "
+    "like a rank that stopped (ADL009); the world-size change (ADL014) the rank counts show is a "
+    "consequence, not the cause. A log of rank 0 alone in both runs is how some jobs are captured and gives "
+    "no finding; untagged lines say nothing about ranks. The config kind checks it, as it holds the world "
+    "size.",
+)
+
 RULES: tuple[Rule, ...] = (
     COLLAPSE, PARTIAL, STOPPED, FAILED, STATE, ADDED, REMOVED, GAIN, INCOMPLETE, RANKS, UNRECOGNISED,
-    RETRY, STAGE_MOVED, WORLD_SIZE, REORDERED,
+    RETRY, STAGE_MOVED, WORLD_SIZE, REORDERED, RANK_SILENT,
 )
 
 

@@ -102,9 +102,20 @@ REFERENCE = Rule(
     "(tensors/reference/) was recorded with a matching shape. The tensor was judged without it.",
 )  # fmt: skip
 
+NODE_NONFINITE = Rule(
+    "ADT012", "node-nonfinite-introduced", Category.NUMERIC_DRIFT, Severity.ERROR,
+    "{count} per-node capture(s) hold new NaN/Inf in the candidate ({examples}){where}",
+    "A per-node capture (`tensors/nodes/`) holds more NaN or Inf values in the candidate than in the "
+    "baseline. Like ADT002 for outputs, and as the report's legend says, new NaN/Inf always fails: no "
+    "tolerance accepts it, and finite outputs do not excuse it (a NaN in a branch the recorded prompt "
+    "masks out, a padded position or an unused expert still comes back on other inputs). It gates even when "
+    "every output passes, where ADT007 only warns. One finding names the captures (in graph order when the "
+    "runs have graph dumps, the first one's transform when the dumps show it); the tensor table lists each.",
+)  # fmt: skip
+
 RULES: tuple[Rule, ...] = (
     DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE,
-    NODES_UNORDERED,
+    NODES_UNORDERED, NODE_NONFINITE,
 )  # fmt: skip
 
 
@@ -119,6 +130,7 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
     findings += unmatched_findings(analysis.unmatched)
     outputs_compared = any(c.kind is TensorKind.OUTPUT for c in analysis.comparisons)
     findings += node_finding(analysis.first_drift, outputs_compared)
+    findings += node_nonfinite_findings(analysis.comparisons, analysis.first_drift)
     return sorted(findings, key=lambda f: f.sort_key())
 
 
@@ -238,6 +250,35 @@ def unmatched_findings(unmatched: Sequence[Unmatched]) -> list[Finding]:
 def unreadable_findings(unreadable: Sequence[Unreadable]) -> list[Finding]:
     """One error per unreadable file."""
     return [UNREADABLE.make(run=u.run, path=u.path.name, reason=u.message) for u in unreadable]
+
+
+def node_nonfinite_findings(
+    comparisons: Sequence[TensorComparison], drift: NodeDrift | None
+) -> list[Finding]:
+    """ADT012: the node captures with new NaN/Inf, in the order of ``comparisons`` (graph order when the runs
+    give one: ``drift``, :func:`ad_diff.kinds.tensors.analysis.first_drifting_node`, says)."""
+    from ad_diff.kinds.tensors.model import TensorKind
+
+    bad = [(c, c.stats) for c in comparisons
+           if c.kind is TensorKind.NODE and c.stats is not None and c.stats.new_nonfinite]
+    if not bad:
+        return []
+    first = bad[0][0]
+    ordered = drift is not None and drift.order_source is not None
+    # the first drifting node is the first capture with new NaN/Inf unless an earlier one only drifts
+    transform = None
+    if drift is not None and drift.node is not None and first.name.split(".")[0] == drift.node:
+        transform = drift.transform
+    examples = ", ".join(f"{c.name}: {s.nan_candidate} NaN, {s.inf_candidate} Inf" for c, s in bad[:3])
+    if len(bad) > 3:
+        examples += f", and {len(bad) - 3} more"
+    where = f"; first in graph order: {first.name}" if ordered else ""
+    if transform:
+        where += f", introduced by transform {transform}"
+    nodes = [[c.name, s.nan_candidate, s.inf_candidate, s.nan_baseline, s.inf_baseline] for c, s in bad[:50]]
+    return [NODE_NONFINITE.make(count=len(bad), examples=examples, where=where, node=first.name,
+                                transform=transform,
+                                evidence={"nodes": nodes, "graph_order": ordered})]
 
 
 def node_finding(drift: NodeDrift | None, outputs_compared: bool) -> list[Finding]:

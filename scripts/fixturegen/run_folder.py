@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from . import captures
+from . import captures, rename
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 
@@ -44,6 +44,10 @@ class Side:
     """``torchrun`` or ``mpirun``: one log file per rank and stream instead of one log."""
     dumps_from: RunSpec | None = None
     """Write ``graphs/`` from this other run (artifacts of two jobs mixed); the log stays ``spec``'s."""
+    rank_counts: tuple[tuple[int, str, int], ...] = ()
+    """``(rank, key, n)``: that rank reports ``n`` matches for ``key`` (the graphs stay the pipeline's)."""
+    renamed: bool = False
+    """Every dump names its nodes the way another torch version does (:func:`rename.torch_upgrade`)."""
     dump_keep: int | None = None
     """Keep only the first N dump files (a half-copied folder, a job killed while dumping); the log is
     whole."""
@@ -74,7 +78,8 @@ def write_run(side: Side, folder: Path) -> None:
     counts = dict(side.counts)
     events = [replace(ev, matches=counts[ev.key]) if ev.key in counts else ev for ev in events]
     story = Story(side.ranks, dict(side.rank1_counts) or None, side.rank_dies, side.restored_at,
-                  side.killed_before is not None, side.shutdown_error, side.rank_tags)
+                  side.killed_before is not None, side.shutdown_error, side.rank_tags,
+                  {(r, k): n for r, k, n in side.rank_counts} or None)
     pairs = render_lines(events, side.style, story)
     if side.capture:
         pairs = captures.FORMS[side.capture](pairs)
@@ -98,6 +103,8 @@ def write_run(side: Side, folder: Path) -> None:
         if side.dump_keep is not None and counter >= side.dump_keep:
             break
         counter += 1
+        if side.renamed:
+            text = rename.torch_upgrade(text)
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(text, encoding="utf-8", newline="\n")
     for rel, text in side.config:
         path = folder / rel

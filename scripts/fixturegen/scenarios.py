@@ -489,6 +489,14 @@ def _precision_scenarios() -> list[Scenario]:
             (Finding("match_loss", "match_swiglu_pattern", PM, "2 -> 0 on rank 2 of 4", collapse=True),),
             replace(BASE, **four), replace(CAND, rank_counts=((2, "match_swiglu_pattern", 0),), **four),
             root_causes=(Cause("match_lost", "match_swiglu_pattern"),)),
+        Scenario(
+            "node_captures_one_side", "The baseline recorded every node, the candidate only the first few.",
+            "Both runs record the logits (equal). The baseline's tensors/nodes.safetensors holds a capture of "
+            "every call node of its last graph; the candidate's only the first 5 (a smaller capture list). "
+            "Every node recorded by both runs is equal.",
+            "Pass: the captures both runs hold agree; the nodes only the baseline recorded are summarised in "
+            "one folded line with their count, not one line each.", "pass", (),
+            replace(BASE, node_captures=1000), replace(CAND, node_captures=5)),
     ]
 
 

@@ -361,11 +361,9 @@ def build(
 
 def _group(kind: CauseKind, title: Title, ev: str, t: str | None, stage: str | None, p: int | None,
            rf: Sequence[Finding], cf: Sequence[Finding]) -> CauseGroup:
-    """A :class:`CauseGroup` whose title is a headline (:mod:`ad_diff.core.headline`): a longer title is cut,
-    and stays whole in the evidence when the group has no other."""
-    head, cut = cap_parts(title)
-    if cut and not ev:
-        ev = "".join(text for text, _ in title)
+    """A :class:`CauseGroup` whose title is a headline (:mod:`ad_diff.core.headline`): a longer title is cut;
+    its whole text is the message of the finding it comes from, in the body."""
+    head, _ = cap_parts(title)
     # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
     return CauseGroup(0, kind, head, excerpt(redact_text(ev), MESSAGE_LIMIT), t, stage, p, tuple(rf),
                       tuple(cf))

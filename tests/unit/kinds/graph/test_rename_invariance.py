@@ -93,3 +93,16 @@ def test_a_renamed_run_yields_no_graph_finding(tmp_path_factory, rnd: random.Ran
     a = analyze_graphs(PAIR / "baseline" / "graphs", cand)
     assert classify(a, None, None) == []
     assert a.first_divergence is None
+
+
+def test_a_renamed_run_says_its_dumps_differ_in_names_only() -> None:
+    from ad_diff.kinds.graph.section import render_markdown
+
+    root = ROOT / "fixtures" / "scenarios"
+    renamed_md = render_markdown(analyze_graphs(root / "torch_upgrade_rename" / "baseline" / "graphs",
+                                                root / "torch_upgrade_rename" / "candidate" / "graphs"))
+    assert "transform(s) whose dumps differ in node names only" in renamed_md
+    assert "carry the same differences" not in renamed_md
+    changed_md = render_markdown(analyze_graphs(root / "partial_loss" / "baseline" / "graphs",
+                                                root / "partial_loss" / "candidate" / "graphs"))
+    assert "later transform(s) whose dumps carry the same differences" in changed_md

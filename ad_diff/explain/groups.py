@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 
 from ad_diff.core.escape import excerpt
+from ad_diff.core.headline import cap_parts, evidence_rank_scope
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.core.redact import redact_text
 from ad_diff.core.rules import MESSAGE_LIMIT
@@ -251,10 +252,12 @@ class _Builder:
                 f.explained_by,
             )
         before, after = ev.get("before"), ev.get("after")
+        where = evidence_rank_scope(ev)  # a loss on some ranks only says which, as its finding does
         if after == 0:
-            title: Title = (_code(t), _text(f" stopped matching ({before} \u2192 0)"))
+            title: Title = (_code(t), _text(f" stopped matching{where} ({before} \u2192 0)"))
         else:
-            title = (_code(t), _text(f" lost {ev.get('lost')} of {before} matches ({before} \u2192 {after})"))
+            title = (_code(t), _text(f" lost {ev.get('lost')} of {before} matches{where} ({before} \u2192 "
+                                     f"{after})"))
         div = self.divergence
         if any(h.kind == NO_UPSTREAM for h in hints(f)):
             why = "the graph it received was the same in both runs: the change is in the transform itself"
@@ -353,12 +356,8 @@ def build(
         kind = CauseKind.INPUT if f.category is Category.INPUT else CauseKind.OTHER
         title = marked(f.message, [where, f.node, f.tensor])
         raw.append((kind, title, "", where, pos[where] if where else None, [f], []))
-    groups = [
-        # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
-        CauseGroup(0, k, title, excerpt(redact_text(ev), MESSAGE_LIMIT), t, by_row[t].stage if t in by_row
-                   else None, p, tuple(rf), tuple(cf))
-        for k, title, ev, t, p, rf, cf in raw
-    ]
+    groups = [_group(k, title, ev, t, by_row[t].stage if t in by_row else None, p, rf, cf)
+              for k, title, ev, t, p, rf, cf in raw]
     groups.sort(key=lambda g: (_band(g, fail_on), -1 if g.position is None else g.position, g.title))
     numbered: list[CauseGroup] = []
     ordered: list[Finding] = []
@@ -368,6 +367,16 @@ def build(
         numbered.append(dataclasses.replace(g, id=i, root=head, consequences=tail))
         ordered += [*head, *tail]
     return ordered, tuple(numbered)
+
+
+def _group(kind: CauseKind, title: Title, ev: str, t: str | None, stage: str | None, p: int | None,
+           rf: Sequence[Finding], cf: Sequence[Finding]) -> CauseGroup:
+    """A :class:`CauseGroup` whose title is a headline (:mod:`ad_diff.core.headline`): a longer title is cut;
+    its whole text is the message of the finding it comes from, in the body."""
+    head, _ = cap_parts(title)
+    # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
+    return CauseGroup(0, kind, head, excerpt(redact_text(ev), MESSAGE_LIMIT), t, stage, p, tuple(rf),
+                      tuple(cf))
 
 
 def _drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int) -> _Raw:

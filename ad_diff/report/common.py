@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
+from ad_diff.core.headline import HEADLINE_MAX, cap_parts
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import Verdict, gates
@@ -201,8 +202,26 @@ def consequence_text(groups: tuple[CauseGroup, ...]) -> str:
     return ", ".join(plural(total[c], *NOUNS[c]) for c in Category if total[c])
 
 
+VERDICT_MAX = HEADLINE_MAX - len("ad-diff: ")
+"""Most characters of the verdict sentence: with the ``ad-diff:`` reporters put before it, a headline."""
+
+
 def headline_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...]:
-    """The one-sentence verdict used by every reporter, as title parts (names marked as code)."""
+    """The one-sentence verdict used by every reporter, as title parts (names marked as code): a headline
+    (:mod:`ad_diff.core.headline`) of at most :data:`VERDICT_MAX` characters, the cut falling in the root
+    cause's title, whose whole text the report shows below."""
+    parts = _verdict_parts(result, verdict)
+    total = sum(len(t) for t, _ in parts)
+    if total <= VERDICT_MAX:
+        return parts
+    # Cut the longest part (a root cause's title) by what is too much, keep the frame around it.
+    k = max(range(len(parts)), key=lambda i: len(parts[i][0]))
+    fit, _ = cap_parts((parts[k],), max(len(parts[k][0]) - (total - VERDICT_MAX), 1))
+    parts = (*parts[:k], *fit, *parts[k + 1:])
+    return cap_parts(parts, VERDICT_MAX)[0]
+
+
+def _verdict_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...]:
     p = partition(result, verdict)
     if verdict.verdict == "fail":
         n = len(p.gated)

@@ -28,7 +28,7 @@ from ad_diff.kinds.graph.section import (
     regression_transforms,
 )
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
-from ad_diff.kinds.tensors.section import rows_text, shape_text
+from ad_diff.kinds.tensors.section import one_sided, rows_text, shape_text
 from ad_diff.report import svg
 from ad_diff.result import DiffResult
 
@@ -211,6 +211,7 @@ def tensor_view(a: TensorAnalysis) -> dict[str, Any]:
     beyond = [c for c in a.comparisons if c.kind is TensorKind.NODE and not c.passed]
     nodes_shown = [_tensor_row(c, plots) for c in beyond[:MAX_NODE_ROWS]]
     nodes = sum(1 for c in a.comparisons if c.kind is TensorKind.NODE)
+    one_output, folds = one_sided(a.unmatched)
     fd = a.first_drift
     return {
         "outputs": outputs,
@@ -221,7 +222,8 @@ def tensor_view(a: TensorAnalysis) -> dict[str, Any]:
         "node_count": nodes,
         "first_drift": None if fd is None or fd.node is None else
         {"node": fd.node, "transform": fd.transform, "order": fd.order_source},
-        "unmatched": [(u.name, u.kind.value, u.present_in, u.reason) for u in a.unmatched],
+        "unmatched": [(u.name, u.kind.value, u.present_in, u.reason) for u in one_output],
+        "folded": [(summary, [(u.name, u.reason) for u in items]) for summary, items in folds],
         "unreadable": [(b.run, b.path.name, b.message) for b in a.unreadable],
         "notes": list(a.notes),
     }

@@ -203,6 +203,8 @@ class Story:
     """Python prints an ignored exception at interpreter shutdown, after generation."""
     rank_tags: bool = True
     """AD lines carry ``[RANK n]`` (False: launcher tags are the only way to tell ranks apart)."""
+    rank_counts: dict[tuple[int, str], int] | None = None
+    """Match counts ``(rank, key) -> n`` a rank reports instead of the event's (any rank)."""
 
 
 def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[str, int] | None = None,
@@ -237,6 +239,7 @@ def render_lines(events: Sequence[Event], style: LogStyle, story: Story) -> list
             dies = story.rank_dies if story.rank_dies and story.rank_dies[1] == ev.key else None
             for r in live:
                 rc = (story.rank1_counts or {}).get(ev.key) if r == 1 else None
+                rc = (story.rank_counts or {}).get((r, ev.key), rc)
                 this = replace(ev, state="crashed", error=dies[2]) if dies and dies[0] == r else ev
                 rng = random.Random(f"{style.seed}/{attempt}/{ev.key}")
                 msgs_by_rank[r] = transform_messages(this, style, rng, rank_count=rc)

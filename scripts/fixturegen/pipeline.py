@@ -78,6 +78,9 @@ class RunSpec:
     crash_in: str | None = None
     """Key whose apply raises an uncaught error: the run stops there."""
     crash_error: str = "RuntimeError: CUDA error: an illegal memory access was encountered"
+    piecewise: tuple[str, ...] = ()
+    """Piecewise CUDA graphs: compile_model splits the graph around every op whose target contains one of these
+    texts (each such op its own piece), as ``torch.fx`` ``split_module``; empty: no split."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,37 @@ class CompiledWrapper(nn.Module):
     def __init__(self, gm: fx.GraphModule) -> None:
         super().__init__()
         self.model = gm
+
+
+class _Monolithic(nn.Module):
+    def __init__(self, gm: fx.GraphModule) -> None:
+        super().__init__()
+        self.model = gm
+
+
+class PiecewiseWrapper(nn.Module):
+    """What compile_model returns with piecewise CUDA graphs on: the split graph as ``monolithic.model``, its
+    pieces as ``monolithic.model.submod_N`` (FORMATS.md 7.1, section names)."""
+
+    def __init__(self, gm: fx.GraphModule) -> None:
+        super().__init__()
+        self.monolithic = _Monolithic(gm)
+
+
+def split_piecewise(gm: fx.GraphModule, cuts: tuple[str, ...]) -> PiecewiseWrapper:
+    """``gm`` split around every op whose target contains one of ``cuts``."""
+    from torch.fx.passes.split_module import split_module
+
+    part: dict[fx.Node, int] = {}
+    k = 0
+    for n in gm.graph.nodes:
+        if n.op in ("placeholder", "output"):
+            continue
+        cut = any(c in str(n.target) for c in cuts)
+        k += cut
+        part[n] = k
+        k += cut
+    return PiecewiseWrapper(split_module(gm, None, lambda n: part[n], keep_original_order=True))
 
 
 def pipeline_for(spec: RunSpec) -> list[tuple[str, str, bool]]:
@@ -141,7 +175,7 @@ def run(spec: RunSpec) -> RunOutput:
             events.append(Event(stage, key, "skipped"))
         elif key == "compile_model":
             assert isinstance(mod, fx.GraphModule)
-            mod = CompiledWrapper(mod)
+            mod = split_piecewise(mod, spec.piecewise) if spec.piecewise else CompiledWrapper(mod)
             events.append(Event(stage, key, "applied", 1))
         elif key in REWRITES:
             assert isinstance(mod, fx.GraphModule)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from . import captures
+from . import captures, rename
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 
@@ -46,6 +46,13 @@ class Side:
     """``torchrun`` or ``mpirun``: one log file per rank and stream instead of one log."""
     dumps_from: RunSpec | None = None
     """Write ``graphs/`` from this other run (artifacts of two jobs mixed); the log stays ``spec``'s."""
+    rank_counts: tuple[tuple[int, str, int], ...] = ()
+    """``(rank, key, n)``: that rank reports ``n`` matches for ``key`` (the graphs stay the pipeline's)."""
+    renamed: bool = False
+    node_captures: int | None = None
+    """Write ``tensors/``: the logits and per-node captures of the first N call nodes of the last dump (the
+    same values in every run for the same node); ``None``: no tensors."""
+    """Every dump names its nodes the way another torch version does (:func:`rename.torch_upgrade`)."""
     dump_keep: int | None = None
     """Keep only the first N dump files (a half-copied folder, a job killed while dumping); the log is
     whole."""
@@ -83,7 +90,8 @@ def write_run(side: Side, folder: Path) -> None:
     counts = dict(side.counts)
     events = [replace(ev, matches=counts[ev.key]) if ev.key in counts else ev for ev in events]
     story = Story(side.ranks, dict(side.rank1_counts) or None, side.rank_dies, side.restored_at,
-                  side.killed_before is not None, side.shutdown_error, side.rank_tags)
+                  side.killed_before is not None, side.shutdown_error, side.rank_tags,
+                  {(r, k): n for r, k, n in side.rank_counts} or None)
     pairs = render_lines(events, side.style, story)
     if side.capture:
         pairs = captures.FORMS[side.capture](pairs)
@@ -98,6 +106,7 @@ def write_run(side: Side, folder: Path) -> None:
     graphs = folder / "graphs"
     graphs.mkdir()
     counter = 0
+    last = ""
     for stage, key, texts in (run(side.dumps_from) if side.dumps_from is not None else out).dumps:
         if key not in logged and not side.dump_all:
             continue  # restored (not run) or after the kill
@@ -107,7 +116,12 @@ def write_run(side: Side, folder: Path) -> None:
         if side.dump_keep is not None and counter >= side.dump_keep:
             break
         counter += 1
+        if side.renamed:
+            text = rename.torch_upgrade(text)
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(text, encoding="utf-8", newline="\n")
+        last = text
+    if side.node_captures is not None:
+        _write_captures(folder / "tensors", last, side.node_captures)
     for rel, text in side.config:
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,3 +151,20 @@ def _write_tensors(folder: Path, specs: tuple[tuple[str, str, str], ...]) -> Non
     (folder / "tensors").mkdir(exist_ok=True)
     for file, tensors in files.items():
         save_file(tensors, str(folder / "tensors" / f"{file}.safetensors"), metadata={"writer": "fixturegen"})
+
+
+def _write_captures(folder: Path, dump: str, nodes: int) -> None:
+    """``outputs.safetensors`` (logits) and ``nodes.safetensors`` (the first ``nodes`` call nodes of ``dump``),
+    values fixed by the name alone."""
+    import re
+    import zlib
+
+    import torch
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True)
+    names = re.findall(r"^%(\w+) = ", dump, re.M)[:nodes]
+    save_file({"logits": torch.arange(64, dtype=torch.float32).reshape(2, 32) / 7},
+              str(folder / "outputs.safetensors"))
+    save_file({n: torch.full((4,), float(zlib.crc32(n.encode()) % 97)) for n in names},
+              str(folder / "nodes.safetensors"))

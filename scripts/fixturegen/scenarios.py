@@ -298,6 +298,7 @@ def scenarios() -> list[Scenario]:
     from .scenarios_checks import check_scenarios  # it builds on this module's sides
 
     s += check_scenarios()
+    s += _precision_scenarios()
     return s
 
 
@@ -457,6 +458,48 @@ def _graph_scenarios() -> list[Scenario]:
              Finding("consistency", "match_rope_layout", PM, "logged 4, dump unchanged")),
             BASE, replace(CAND, dumps_from=replace(CAND.spec, disabled=frozenset({"match_rope_pattern"}))),
             root_causes=(Cause("other", "match_rope_pattern"), Cause("other", "match_rope_layout"))),
+    ]
+
+
+def _precision_scenarios() -> list[Scenario]:
+    """Issue 27 part 6: harmless changes give no note, and a headline says exactly what changed."""
+    four = dict(ranks=(0, 1, 2, 3))
+    return [
+        Scenario(
+            "torch_upgrade_rename", "The candidate's torch names every node differently; nothing else changed.",
+            "Every dump of the candidate names its nodes the way another torch version does: "
+            "`aten_view_default_3` for `view_2`, `aten_mul_tensor_4` for `mul_3` (the overload in the name, "
+            "counters one higher), `l_input_ids_` for the graph input `input_ids`. Targets and wiring are "
+            "the baseline's.",
+            "Pass with no findings: names are no identity; the graphs compute the same.", "pass", (),
+            BASE, replace(CAND, renamed=True)),
+        Scenario(
+            "piecewise_resplit", "compile_model splits the graph into other pieces in the candidate.",
+            "Both runs compile with piecewise CUDA graphs: compile_model's dump holds `monolithic.model` and "
+            "its pieces `monolithic.model.submod_N` (torch.fx split_module). The baseline splits around the "
+            "attention ops (5 pieces); the candidate also around every RMSNorm (15 pieces), so each "
+            "`submod_N` holds other nodes and its inputs are other values.",
+            "Pass: the split graphs are compared inlined, so no piece input pairs with an unrelated node (no "
+            "shape change); the other split is at most an informational note at compile_model.", "pass",
+            (Finding("structure_change", "compile_model", "compile", "info: split into other pieces"),),
+            _spec(BASE, piecewise=("attention",)), _spec(CAND, piecewise=("attention", "rmsnorm"))),
+        Scenario(
+            "rank2_of_4_loss", "Only rank 2 of 4 loses its SwiGLU fusions.",
+            "Four ranks log interleaved. In the candidate rank 2 reports match_swiglu_pattern 2 -> 0; ranks "
+            "0, 1 and 3 still match 2. The dumps are rank 0's, identical in both runs.",
+            "A match loss at match_swiglu_pattern whose headline names the rank: `on rank 2 of 4 (2 -> 0)`.",
+            "fail",
+            (Finding("match_loss", "match_swiglu_pattern", PM, "2 -> 0 on rank 2 of 4", collapse=True),),
+            replace(BASE, **four), replace(CAND, rank_counts=((2, "match_swiglu_pattern", 0),), **four),
+            root_causes=(Cause("match_lost", "match_swiglu_pattern"),)),
+        Scenario(
+            "node_captures_one_side", "The baseline recorded every node, the candidate only the first few.",
+            "Both runs record the logits (equal). The baseline's tensors/nodes.safetensors holds a capture of "
+            "every call node of its last graph; the candidate's only the first 5 (a smaller capture list). "
+            "Every node recorded by both runs is equal.",
+            "Pass: the captures both runs hold agree; the nodes only the baseline recorded are summarised in "
+            "one folded line with their count, not one line each.", "pass", (),
+            replace(BASE, node_captures=1000), replace(CAND, node_captures=5)),
     ]
 
 

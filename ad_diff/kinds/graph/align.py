@@ -300,8 +300,16 @@ def _rewired(al: SectionAlignment) -> None:
             al.rewired.append((B.names[i], C.names[j]))
         else:
             got = [mb[x] for x in ib]  # the candidate nodes this node's inputs are paired with
-            if got != ic and any(m >= 0 and m != y for m, y in zip(got, ic, strict=True)):
+            if got != ic and any(_reads_other(C, m, y) for m, y in zip(got, ic, strict=True)):
                 al.rewired.append((B.names[i], C.names[j]))
+
+
+def _reads_other(C: GraphIndex, paired: int, read: int) -> bool:
+    """True if a node reads candidate node ``read`` where its counterpart reads the node paired with
+    ``paired`` (-1: unpaired), and the two compute different things. Two nodes of one run with equal forward
+    signatures compute the same value (``unsqueeze`` of ``cos`` in every layer): reading either is the same
+    wiring, and which of them a name pairs with is chance (a rename deals the name to the other)."""
+    return paired >= 0 and paired != read and C.fwd[paired] != C.fwd[read]
 
 
 def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:

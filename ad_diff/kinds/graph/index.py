@@ -82,6 +82,30 @@ def has_counter(name: str) -> bool:
     return name[-1:].isdigit() and _COUNTER.search(name) is not None
 
 
+def input_names(ref: tuple[GraphNode, ...], nodes: tuple[GraphNode, ...]) -> dict[int, str]:
+    """The graph inputs of ``nodes`` that are the inputs of ``ref`` under another name: ``{index in nodes:
+    the ref input's name without its counter}``.
+
+    A graph input (placeholder) is the forward's positional parameter: its name is its identity when both runs
+    use it, its position when they do not (a torch upgrade names inputs anew, ``arg0_1`` for ``input_ids``).
+    The inputs whose names the other run lacks are paired in order, and only when both runs have as many of
+    them and each pair agrees in shape and dtype: an added or removed input keeps its own name.
+    """
+    def inputs(xs: tuple[GraphNode, ...]) -> list[tuple[int, str, GraphNode]]:
+        return [(i, strip_counter(n.name), n) for i, n in enumerate(xs) if n.op == "placeholder"]
+
+    mine, theirs = inputs(nodes), inputs(ref)
+    names_mine, names_theirs = {b for _, b, _ in mine}, {b for _, b, _ in theirs}
+    left = [x for x in mine if x[1] not in names_theirs]
+    right = [x for x in theirs if x[1] not in names_mine]
+    if not left or len(left) != len(right):
+        return {}
+    if not all(meta_agrees(meta_key(a.meta), meta_key(b.meta)) for (_, _, a), (_, _, b) in zip(left, right,
+                                                                                                 strict=True)):
+        return {}
+    return {i: base for (i, _, _), (_, base, _) in zip(left, right, strict=True)}
+
+
 def shared_prefix(a: tuple[GraphNode, ...], b: tuple[GraphNode, ...]) -> int:
     """How many leading nodes ``a`` and ``b`` share as the same objects (the parser's memo hands out one
     object per line text and line number, so this is the run of identical leading lines)."""
@@ -120,9 +144,13 @@ class GraphIndex:
         self.shared = shared
         """Leading nodes whose inputs, literals and forward signatures were taken from ``like``."""
         # A placeholder's target is its name; a counter name (``fused_weight_3``) is no identity, so those
-        # pair by the structure around them, like call nodes.
+        # pair by the structure around them, like call nodes. A renamed graph input takes the other run's name
+        # (see :func:`input_names`), so a rename reaches no signature.
         self.targets = targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
                                   for n in nodes]
+        if like is not None:
+            for i, name in input_names(like.section.nodes, nodes).items():
+                targets[i] = name
         # Few distinct metadata objects (the parser shares one per text): compute each key once, by identity
         # (the nodes keep every one of them alive meanwhile, so no id is reused).
         keys: dict[int, MetaKey] = {}

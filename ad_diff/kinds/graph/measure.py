@@ -22,6 +22,7 @@ from ad_diff.kinds.graph.model import (
     Unmatched,
     UnmatchedReason,
 )
+from ad_diff.kinds.graph.splits import inline_pieces, split_notes
 
 
 def _count(nodes: Iterable[GraphNode], sign: int, totals: list[int], by_target: dict[str, list[int]]) -> None:
@@ -256,7 +257,10 @@ class DumpAlignment:
 
 
 def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
-    """Align every section of two dumps (a section present on one side only is unmatched as a whole)."""
+    """Align every section of two dumps (a section present on one side only is unmatched as a whole); split
+    sections are compared inlined (:mod:`ad_diff.kinds.graph.splits`)."""
+    db, split_b = inline_pieces(db)
+    dc, split_c = inline_pieces(dc)
     secs_c = {s.name: s for s in dc.sections}
     secs_b = {s.name: s for s in db.sections}
     aligns: list[AlignedSection] = []
@@ -265,7 +269,7 @@ def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
     rewired: list[tuple[str, str]] = []
     changes: list[MetaChange] = []
     counts: dict[MatchKind, int] = {}
-    notes: list[str] = []
+    notes: list[str] = split_notes(split_b, split_c)
     for sb in db.sections:
         sc = secs_c.get(sb.name)
         if sc is None:

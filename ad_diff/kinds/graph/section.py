@@ -55,6 +55,17 @@ def interesting(d: TransformGraphDiff) -> bool:
     return not d.identical or not d.two_sided or bool(d.hints)
 
 
+def names_only(rows: list[TransformGraphDiff]) -> bool:
+    """True if every one of these dump pairs has the same structure, metadata and no hint: they differ in
+    node names alone (a rename), so there is no difference to carry."""
+    return all(d.two_sided and d.structure_equal and not d.meta_changes and not d.hints for d in rows)
+
+
+def later_text(rows: list[TransformGraphDiff]) -> str:
+    """``26 later transform(s)`` (``26 transform(s)`` when no earlier row shows a difference they carry)."""
+    return f"{len(rows)} {'transform(s)' if names_only(rows) else 'later transform(s)'}"
+
+
 def regression_transforms(a: GraphAnalysis) -> list[TransformGraphDiff]:
     """Transforms where something new appears: regions, metadata losses or root-cause hints."""
     return [d for d in a.transforms if d.new_regions or d.new_meta_changes or d.hints]
@@ -151,7 +162,8 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
         if new_rows:
             out += ["", *head, *(_md_row(d, ignored) for d in new_rows)]
         if later:  # the rows above are not repeated in the fold
-            summary = f"{len(later)} later transform(s) whose dumps carry the same differences"
+            summary = later_text(later) + " whose dumps " + (
+                "differ in node names only" if names_only(later) else "carry the same differences")
             out += ["", f"<details><summary>{summary}</summary>", "", *head,
                     *(_md_row(d, ignored) for d in later), "", "</details>"]
     for d in regression_transforms(a):
@@ -227,8 +239,10 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
     all_rows = [d for d in a.transforms if interesting(d)]
     rows = [d for d in all_rows if is_new(d)]
     if len(all_rows) > len(rows):
-        parts.append(Text(f"{len(all_rows) - len(rows)} later transform(s) carry the same differences "
-                          "(full table: --markdown, --json or --html)", style="dim"))
+        later = [d for d in all_rows if not is_new(d)]
+        what = "differ in node names only" if names_only(later) else "carry the same differences"
+        parts.append(Text(f"{later_text(later)} {what} (full table: --markdown, --json or --html)",
+                          style="dim"))
     if rows:
         parts.append(Responsive(lambda: _table(rows, narrow=False), lambda: _table(rows, narrow=True)))
     for d in regression_transforms(a):

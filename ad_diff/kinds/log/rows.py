@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from ad_diff.core.headline import rank_scope
 from ad_diff.core.model import Finding, Severity, Side, State, TransformComparison
 from ad_diff.kinds.log.rules import (
     ADDED,
@@ -150,8 +151,7 @@ def _fold(per: list[tuple[int | None, Finding]], comps: tuple[RankComparison, ..
             odd = [r for r in order if values[r] != values[rep_rank]]
             suffix = " on all ranks" + (f" ({_listing(odd, values)})" if odd else "")
         else:
-            many = "s" if len(affected) > 1 else ""
-            suffix = (f" on rank{many} {', '.join(map(_rank_name, affected))} of {len(order)} "
+            suffix = (f"{rank_scope(affected, len(order))} "
                       f"({_listing([r for r in order if r not in hit], values)})")
         per_rank = {_rank_name(r): values[r] for r in order}
         evidence = {**dict(rep.evidence), "ranks": affected, "rank_values": per_rank}

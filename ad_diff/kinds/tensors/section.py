@@ -7,10 +7,12 @@ the stored ones (``TensorComparison.verdict``); nothing here decides one.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from ad_diff.core.escape import html_code, md_code, md_escape
-from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, times
+from ad_diff.core.model import BASELINE, CANDIDATE
+from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, Unmatched, times
 from ad_diff.kinds.tensors.plots import plotted
 
 MAX_NODE_ROWS = 20
@@ -153,11 +155,16 @@ def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html
             if len(beyond) > len(shown):
                 out.append(f"| … {len(beyond) - len(shown)} more |" + " |" * (_COLS - 1))
             out += ["", *(_stats_item(c) for c in shown), "", "</details>", ""]
-    if analysis.unmatched:
+    one_out, folds = one_sided(analysis.unmatched)
+    if one_out:
         out.append("Recorded in one run only:")
-        for u in analysis.unmatched:
+        for u in one_out:
             out.append(f"- {md_code(u.name)} ({md_escape(u.kind)}): {md_escape(u.reason)}")
         out.append("")
+    for summary, items in folds:
+        out += [f"<details><summary>{md_escape(summary)}</summary>", ""]
+        out += [f"- {md_code(u.name)}: {md_escape(u.reason)}" for u in items]
+        out += ["", "</details>", ""]
     for bad in analysis.unreadable:
         out.append(
             f"- \u274c unreadable {md_escape(bad.run)} file {md_code(bad.path.name)}: "
@@ -166,6 +173,20 @@ def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html
     for note in analysis.notes:
         out.append(f"> {md_escape(note)}")
     return "\n".join(out).rstrip() + "\n"
+
+
+def one_sided(unmatched: Sequence[Unmatched]) -> tuple[list[Unmatched], list[tuple[str, list[Unmatched]]]]:
+    """The tensors recorded by one run only, as reports show them: the outputs one by one (each is a finding),
+    the node captures folded into one line per run with a count (``135 nodes recorded by the baseline
+    only``): a fused node has no capture in the other run, so there are many and each says little."""
+    outputs = [u for u in unmatched if u.kind is TensorKind.OUTPUT]
+    folds = []
+    for run in (BASELINE, CANDIDATE):
+        items = [u for u in unmatched if u.kind is not TensorKind.OUTPUT and u.present_in == run]
+        if items:
+            noun = "node" if len(items) == 1 else "nodes"
+            folds.append((f"{len(items)} {noun} recorded by the {run} only", items))
+    return outputs, folds
 
 
 _WIDE_COLUMNS = ("tensor", "kind", "verdict", "judged by", "rows (outliers)", "beyond elementwise", "nrmse",
@@ -215,8 +236,11 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
     if fd is not None and fd.node is not None:
         via = f" (transform {fd.transform})" if fd.transform else ""
         parts.append(Text(f"first drifting node: {fd.node}{via}", style="bold"))
-    for u in analysis.unmatched:
+    one_out, folds = one_sided(analysis.unmatched)
+    for u in one_out:
         parts.append(Text(f"only in {u.present_in}: {u.name} ({u.kind})"))
+    for summary, _ in folds:  # one line per run: the names are in --markdown, --html and --json
+        parts.append(Text(summary))
     for bad in analysis.unreadable:
         parts.append(Text(f"unreadable {bad.run} file {bad.path.name}: {bad.message}", style="red"))
     for note in analysis.notes:

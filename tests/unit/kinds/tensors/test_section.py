@@ -49,3 +49,27 @@ def test_terminal_renders() -> None:
     con = Console(record=True, width=160)
     con.print(render_terminal(a))
     assert "new NaN/Inf" in con.export_text()
+
+
+def _captures(root: Path, nodes: int) -> Path:
+    import torch
+    from safetensors.torch import save_file
+
+    (root / "tensors").mkdir(parents=True)
+    save_file({"logits": torch.ones(2, 8)}, str(root / "tensors" / "outputs.safetensors"))
+    save_file({f"mul_{i}": torch.ones(4) for i in range(nodes)}, str(root / "tensors" / "nodes.safetensors"))
+    return root
+
+
+def test_node_captures_of_one_run_fold_into_one_line_per_run(tmp_path: Path) -> None:
+    a = _analysis(_captures(tmp_path / "b", 135), _captures(tmp_path / "c", 5))
+    assert sum(1 for u in a.unmatched if u.present_in == "baseline") == 130
+    md = render_markdown(a)
+    assert "<details><summary>130 nodes recorded by the baseline only</summary>" in md
+    head = md.split("<details><summary>130 nodes")[0]
+    assert "mul_99" not in head  # the names are inside the fold, not one line each before it
+    con = Console(record=True, width=160)
+    con.print(render_terminal(a))
+    text = con.export_text()
+    assert "130 nodes recorded by the baseline only" in text
+    assert "mul_99" not in text

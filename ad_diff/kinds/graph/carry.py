@@ -467,6 +467,9 @@ class Aligner:
     forward where the runs' changes allow (``incremental=False``: the full chain every time: the
     reference)."""
 
+    keep_all = False
+    """Keep every section's alignment, not only those likely to be carried (for :meth:`pairs`: tests)."""
+
     def __init__(self, incremental: bool = True) -> None:
         self.incremental = incremental
         self.carried: dict[str, Carried | _Full] = {}
@@ -479,8 +482,9 @@ class Aligner:
         change ``[]``: the same body as the run's previous dump; ``None``: not known)."""
         ok = self.incremental and self.last is not None and all(
             ch is not None and pv is last for ch, pv, last in zip(changes, base, self.last, strict=True))
-        by_b = {s: (g, n) for s, g, n in changes[0] or ()} if ok else {}
-        by_c = {s: (g, n) for s, g, n in changes[1] or ()} if ok else {}
+        by_b = {s: (g, n) for s, g, n in changes[0] or ()}
+        by_c = {s: (g, n) for s, g, n in changes[1] or ()}
+        known = all(ch is not None for ch in changes)
         prev = self.carried if ok else {}
         self.carried = {}  # what is not carried on is let go before the full chain runs (memory)
         carried: dict[str, Carried | _Full] = {}
@@ -488,18 +492,24 @@ class Aligner:
         def one(sb: GraphSection, sc: GraphSection, fmt_b: str, fmt_c: str) -> SectionOutcome:
             p = prev.pop(sb.name, None)
             got: Carried | _Full | None = None
+            cb, cc = by_b.get(sb.name, ([], [])), by_c.get(sc.name, ([], []))
+            # Small changes now are the sign of small changes next (a pass that touches every layer makes
+            # every later pass touch it too): only then is a full alignment kept to be carried forward.
+            share = MAX_SHARE * (len(sb.nodes) + len(sc.nodes))
+            small = self.incremental and known and 3 * (len(cb[1]) + len(cc[1])) <= share
             if p is not None:
-                cb, cc = by_b.get(sb.name, ([], [])), by_c.get(sc.name, ([], []))
                 if not (cb[0] or cb[1] or cc[0] or cc[1]):
                     nodes = (p.nodes_b, p.nodes_c) if isinstance(p, Carried) else p[1:3]
                     got = p if nodes == (sb.nodes, sc.nodes) else None
-                elif 3 * (len(cb[1]) + len(cc[1])) <= MAX_SHARE * (len(sb.nodes) + len(sc.nodes)):
+                elif small:
                     got = step(p if isinstance(p, Carried) else Carried.of_full(p), sb, sc, cb, cc,
                                (fmt_b, fmt_c))
             if got is None:
                 p = None
                 al = align_sections(sb, sc, fmt_b, fmt_c)
                 out = full_outcome(al)
+                if not (small or self.keep_all):  # kept, it would hold this pair's nodes through the next
+                    return out
                 got = (sb.name, sb.nodes, sc.nodes, (al.mb, al.mc, al.b.fwd, al.c.fwd, al.b.bwd, al.c.bwd),
                        al.kind, out)
             carried[sb.name] = got
@@ -513,7 +523,7 @@ class Aligner:
 
     def pairs(self) -> list[tuple[str, str, str, str]]:
         """``(section, baseline node, candidate node, match kind)`` of the last dumps aligned, in section and
-        baseline order (what the tests compare between the two methods)."""
+        baseline order (what the tests compare between the two methods; complete with :attr:`keep_all`)."""
         out: list[tuple[str, str, str, str]] = []
         for name, got in self.carried.items():
             if isinstance(got, Carried):

@@ -32,6 +32,7 @@ def _analyze(monkeypatch: pytest.MonkeyPatch, root: Path, incremental: bool, log
     by :func:`carry.step` (the incremental path taken, however small the share it has to align again)."""
     monkeypatch.setattr(analysis, "INCREMENTAL", incremental)
     monkeypatch.setattr(carry, "MAX_SHARE", 10.0)
+    monkeypatch.setattr(carry.Aligner, "keep_all", True)
     pairs: Pairs = []
     steps = [0]
     align, step = ALIGN, STEP

@@ -73,7 +73,12 @@ for run in sys.argv[1:]:
 print(n)
 """
 LOST_AT = "match_rmsnorm_pattern"
-"""Where every generated pair's injected loss shows (both generators lose RMSNorm matches)."""
+"""Where the injected loss of the Llama and MoE pairs shows (both generators lose RMSNorm matches)."""
+WORST_LOSS = "repeat_kv"
+"""The worst-case pairs' loss: the candidate's match_repeat_kv, the first pattern-matcher transform that
+rewrites the graph, misses one layer's k repeat, and that layer keeps its unsqueeze/expand/reshape (so
+match_grouped_attention misses it too) to the end: every later dump differs (84 of 92)."""
+WORST_AT = "match_repeat_kv"
 
 
 def _say(line: str = "") -> None:
@@ -86,11 +91,13 @@ class Sizes:
     """Workload sizes."""
 
     llama: tuple[int, int] = (80, 160)
+    worst: tuple[int, int] = (160, 320)
+    """Layers of the worst-case pairs (divergence at the first pattern-matcher transform)."""
     moe: tuple[int, int, int] = (80, 90, 50_000)
     """layers, transforms, nodes per dump."""
 
 
-QUICK = Sizes(llama=(2, 4), moe=(2, 20, 200))
+QUICK = Sizes(llama=(2, 4), worst=(4, 8), moe=(2, 20, 200))
 
 
 def _fmt(v: float | None, unit: str) -> str:
@@ -127,6 +134,8 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
                 moe.invalid,
             ),
         ]
+    if "worst160 ad-diff" in c:
+        rows += worst_targets(c)
     big = c["llama160 ad-diff"]
     rows.append(
         Target(
@@ -157,6 +166,23 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
     return rows + startup_targets(c)
 
 
+def worst_targets(c: dict[str, Cmd]) -> list[Target]:
+    """The worst-case rows: the 160-layer pair against its read floor, doubling its layers, its memory."""
+    ad, fl, two = c["worst160 ad-diff"], c["worst160 floor"], c["worst320 ad-diff"]
+    floors = c["worst320 floor"].med("wall") / fl.med("wall")
+    return [
+        Target("worst case, 160 layers: ad-diff / read floor", ad.med("wall") / fl.med("wall"), 2.5, "x",
+               f"{ad.med('wall'):.2f} s / {fl.med('wall'):.2f} s; CPU {ad.med('cpu') / fl.med('cpu'):.2f}x",
+               ad.invalid or fl.invalid),
+        Target("worst case, 160 -> 320 layers: ad-diff time", two.med("wall") / ad.med("wall"), 2.1, "x",
+               f"CPU {two.med('cpu') / ad.med('cpu'):.2f}x; read floor {floors:.2f}x",
+               ad.invalid or two.invalid),
+        Target("worst case, 160 layers: peak RSS", ad.med("rss_kb") / 1024, 120.0, "MiB",
+               f"320 layers {two.med('rss_kb') / 1024:.0f} MiB; read floor {fl.med('rss_kb') / 1024:.0f} MiB",
+               ad.invalid),
+    ]
+
+
 def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[str, dict]:
     """Every workload under ``root`` (reused when already there; only the log-only one and its source with
     ``startup``)."""
@@ -167,6 +193,10 @@ def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[st
         if startup and name != "llama80":
             continue
         w[name] = workload(root, name, {"layers": layers}, functools.partial(make_llama_pair, layers=layers))
+    for name, layers in zip(("worst160", "worst320"), sz.worst, strict=True):
+        if not startup:
+            w[name] = workload(root, name, {"layers": layers, "loss": WORST_LOSS},
+                               functools.partial(make_llama_pair, layers=layers, loss=WORST_LOSS))
     if moe and not startup:
         layers, transforms, nodes = sz.moe
         w["moe"] = workload(
@@ -184,16 +214,17 @@ def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[st
 def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startup: bool) -> dict[str, Cmd]:
     """The measured commands, in the order they run within a repeat."""
     py = sys.executable
-    c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt)
+    c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt, READ_FLOOR)
     if startup:
         return c
-    for name in ["llama80", "llama160", *(["moe"] if "moe" in w else [])]:
+    for name in ["llama80", "llama160", "worst160", "worst320", *(["moe"] if "moe" in w else [])]:
         b, cand = str(root / name / "baseline"), str(root / name / "candidate")
         argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
-        c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, LOST_AT, tensors=name.startswith("llama"))
+        at, tensors = WORST_AT if name.startswith("worst") else LOST_AT, name != "moe"
+        c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, at, tensors=tensors)
         for tag in map(str, extra):  # the same pair with another checkout or dependency first: before/after
             label = f"{name} ad-diff [{Path(tag).name}]"
-            c[label] = Cmd(label, argv, 1, LOST_AT, tensors=name.startswith("llama"), pythonpath=tag)
+            c[label] = Cmd(label, argv, 1, at, tensors=tensors, pythonpath=tag)
         c[f"{name} floor"] = Cmd(f"{name} floor", [py, "-c", READ_FLOOR, b, cand], 0)
     return c
 
@@ -361,7 +392,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-tensor-pair", action="store_true", help="skip the tensor pair row")
     ap.add_argument("--no-history", action="store_true", help="skip the history row")
     ap.add_argument(
-        "--profile", choices=("llama80", "llama160", "moe"), help="profile one ad-diff run instead"
+        "--profile", choices=("llama80", "llama160", "worst160", "worst320", "moe"),
+        help="profile one ad-diff run instead",
     )
     ap.add_argument("--startup", action="store_true", help="only python -c pass, --help and log-only")
     ap.add_argument(

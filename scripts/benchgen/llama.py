@@ -3,7 +3,7 @@ bf16 decoder of ``--layers`` layers through its default pipeline (92 dumps per r
 and recorded bf16 logits (``tensors/outputs.safetensors``, 2 KiB, plus the input ids), with one injected
 match loss in the candidate.
 
-    python scripts/benchgen/llama.py OUT/ [--layers 80] [--seed 0] [--loss rmsnorm|rope|swiglu|none]
+    python scripts/benchgen/llama.py OUT/ [--layers 80] [--seed 0] [--loss rmsnorm|repeat_kv|rope|swiglu|none]
 
 80 layers give about 38 MB of dumps per run, 160 layers about 77 MB. Deterministic given the seed (log
 timings, logits); the lost pattern sits in layer ``layers // 2``. The graph changes at the transforms a
@@ -33,6 +33,7 @@ from benchgen.textfx import d3_file  # noqa: E402
 
 #: The transform whose matches the injected loss lowers, by loss kind.
 LOSS_TRANSFORM = {
+    "repeat_kv": "match_repeat_kv",
     "rmsnorm": "match_rmsnorm_pattern",
     "rope": "match_rope_pattern",
     "swiglu": "match_swiglu_pattern",

@@ -52,8 +52,9 @@ class LlamaShape:
 
 @dataclass(frozen=True)
 class Loss:
-    """The injected match loss: the pattern ``kind`` (``rmsnorm``, ``rope`` or ``swiglu``) is not matched in
-    layer ``layer`` (for ``rmsnorm``: that layer's post-attention norm)."""
+    """The injected match loss: the pattern ``kind`` (``rmsnorm``, ``repeat_kv``, ``rope`` or ``swiglu``) is
+    not matched in layer ``layer`` (for ``rmsnorm``: that layer's post-attention norm; for ``repeat_kv``: its
+    k repeat)."""
 
     kind: str
     layer: int

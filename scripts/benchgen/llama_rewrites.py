@@ -33,8 +33,10 @@ def cleanup_input_constraints(m: Llama) -> int:
 def match_repeat_kv(m: Llama) -> int:
     """``unsqueeze/expand/reshape`` -> ``torch_repeat_kv`` (k and v of every layer)."""
     sh, n = m.shape, 0
-    for L in m.layers:
-        for chain in L.repeat:
+    for li, L in enumerate(m.layers):
+        for r, chain in enumerate(L.repeat):
+            if r == 0 and _lost(m, "repeat_kv", li):  # the lost match: this layer's k keeps its three nodes
+                continue
             un, _, rs = chain
             new = m.g.before(rs).call(
                 "auto_deploy.torch_repeat_kv.default",
@@ -66,13 +68,18 @@ def match_eager_attention(m: Llama) -> int:
     return len(m.layers)
 
 
-def _swap_attention(m: Llama, target: str, args: Callable[[Layer, Node], list], shape: str) -> int:
+def _swap_attention(m: Llama, target: str, args: Callable[[Layer, Node], list], shape: str,
+                    skip: Callable[[Layer], bool] = lambda L: False) -> int:
+    n = 0
     for L in m.layers:
+        if skip(L):
+            continue
+        n += 1
         old = L.fused["attention"]
         new = m.g.before(old).call(target, args(L, old), shape)
-        m.g.replace(old, new, [n for chain in L.repeat for n in chain])
+        m.g.replace(old, new, [x for chain in L.repeat for x in chain])
         L.fused["attention"] = new
-    return len(m.layers)
+    return n
 
 
 def match_sdpa_to_torch_attention(m: Llama) -> int:
@@ -89,7 +96,10 @@ def match_grouped_attention(m: Llama) -> int:
         k, v = (c[0].args[0] for c in L.repeat)
         return [old.args[0], k, v, *old.args[3:]]
 
-    return _swap_attention(m, "auto_deploy.torch_attention.default", args, m.shape.bnsd(m.shape.heads))
+    # A layer whose repeat_kv was not matched has no torch_repeat_kv to fold: the pattern does not match there
+    # (its unsqueeze/expand/reshape stays to the end of the pipeline).
+    return _swap_attention(m, "auto_deploy.torch_attention.default", args, m.shape.bnsd(m.shape.heads),
+                           skip=lambda L: any(len(chain) > 1 for chain in L.repeat))
 
 
 def match_attention_layout(m: Llama) -> int:

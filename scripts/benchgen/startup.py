@@ -19,12 +19,15 @@ LIMIT_S = 0.15
 
 
 def startup_commands(
-    py: str, log_only: Path, extra_paths: list[Path], lost_at: str, fmt: str
+    py: str, log_only: Path, extra_paths: list[Path], lost_at: str, fmt: str, floor: str = ""
 ) -> dict[str, Cmd]:
-    """``python -c pass``, ``ad-diff --help`` and the log-only comparison (plus one variant of each ad-diff
-    command per ``extra_paths`` entry, named ``<name> [<dir's name>]``)."""
+    """``python -c pass``, the read floor of the two logs (``floor``: the read-floor script, when given),
+    ``ad-diff --help`` and the log-only comparison (plus one variant of each ad-diff command per
+    ``extra_paths`` entry, named ``<name> [<dir's name>]``)."""
     c = {"python -c pass": Cmd("python -c pass", [py, "-c", "pass"], 0)}
     b, cand = str(log_only / "baseline"), str(log_only / "candidate")
+    if floor:
+        c["log-only floor"] = Cmd("log-only floor", [py, "-c", floor, b, cand], 0)
     for tag in ["", *map(str, extra_paths)]:
         suffix = f" [{Path(tag).name}]" if tag else ""
         c[f"ad-diff --help{suffix}"] = Cmd(f"ad-diff --help{suffix}", [py, "-m", "ad_diff", "--help"], 0)
@@ -56,5 +59,7 @@ def startup_targets(c: dict[str, Cmd]) -> list[Target]:
             f"{m.med('wall') / base:.1f}x python -c pass ({base * 1000:.0f} ms); CPU {m.med('cpu'):.3f} s "
             f"({m.med('cpu') / c['python -c pass'].med('cpu'):.1f}x)"
         )
+        if "log-only floor" in c and name.startswith("log-only"):
+            note += f"; {m.med('wall') / c['log-only floor'].med('wall'):.1f}x the logs' read floor"
         rows.append(Target(what, m.med("wall"), LIMIT_S, "s", note, m.invalid))
     return rows

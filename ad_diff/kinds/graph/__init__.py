@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ad_diff.core.model import Finding
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.graph import folder, rules
+from ad_diff.kinds.graph import rules
 from ad_diff.kinds.graph.rules import STANDS
 
 # The graph model, diff and classify modules are imported where a run has dumps: the registry
@@ -50,7 +50,9 @@ class GraphKind:
             ctx.notes.append("graph analysis not run: disabled with --no-graphs")
             return Skipped("disabled", "disabled with --no-graphs")
         # One listing per run, vetted once (links, FIFOs): the analysis reads what it found, and classify
-        # reports it (ADI002-005).
+        # reports it (ADI002-005). Imported here: a log-only comparison never lists a graphs/ folder.
+        from ad_diff.kinds.graph import folder
+
         listings = (folder.scan(base.graphs), folder.scan(cand.graphs))
         nb, nc = listings[0].named, listings[1].named
         if nb == 0 and nc == 0:
@@ -85,6 +87,7 @@ class GraphKind:
                                        analysis="graph analysis")]
             if section.reason in ("no_data", "disabled"):
                 return []
+        from ad_diff.kinds.graph import folder
         from ad_diff.kinds.graph.classify import classify, folder_findings
 
         out: list[Finding] = []

@@ -127,7 +127,28 @@ def align_sections(
 def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionAlignment:
     B = GraphIndex(b)
     al = SectionAlignment(b.name, B, GraphIndex(c, like=B))
+    match_chain(al)
+    _rewired(al)
+    _regions(al, fmt_b, fmt_c)
+    return al
+
+
+def match_chain(al: SectionAlignment) -> None:
+    """Steps 1-4 of the chain on the nodes ``al`` leaves unmatched (pairs already in ``al`` stay as they are:
+    the incremental alignment, :mod:`ad_diff.kinds.graph.carry`, presets the pairs it carries)."""
     _exact(al)
+    match_rest(al)
+
+
+def match_exact(al: SectionAlignment) -> None:
+    """Step 1 alone. A node whose ``mb``/``mc`` entry is neither a partner nor -1 is left alone and counts as
+    unmatched for its users (the incremental alignment marks so the pairs it carries of the later steps,
+    which do not exist yet when the full chain makes this step)."""
+    _exact(al)
+
+
+def match_rest(al: SectionAlignment) -> None:
+    """Steps 2-4."""
     base_b, base_c = _bases(al.b, al.mb), _bases(al.c, al.mc)
     _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.fwd), (base_c, al.c.targets, al.c.fwd))
     _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.bwd), (base_c, al.c.targets, al.c.bwd))
@@ -136,9 +157,11 @@ def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionA
     _propagate(al)
     _sequence(al)
     _propagate(al)
-    _rewired(al)
+
+
+def mark_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
+    """Group the unmatched nodes of ``al`` into regions (fills ``al.regions`` and ``al.unmatched``)."""
     _regions(al, fmt_b, fmt_c)
-    return al
 
 
 def identical_alignment(sec: GraphSection) -> list[NodePair]:
@@ -153,7 +176,7 @@ def _exact(al: SectionAlignment) -> None:
     The leading nodes both sections share (:attr:`GraphIndex.shared`) pair with themselves without a look:
     each has its own name at its own position on both sides (no name repeats there), the same target,
     metadata, inputs and forward signature, which is everything this step compares."""
-    B, C, mb = al.b, al.c, al.mb
+    B, C, mb, mc = al.b, al.c, al.mb, al.mc
     shared = C.shared
     if shared:
         al.mb[:shared] = al.mc[:shared] = range(shared)
@@ -163,7 +186,8 @@ def _exact(al: SectionAlignment) -> None:
     for j in range(shared, len(C)):
         name = C.names[j]
         i = pos_b.get(name)
-        if i is None or tb[i] != tc[j]:
+        # (a node is paired here already only where the incremental alignment preset it)
+        if i is None or tb[i] != tc[j] or mc[j] != -1 or mb[i] != -1:
             continue
         agree = meta_agrees(metas_b[i], metas_c[j])
         op = nodes_c[j].op
@@ -334,7 +358,8 @@ def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
     def touch(node: int, pair_b: int) -> None:
         frontier.setdefault(node, set()).add(pair_b)
         # Graph inputs and widely shared nodes border every region; tying through them would merge all.
-        if B.section.nodes[pair_b].op == "placeholder" or len(B.users[pair_b]) > MAX_FRONTIER_FANOUT:
+        users = len(B.users[pair_b]) if B.fanout is None else B.fanout[pair_b]
+        if B.section.nodes[pair_b].op == "placeholder" or users > MAX_FRONTIER_FANOUT:
             return
         first = via.setdefault(pair_b, node)
         if first != node:

@@ -15,7 +15,7 @@ matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -23,6 +23,7 @@ from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
 from ad_diff.kinds.graph.align import AlignedSection, align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
+from ad_diff.kinds.graph.carry import Aligner
 from ad_diff.kinds.graph.diff import (
     Absence,
     Coverage,
@@ -87,10 +88,10 @@ class _CrossState:
     region_sigs: set[RegionSig] = field(default_factory=set)
     """Signatures of the previous two-sided transform's regions."""
     pending_sigs: set[RegionSig] = field(default_factory=set)
-    alignments: list[AlignedSection] | None = None
+    alignments: Sequence[AlignedSection] | None = None
     """Alignment of the previous two-sided transform (``None`` when it was byte-identical)."""
     identical_prev: bool = False
-    pending: list[AlignedSection] | None = None
+    pending: Sequence[AlignedSection] | None = None
     """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
     memo_key: tuple[bytes, bytes] | None = None
     """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
@@ -100,6 +101,13 @@ class _CrossState:
     last: DumpAlignment | None = None
     covers: dict[bytes, Coverage] | None = None
     """Coverage by body digest (``None``: no reuse)."""
+    aligner: Aligner = field(default_factory=Aligner)
+    """Aligns each pair, carrying the previous pair's alignment forward where it can."""
+
+
+INCREMENTAL = True
+"""Whether the cross-run alignment is carried from transform to transform (:mod:`ad_diff.kinds.graph.carry`);
+``False`` aligns every pair with the full chain (the reference the tests compare it with)."""
 
 
 def _advance(cross: _CrossState, d: TransformGraphDiff) -> None:
@@ -155,7 +163,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
     rb, rc = _RunState(), _RunState()
-    cross = _CrossState(covers={} if reuse else None)
+    cross = _CrossState(covers={} if reuse else None, aligner=Aligner(INCREMENTAL and reuse))
     diffs: list[TransformGraphDiff] = []
     unreadable: list[UnreadableDump] = []
     formats: dict[RunId, set[str]] = {BASELINE: set(), CANDIDATE: set()}
@@ -318,12 +326,14 @@ def _step(
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
     reuse = cross.covers is not None
+    base = (None if rb.dump is None else rb.dump.sections, None if rc.dump is None else rc.dump.sections)
     change_b, change_c = _change(rb, db, same_b, reuse), _change(rc, dc, same_c, reuse)
+    changes = ([] if same_b else change_b, [] if same_c else change_c)
     delta_b = _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), change_b)
     delta_c = _delta(rc.dump, dc, same_c, tp.baseline is None, logs[CANDIDATE].get(at), change_c)
     cov_b = None if db is None else rb.cover if same_b else _coverage(db, dig_b, cross, rb.cover, change_b)
     cov_c = None if dc is None else rc.cover if same_c else _coverage(dc, dig_c, cross, rc.cover, change_c)
-    base = TransformGraphDiff(
+    base_diff = TransformGraphDiff(
         stage=tp.stage,
         transform=tp.transform,
         occurrence=tp.occurrence,
@@ -341,12 +351,12 @@ def _step(
     if dc is not None:
         rc.dump, rc.digest, rc.cover = dc, dig_c, cov_c
     if db is None or dc is None:
-        result = base
+        result = base_diff
     elif dig_b == dig_c:
-        result = replace(base, identical=True, structure_equal=True,
+        result = replace(base_diff, identical=True, structure_equal=True,
                          pairs_by_kind=((MatchKind.IDENTICAL, db.node_count),))
     else:
-        result = _compare(db, dc, base, cross, (dig_b, dig_c))
+        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c), (base, changes))
     if db is not None and dc is not None:
         hints = find_hints(
             tp,
@@ -373,12 +383,15 @@ def _signatures(unmatched: Iterable[Unmatched]) -> dict[int, RegionSig]:
 
 
 def _compare(
-    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: _CrossState, key: tuple[bytes, bytes]
+    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: _CrossState, key: tuple[bytes, bytes],
+    since: tuple[tuple[object, object], tuple[BodyChange | None, BodyChange | None]],
 ) -> TransformGraphDiff:
+    """Align the pair (``since``: each run's previous dump and what changed from it, for the aligner) and
+    tell new differences from inherited ones."""
     if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
         a = cross.memo  # same two graphs as the previous transform: same alignment
     else:
-        a = align_dumps(db, dc)
+        a = cross.aligner.align(db, dc, *since)
         if cross.covers is not None:
             cross.memo_key, cross.memo = key, a
     cross.last_key, cross.last = key, a

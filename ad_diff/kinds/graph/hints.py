@@ -14,6 +14,7 @@ Evidence used, and nothing else:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State
@@ -50,7 +51,7 @@ def _lost_matches(
 
 def find_hints(
     tp: TransformPair,
-    prev: list[AlignedSection] | None,
+    prev: Sequence[AlignedSection] | None,
     prev_identical: bool,
     delta_b: RunDelta | None,
     delta_c: RunDelta | None,

@@ -127,12 +127,15 @@ class GraphIndex:
     """
 
     __slots__ = ("section", "names", "targets", "pos", "inputs", "ext", "users", "fwd", "bwd", "lits",
-                 "metas", "shared")
+                 "metas", "shared", "fanout")
     fwd: list[int]
     bwd: list[int]
 
-    def __init__(self, section: GraphSection, like: GraphIndex | None = None) -> None:
+    def __init__(self, section: GraphSection, like: GraphIndex | None = None,
+                 seeds: dict[int, tuple[int, int]] | None = None) -> None:
         self.section = section
+        self.fanout: list[int] | None = None
+        """Users per node where :attr:`users` lists only some of them (a part of a section: see ``seeds``)."""
         nodes = section.nodes
         self.names = names = [n.name for n in nodes]
         pos = dict(zip(names, range(len(names)), strict=True))
@@ -183,6 +186,8 @@ class GraphIndex:
             if node.op == "placeholder":
                 placeholder[i] = True
                 fwd[i] = hash(("P", targets[i]))  # the name without its counter: a counter is no identity
+                if seeds is not None and i in seeds:
+                    fwd[i] = seeds[i][0]
                 continue
             labels: list[object] = []
             ins = inputs_all[i]
@@ -227,7 +232,9 @@ class GraphIndex:
                 ext_all[i] = tuple(ext)
             if lits is not None:
                 lits_all[i] = tuple(lits)
-            fwd[i] = hash((targets[i], tuple(labels)))
+            # A part of a section (:mod:`ad_diff.kinds.graph.carry`): a seeded node stands for an aligned
+            # pair whose surroundings lie outside the part, so it takes the pair's value in both runs.
+            fwd[i] = hash((targets[i], tuple(labels))) if seeds is None or i not in seeds else seeds[i][0]
         for i in range(shared):  # the shared leading nodes were not visited above
             placeholder[i] = nodes[i].op == "placeholder"
         self.fwd = fwd
@@ -242,6 +249,8 @@ class GraphIndex:
             else:
                 key = tuple(sorted([(bwd[u], k) for u, k in us]))
             bwd[i] = hash(("P", targets[i], key)) if placeholder[i] else hash((targets[i], key))
+            if seeds is not None and i in seeds:
+                bwd[i] = seeds[i][1]
         self.bwd = bwd
 
     def __len__(self) -> int:

@@ -3,19 +3,21 @@ and the metadata comparison of their aligned nodes."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
+from typing import overload
 
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.align import AlignedSection, SectionAlignment, align_sections
 from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
-from ad_diff.kinds.graph.index import meta_agrees, norm_target
+from ad_diff.kinds.graph.index import MetaKey, meta_agrees, norm_target
 from ad_diff.kinds.graph.model import (
     UNKNOWN_DTYPES,
     Arg,
     GraphDump,
     GraphNode,
+    GraphSection,
     MatchKind,
     NodeMeta,
     Region,
@@ -225,28 +227,80 @@ def meta_changes(al: SectionAlignment) -> list[MetaChange]:
     kb, kc = al.b.metas, al.c.metas
     for i in range(al.c.shared, len(al.mb)):  # the shared leading nodes pair with themselves: same metadata
         j = al.mb[i]
-        if j < 0:
-            continue
-        mb, mc = nb[i].meta, nc[j].meta
-        if mb is None or mc is None or mb is mc or mb == mc:
-            continue
-        if mb.known and not mc.known:
-            kind = MetaChangeKind.LOST
-        elif mc.known and not mb.known:
-            kind = MetaChangeKind.GAINED
-        elif not mb.known or meta_agrees(kb[i], kc[j]):
-            continue
-        else:
-            kind = MetaChangeKind.CHANGED
-        out.append(MetaChange(nb[i].name, nc[j].name, _meta_text(mb), _meta_text(mc), kind))
+        if j >= 0:
+            m = meta_change(nb[i], nc[j], kb[i], kc[j])
+            if m is not None:
+                out.append(m)
     return out
+
+
+def meta_change(b: GraphNode, c: GraphNode, kb: MetaKey, kc: MetaKey) -> MetaChange | None:
+    """How the metadata of the aligned nodes ``b`` and ``c`` differs (``kb``/``kc``: their :func:`meta_key`);
+    ``None`` when it does not."""
+    mb, mc = b.meta, c.meta
+    if mb is None or mc is None or mb is mc or mb == mc:
+        return None
+    if mb.known and not mc.known:
+        kind = MetaChangeKind.LOST
+    elif mc.known and not mb.known:
+        kind = MetaChangeKind.GAINED
+    elif not mb.known or meta_agrees(kb, kc):
+        return None
+    else:
+        kind = MetaChangeKind.CHANGED
+    return MetaChange(b.name, c.name, _meta_text(mb), _meta_text(mc), kind)
+
+
+class Kept(Sequence[AlignedSection]):
+    """What the next transform's hints read of each section's alignment, made on first use (an incremental
+    alignment keeps no per-position arrays: :mod:`ad_diff.kinds.graph.carry`)."""
+
+    __slots__ = ("_make", "_done")
+
+    def __init__(self, make: list[Callable[[], AlignedSection]]) -> None:
+        self._make: list[Callable[[], AlignedSection]] | None = make
+        self._done: list[AlignedSection] = []
+
+    def _all(self) -> list[AlignedSection]:
+        if self._make is not None:
+            self._done, self._make = [f() for f in self._make], None
+        return self._done
+
+    def __len__(self) -> int:
+        return len(self._make) if self._make is not None else len(self._done)
+
+    @overload
+    def __getitem__(self, i: int) -> AlignedSection: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[AlignedSection]: ...
+    def __getitem__(self, i: int | slice) -> AlignedSection | Sequence[AlignedSection]:
+        return self._all()[i]
+
+
+@dataclass(frozen=True)
+class SectionOutcome:
+    """What aligning one section of two dumps measures (by the full chain or incrementally)."""
+
+    kept: Callable[[], AlignedSection]
+    counts: dict[MatchKind, int]
+    regions: list[Region]
+    unmatched: list[Unmatched]
+    rewired: list[tuple[str, str]]
+    changes: list[MetaChange]
+
+
+def full_outcome(al: SectionAlignment) -> SectionOutcome:
+    """The outcome of a full alignment ``al``."""
+    kept = al.kept()
+    return SectionOutcome(lambda: kept, dict(al.counts()), al.regions, al.unmatched, al.rewired,
+                          meta_changes(al))
 
 
 @dataclass(frozen=True)
 class DumpAlignment:
     """What aligning every section of two dumps measures (before telling new differences from inherited)."""
 
-    aligns: list[AlignedSection]
+    aligns: Sequence[AlignedSection]
     """What the next transform's hints read of each section's alignment."""
     unmatched: tuple[Unmatched, ...]
     regions: tuple[Region, ...]
@@ -256,14 +310,22 @@ class DumpAlignment:
     notes: tuple[str, ...]
 
 
-def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
+SectionAligner = Callable[[GraphSection, GraphSection, str, str], SectionOutcome]
+"""Aligns one section of both runs: ``(baseline, candidate, baseline format, candidate format)``."""
+
+
+def _full(sb: GraphSection, sc: GraphSection, fmt_b: str, fmt_c: str) -> SectionOutcome:
+    return full_outcome(align_sections(sb, sc, fmt_b, fmt_c))
+
+
+def align_dumps(db: GraphDump, dc: GraphDump, align: SectionAligner = _full) -> DumpAlignment:
     """Align every section of two dumps (a section present on one side only is unmatched as a whole); split
     sections are compared inlined (:mod:`ad_diff.kinds.graph.splits`)."""
     db, split_b = inline_pieces(db)
     dc, split_c = inline_pieces(dc)
     secs_c = {s.name: s for s in dc.sections}
     secs_b = {s.name: s for s in db.sections}
-    aligns: list[AlignedSection] = []
+    kept: list[Callable[[], AlignedSection]] = []
     unmatched: list[Unmatched] = []
     regions: list[Region] = []
     rewired: list[tuple[str, str]] = []
@@ -277,20 +339,20 @@ def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
             unmatched.extend(Unmatched(BASELINE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sb.name)
                              for n in sb.nodes)
             continue
-        al = align_sections(sb, sc, db.fmt, dc.fmt)
-        aligns.append(al.kept())
-        for k, v in al.counts().items():
+        out = align(sb, sc, db.fmt, dc.fmt)
+        kept.append(out.kept)
+        for k, v in out.counts.items():
             counts[k] = counts.get(k, 0) + v
         offset = len(regions)
-        regions.extend(replace(r, id=r.id + offset) for r in al.regions)
-        unmatched.extend(replace(u, region=u.region + offset) if u.region is not None else u
-                         for u in al.unmatched)
-        rewired.extend(al.rewired)
-        changes.extend(meta_changes(al))
+        regions.extend(replace(r, id=r.id + offset) if offset else r for r in out.regions)
+        unmatched.extend(replace(u, region=u.region + offset) if u.region is not None and offset else u
+                         for u in out.unmatched)
+        rewired.extend(out.rewired)
+        changes.extend(out.changes)
     for sc in dc.sections:
         if sc.name not in secs_b:
             notes.append(f"GraphModule {sc.name} exists in the candidate only")
             unmatched.extend(Unmatched(CANDIDATE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sc.name)
                              for n in sc.nodes)
-    return DumpAlignment(aligns, tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
-                         tuple(sorted(counts.items())), tuple(notes))
+    return DumpAlignment(Kept(kept), tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
+                         tuple(sorted((k, v) for k, v in counts.items() if v)), tuple(notes))

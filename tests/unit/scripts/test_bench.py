@@ -22,6 +22,9 @@ ROWS = [
     "80-layer pair: ad-diff / read floor",
     "MoE pair: ad-diff / read floor",
     "MoE pair: peak RSS / largest dump pair",
+    "worst case, 160 layers: ad-diff / read floor",
+    "worst case, 160 -> 320 layers: ad-diff time",
+    "worst case, 160 layers: peak RSS",
     "160-layer pair with tensors: peak RSS",
     "doubling the layers (80 -> 160): ad-diff time",
     "log-only comparison",
@@ -45,6 +48,7 @@ def test_quick_run_reports_every_row(tmp_path: Path) -> None:
     assert all(len(c["wall_s"]) == 1 and c["invalid"] == "" for c in cmds.values())
     assert cmds["llama160 ad-diff"]["rc"] == [1]
     assert cmds["llama160 floor"]["rc"] == [0]
+    assert cmds["worst320 ad-diff"]["rc"] == [1]  # the worst-case pairs report their loss at match_repeat_kv
     assert got["workloads"]["llama80"]["dumps_per_run"] == 92
     assert got["workloads"]["llama80"]["tensor_bytes"] > 2048
     for line in ROWS:
@@ -66,7 +70,7 @@ def test_startup_rows_alone_with_a_variant(tmp_path: Path) -> None:
     ]
     assert all(t["status"] in ("met", "NOT MET") for t in got["targets"])  # the loss was reported: valid
     assert set(got["commands"]) == {
-        "python -c pass", "ad-diff --help", "log-only ad-diff", "ad-diff --help [variant]",
+        "python -c pass", "log-only floor", "ad-diff --help", "log-only ad-diff", "ad-diff --help [variant]",
         "log-only ad-diff [variant]",
     }
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ad_diff.cli import app
+from ad_diff.cli.app import COMMANDS as COMMAND_TABLE
 from tests.conftest import FIXTURES, ROOT, make_run, run_cli, v3
 
 LOG = v3("export", "export_to_gm", "matches=1") + v3("pattern_matcher", "match_rope_pattern", "matches=4")
-COMMANDS = ", ".join(sorted(app.COMMANDS))  # the table every call dispatches on
+COMMANDS = ", ".join(sorted(COMMAND_TABLE))  # the table every call dispatches on
 
 
 @pytest.mark.parametrize(

@@ -37,7 +37,7 @@ def cap_parts(parts: Sequence[Part], limit: int = HEADLINE_MAX) -> tuple[tuple[P
             space = cut.rfind(" ")
             if not code and space > room // 2:
                 cut = cut[:space]
-            out.append((cut.rstrip(), code))
+            out.append((cut.rstrip().rstrip(ELLIPSIS).rstrip(), code))  # a title cut before: one ellipsis
         break
     out.append((ELLIPSIS, False))
     return tuple(p for p in out if p[0]), True

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from ad_diff.core.headline import HEADLINE_MAX, cap_parts
+from ad_diff.core.headline import ELLIPSIS, HEADLINE_MAX, cap_parts
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import Verdict, gates
@@ -216,8 +216,11 @@ def headline_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...
         return parts
     # Cut the longest part (a root cause's title) by what is too much, keep the frame around it.
     k = max(range(len(parts)), key=lambda i: len(parts[i][0]))
-    fit, _ = cap_parts((parts[k],), max(len(parts[k][0]) - (total - VERDICT_MAX), 1))
-    parts = (*parts[:k], *fit, *parts[k + 1:])
+    fit, cut = cap_parts((parts[k],), max(len(parts[k][0]) - (total - VERDICT_MAX), 1))
+    rest = parts[k + 1:]
+    if cut and rest and rest[0][0] == ELLIPSIS:  # the title was cut before: one ellipsis says so
+        rest = rest[1:]
+    parts = (*parts[:k], *fit, *rest)
     return cap_parts(parts, VERDICT_MAX)[0]
 
 

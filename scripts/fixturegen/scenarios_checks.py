@@ -51,7 +51,7 @@ def check_scenarios() -> list[Scenario]:
             replace(BASE, tensors=_TENSORS),
             replace(CAND, tensors=(("outputs", "logits", "seeded"), *(
                 (f, n, "nan" if n == "linear_1" else fill) for f, n, fill in _SEEDED))),
-            # ADT012 names its node, not a tensor (as ADT007 does): the consequence has no transform or tensor
+            # ADT013 names its node, not a tensor (as ADT007 does): the consequence has no transform or tensor
             root_causes=(Cause("numeric_drift", None, (None,), "the first drifting node heads the drift"),)),
         Scenario(
             "dumps_not_logged", "The candidate's graphs/ holds a dump of a transform its log never ran.",

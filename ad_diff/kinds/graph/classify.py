@@ -5,6 +5,7 @@ analysis; every gating decision is written in the rule's ``doc`` (docs/rules.md)
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 from ad_diff.core.jsonable import to_jsonable
@@ -19,6 +20,7 @@ from ad_diff.core.model import (
     TransformRecord,
 )
 from ad_diff.core.rules import ANALYSIS_FAILED
+from ad_diff.discover import dump_counter
 from ad_diff.kinds.graph import rules as R
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
 from ad_diff.kinds.graph.evidence import regions_evidence
@@ -66,6 +68,7 @@ def classify(
     changed their match count or state: the regions appearing there are that change's evidence."""
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     ran = {BASELINE: _ran(baseline_log), CANDIDATE: _ran(candidate_log)}
+    shared = _shared_counters(analysis)
     changed = {(r.transform, r.occurrence) for r in rows if r.changed}
     out = [R.DUMP_UNREADABLE.make(transform=u.transform, stage=u.stage, run=u.run, error=u.error)
            for u in analysis.unreadable]
@@ -75,7 +78,7 @@ def classify(
             explained = (d.transform, d.occurrence) in changed or d.key == analysis.first_divergence
             if not explained:
                 out.extend(_regions(d))
-        unlogged = _not_logged(d, ran)
+        unlogged = _not_logged(d, ran, shared)
         out.extend(unlogged)
         if not d.two_sided and d.missing in (None, Absence.NOT_RUN) and not unlogged:
             out.extend(_one_sided(d))
@@ -112,11 +115,29 @@ def _ran(log: RunLog | None) -> set[tuple[str, int]]:
     return {(r.transform, r.occurrence) for rl in log.rank_logs() for r in rl.transforms}
 
 
-def _not_logged(d: TransformGraphDiff, ran: Mapping[RunId, set[tuple[str, int]]]) -> list[Finding]:
-    """ADG014 per run that dumped ``d`` while no rank of its log (when it has one) has a record of it."""
+def _shared_counters(analysis: GraphAnalysis) -> dict[RunId, set[int]]:
+    """Per run, the dump counters several files share (ADI003 reports such a folder: copies or two runs)."""
+    out: dict[RunId, set[int]] = {}
+    for run in RUNS:
+        seen: dict[int, int] = {}
+        for d in analysis.transforms:
+            file = d.baseline_file if run == BASELINE else d.candidate_file
+            n = dump_counter(Path(file).name) if file else None
+            if n is not None:
+                seen[n] = seen.get(n, 0) + 1
+        out[run] = {n for n, k in seen.items() if k > 1}
+    return out
+
+
+def _not_logged(d: TransformGraphDiff, ran: Mapping[RunId, set[tuple[str, int]]],
+                shared: Mapping[RunId, set[int]]) -> list[Finding]:
+    """ADG014 per run that dumped ``d`` while no rank of its log (when it has one) has a record of it; a
+    dump sharing its counter with another file is ADI003's (a copy in the folder), not this rule's."""
     out = []
     for run, file in ((BASELINE, d.baseline_file), (CANDIDATE, d.candidate_file)):
-        if file is not None and ran[run] and (d.transform, d.occurrence) not in ran[run]:
+        if file is None or dump_counter(Path(file).name) in shared[run]:
+            continue
+        if ran[run] and (d.transform, d.occurrence) not in ran[run]:
             out.append(R.DUMP_NOT_LOGGED.make(transform=d.transform, stage=d.stage, run=run, file=file,
                                               evidence={"occurrence": d.occurrence, "dump": file}))
     return out

@@ -103,7 +103,7 @@ REFERENCE = Rule(
 )  # fmt: skip
 
 NODE_NONFINITE = Rule(
-    "ADT012", "node-nonfinite-introduced", Category.NUMERIC_DRIFT, Severity.ERROR,
+    "ADT013", "node-nonfinite-introduced", Category.NUMERIC_DRIFT, Severity.ERROR,
     "{count} per-node capture(s) hold new NaN/Inf in the candidate ({examples}){where}",
     "A per-node capture (`tensors/nodes/`) holds more NaN or Inf values in the candidate than in the "
     "baseline. Like ADT002 for outputs, and as the report's legend says, new NaN/Inf always fails: no "
@@ -255,7 +255,7 @@ def unreadable_findings(unreadable: Sequence[Unreadable]) -> list[Finding]:
 def node_nonfinite_findings(
     comparisons: Sequence[TensorComparison], drift: NodeDrift | None
 ) -> list[Finding]:
-    """ADT012: the node captures with new NaN/Inf, in the order of ``comparisons`` (graph order when the runs
+    """ADT013: the node captures with new NaN/Inf, in the order of ``comparisons`` (graph order when the runs
     give one: ``drift``, :func:`ad_diff.kinds.tensors.analysis.first_drifting_node`, says)."""
     from ad_diff.kinds.tensors.model import TensorKind
 

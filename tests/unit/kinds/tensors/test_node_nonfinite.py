@@ -49,7 +49,7 @@ def test_new_nonfinite_in_any_node_capture_gates(tmp_path: Path, value: float, e
     cand = _run(tmp_path / "c", spoiled)
     result = pipeline.run(Settings(baseline=base, candidate=cand))
     assert not [f for f in result.findings if f.tensor == "logits"]  # the outputs are fine
-    [f] = [f for f in result.findings if f.code == "ADT012"]
+    [f] = [f for f in result.findings if f.code == "ADT013"]
     assert f.node == node
     assert node in f.message
     assert gate.decide(result.findings, "error").exit_code == gate.EXIT_REGRESSION
@@ -59,5 +59,5 @@ def test_nonfinite_the_baseline_has_too_is_not_new(tmp_path: Path) -> None:
     spoiled = {**_nodes(), "mul_3": _spoil(_nodes()["mul_3"], float("nan"), True)}
     base, cand = _run(tmp_path / "b", spoiled), _run(tmp_path / "c", spoiled)
     result = pipeline.run(Settings(baseline=base, candidate=cand))
-    assert not [f for f in result.findings if f.code == "ADT012"]
+    assert not [f for f in result.findings if f.code == "ADT013"]
     assert gate.decide(result.findings, "error").exit_code == gate.EXIT_OK

@@ -8,6 +8,7 @@ from pathlib import Path
 import yaml
 
 from . import captures
+from .tensors import TensorSpec, write_tensors
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 
@@ -47,6 +48,8 @@ class Side:
     dump_keep: int | None = None
     """Keep only the first N dump files (a half-copied folder, a job killed while dumping); the log is
     whole."""
+    tensors: TensorSpec | None = None
+    """Recorded ``tensors/`` (logits, inputs, reference), when the run records any."""
 
 
 def default_yaml() -> str:
@@ -103,3 +106,5 @@ def write_run(side: Side, folder: Path) -> None:
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
+    if side.tensors is not None:
+        write_tensors(side.tensors, folder)

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from ad_diff.core.jsonable import json_as, json_omit
 from ad_diff.core.model import RunId
@@ -389,6 +390,9 @@ class TensorAnalysis:
     rows_origin: str | None = None
     """The first node capture (graph order) whose outlier rows are an output's outlier rows: where the bad
     rows appear. ``None`` without per-node captures or graph order."""
+    causes: tuple[Any, ...] = ()
+    """The drift's likely causes, best first (``ad_diff.kinds.tensors.causes.DriftCause``; set by the explain
+    pass when a tensor drifts)."""
 
 
 def times(score: float) -> str:

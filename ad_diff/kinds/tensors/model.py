@@ -354,6 +354,15 @@ class Unreadable:
 
 
 @dataclass(frozen=True, slots=True)
+class UntrustedReference:
+    """A reference that may not judge the candidate: only the candidate supplied it, or the runs' differ."""
+
+    name: str
+    why: str
+    """``candidate_only`` or ``differs``."""
+
+
+@dataclass(frozen=True, slots=True)
 class NodeDrift:
     """Per-node captures judged beyond tolerance, and the first of them when the runs give a graph order."""
 
@@ -390,6 +399,10 @@ class TensorAnalysis:
     rows_origin: str | None = None
     """The first node capture (graph order) whose outlier rows are an output's outlier rows: where the bad
     rows appear. ``None`` without per-node captures or graph order."""
+    untrusted_references: tuple[UntrustedReference, ...] = ()
+    """References not used (see :func:`ad_diff.kinds.tensors.analysis.trusted_references`)."""
+    reference_source: str | None = None
+    """Where the references that judged came from: ``baseline``, ``both runs`` or the ``--reference`` folder."""
     causes: tuple[Any, ...] = ()
     """The drift's likely causes, best first (``ad_diff.kinds.tensors.causes.DriftCause``; set by the explain
     pass when a tensor drifts)."""

@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
+from ad_diff.errors import AdDiffError
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import (
     Mismatch,
@@ -27,7 +28,6 @@ from ad_diff.kinds.tensors.model import (
     Unmatched,
     UntrustedReference,
 )
-from ad_diff.errors import AdDiffError
 from ad_diff.kinds.tensors.parse import RunTensors, discover
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
 from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, needs_relative, resolve, row_limits, verdict
@@ -207,7 +207,7 @@ def _explained_shape(
 
 
 def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorComparison:
-    settings, base, cand, device, plots = ctx.settings, ctx.base, ctx.cand, ctx.device, ctx.plots
+    settings, device, plots = ctx.settings, ctx.device, ctx.plots
     tol = resolve(name, b.dtype, settings.tolerances)
     mismatch = None
     if b.dtype != c.dtype:
@@ -250,8 +250,7 @@ def trusted_references(
     candidate records, or one that differs between the runs, is returned as untrusted (a gating finding).
     """
     if user is not None:
-        refs = read_reference_dir(user)
-        return refs, [], str(user)
+        return read_reference_dir(user), [], str(user)
     refs: dict[str, TensorRecord] = {}
     untrusted: list[UntrustedReference] = []
     for name in sorted(set(base.references) | set(cand.references)):

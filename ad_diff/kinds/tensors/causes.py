@@ -95,8 +95,13 @@ def cause_of(value: Any) -> DriftCause:
     if isinstance(value, DriftCause):
         return value
     ev = value.get("evidence") or {}
-    return DriftCause(CauseTier(value["kind"]), str(value["summary"]), value.get("transform"),
-                      str(value.get("detail") or ""), _ev(ev if isinstance(ev, Mapping) else dict(ev)))
+    return DriftCause(
+        CauseTier(value["kind"]),
+        str(value["summary"]),
+        value.get("transform"),
+        str(value.get("detail") or ""),
+        _ev(ev if isinstance(ev, Mapping) else dict(ev)),
+    )
 
 
 NONE_FOUND = DriftCause(CauseTier.NONE, "no structural or config cause found (look at the kernels)")
@@ -146,8 +151,9 @@ def _region_ops(d: Any) -> tuple[list[str], list[str], bool]:
     return removed, added, swap
 
 
-def structural_causes(rows: Sequence[TransformComparison], graph: Any, findings: Iterable[Finding]
-                      ) -> list[DriftCause]:
+def structural_causes(
+    rows: Sequence[TransformComparison], graph: Any, findings: Iterable[Finding]
+) -> list[DriftCause]:
     """Tier 2, in pipeline order (see the module doc); ``graph`` is the graph analysis or ``None``."""
     diffs = {d.transform: d for d in graph.transforms} if graph is not None else {}
     shape = {f.transform: f for f in findings if f.code == "ADG003" and f.transform}
@@ -172,8 +178,11 @@ def structural_causes(rows: Sequence[TransformComparison], graph: Any, findings:
         if t in shape:
             f = shape[t]
             text = f.message.removeprefix(f"{t}: ")
-            out.append(DriftCause(CauseTier.DTYPE_CHANGED, f"{t}: dtype or shape changed", t, text,
-                                  (("finding", f.code),)))
+            out.append(
+                DriftCause(
+                    CauseTier.DTYPE_CHANGED, f"{t}: dtype or shape changed", t, text, (("finding", f.code),)
+                )
+            )
     return out
 
 
@@ -187,7 +196,9 @@ def config_causes(config: Any) -> list[DriftCause]:
     if diff is None:
         return []
     out: list[DriftCause] = []
-    changes = [(c, None) for c in diff.settings] + [(c, t.transform) for t in diff.transforms for c in t.changes]
+    changes = [(c, None) for c in diff.settings] + [
+        (c, t.transform) for t in diff.transforms for c in t.changes
+    ]
     for c, t in changes:
         key = c.key
         if not any(fnmatchcase(key, p) for p in NUMERIC_KEYS):
@@ -198,30 +209,27 @@ def config_causes(config: Any) -> list[DriftCause]:
             what = f"{key} removed"
         else:
             what = f"{key}: {c.before_text} \u2192 {c.after_text}"
-        out.append(DriftCause(CauseTier.CONFIG, what, t, evidence=(("key", key), ("origin", c.origin() or ""))))
+        out.append(
+            DriftCause(CauseTier.CONFIG, what, t, evidence=(("key", key), ("origin", c.origin() or "")))
+        )
     return out
 
 
-def rank(node: Finding | None, structural: list[DriftCause], config: list[DriftCause]) -> tuple[DriftCause, ...]:
+def rank(
+    node: Finding | None, structural: list[DriftCause], config: list[DriftCause]
+) -> tuple[DriftCause, ...]:
     """The causes, best first (see the module doc); never empty."""
     out: list[DriftCause] = []
     if node is not None and node.node:
         via = f" (from {node.transform})" if node.transform else ""
         ev = (("finding", node.code), ("node", node.node))
-        out.append(DriftCause(CauseTier.FIRST_NODE, f"first drifting node {node.node}{via}", node.transform,
-                              evidence=ev))
+        out.append(
+            DriftCause(
+                CauseTier.FIRST_NODE, f"first drifting node {node.node}{via}", node.transform, evidence=ev
+            )
+        )
     out += structural + config
     return tuple(out) or (NONE_FOUND,)
-
-
-def headline(causes: Sequence[DriftCause]) -> str:
-    """The likely cause in a title: the first cause, plus the first config change when the first is
-    structural (the config change is usually why the structure changed)."""
-    first = causes[0]
-    config = next((c for c in causes if c.kind is CauseTier.CONFIG), None)
-    if first.structural and config is not None and config.transform in (None, first.transform):
-        return f"{first.summary}, {config.summary.removeprefix(f'transforms.{first.transform}.')}"
-    return first.summary
 
 
 def headline_causes(causes: Sequence[DriftCause]) -> list[DriftCause]:
@@ -244,8 +252,12 @@ def headline(causes: Sequence[DriftCause], detail: bool = True) -> str:
     return text.replace("`", "")
 
 
-def mark_causes(findings: Sequence[Finding], causes: Sequence[DriftCause], setting_messages: Mapping[str, str],
-                tensors: Sequence[str]) -> list[Finding]:
+def mark_causes(
+    findings: Sequence[Finding],
+    causes: Sequence[DriftCause],
+    setting_messages: Mapping[str, str],
+    tensors: Sequence[str],
+) -> list[Finding]:
     """``findings`` with ``evidence["causes"]`` on the drift findings and ``evidence["drift_cause"]`` (the
     drifting tensors) on the findings the headline's causes name: at its transform, or the config setting."""
     named = headline_causes(causes)
@@ -257,7 +269,9 @@ def mark_causes(findings: Sequence[Finding], causes: Sequence[DriftCause], setti
         ev = dict(f.evidence)
         if f.code in DRIFT_CODES:
             ev["causes"] = to_jsonable(list(causes))
-        elif f.code not in DRIFT_CODES and (f.transform in at or (f.transform is None and f.message in messages)):
+        elif f.code not in DRIFT_CODES and (
+            f.transform in at or (f.transform is None and f.message in messages)
+        ):
             ev["drift_cause"] = list(tensors)
         else:
             out.append(f)
@@ -318,7 +332,7 @@ def cause_transform(drift: Sequence[Finding]) -> str | None:
 
 
 __all__ = [
-    "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_transform", "config_causes",
-    "cause_of", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes", "op_name", "ops_text", "rank", "stat_text",
-    "structural_causes",
+    "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_of", "cause_transform",
+    "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes", "op_name",
+    "ops_text", "rank", "stat_text", "structural_causes",
 ]  # fmt: skip

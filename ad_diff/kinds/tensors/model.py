@@ -402,7 +402,7 @@ class TensorAnalysis:
     untrusted_references: tuple[UntrustedReference, ...] = ()
     """References not used (see :func:`ad_diff.kinds.tensors.analysis.trusted_references`)."""
     reference_source: str | None = None
-    """Where the references that judged came from: ``baseline``, ``both runs`` or the ``--reference`` folder."""
+    """Where the judging references came from: ``baseline``, ``both runs`` or the ``--reference`` folder."""
     causes: tuple[Any, ...] = ()
     """The drift's likely causes, best first (``ad_diff.kinds.tensors.causes.DriftCause``; set by the explain
     pass when a tensor drifts)."""

@@ -133,7 +133,7 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
     if analysis.input_problems:
         findings.append(INPUTS.make(detail="; ".join(analysis.input_problems)))
     findings += [
-        UNTRUSTED_REFERENCE.make(tensor=u.name, why=_UNTRUSTED_WHY.get(u.why, u.why), evidence={"reason": u.why})
+        UNTRUSTED_REFERENCE.make(tensor=u.name, why=_UNTRUSTED_WHY.get(u.why, u.why), evidence={"why": u.why})
         for u in analysis.untrusted_references
     ]
     findings += comparison_findings(analysis.comparisons, analysis.rows_origin)

@@ -16,8 +16,14 @@ from tests.conftest import FIXTURES, run_cli
 
 
 def _drift(value: float = 0.09) -> Finding:
-    return Finding("ADT001", Category.NUMERIC_DRIFT, Severity.ERROR, "m", tensor="logits",
-                   evidence=(("statistic", "rmse"), ("value", value)))
+    return Finding(
+        "ADT001",
+        Category.NUMERIC_DRIFT,
+        Severity.ERROR,
+        "m",
+        tensor="logits",
+        evidence=(("statistic", "rmse"), ("value", value)),
+    )
 
 
 def test_op_names_and_the_op_absent_from_the_fused_op() -> None:
@@ -25,13 +31,19 @@ def test_op_names_and_the_op_absent_from_the_fused_op() -> None:
     assert C.op_name("auto_deploy.torch_swiglu.default") == "torch_swiglu"
     assert C.ops_text(["linear", "gelu", "mul"], ["torch_swiglu"]) == "`gelu` absent from `torch_swiglu`"
     # a fused op whose name holds the op it replaced is a swap, not an absence
-    assert C.ops_text(["linear"], ["torch_fake_quant_fp8_linear"]) == "`linear` \u2192 `torch_fake_quant_fp8_linear`"
+    assert (
+        C.ops_text(["linear"], ["torch_fake_quant_fp8_linear"])
+        == "`linear` \u2192 `torch_fake_quant_fp8_linear`"
+    )
 
 
 def test_rank_falls_through_to_config_then_to_none_found() -> None:
     structural = [C.DriftCause(C.CauseTier.COUNT_CHANGED, "t: 0 \u2192 2 matches", "t")]
     config = [C.DriftCause(C.CauseTier.CONFIG, "quant_config added", evidence=(("key", "quant_config"),))]
-    assert [c.kind for c in C.rank(None, structural, config)] == [C.CauseTier.COUNT_CHANGED, C.CauseTier.CONFIG]
+    assert [c.kind for c in C.rank(None, structural, config)] == [
+        C.CauseTier.COUNT_CHANGED,
+        C.CauseTier.CONFIG,
+    ]
     assert C.headline(C.rank(None, structural, config)) == "t: 0 \u2192 2 matches, quant_config added"
     assert [c.kind for c in C.rank(None, [], config)] == [C.CauseTier.CONFIG]
     assert C.rank(None, [], []) == (C.NONE_FOUND,)
@@ -42,8 +54,14 @@ def test_rank_falls_through_to_config_then_to_none_found() -> None:
 def test_a_drift_title_is_at_most_160_characters(summary: str, detail: str, value: float) -> None:
     cause = C.DriftCause(C.CauseTier.COUNT_CHANGED, summary or "t", "t", detail)
     f = _drift(value)
-    f = Finding(f.code, f.category, f.severity, f.message, tensor=f.tensor,
-                evidence=(*f.evidence, ("causes", [cause])))
+    f = Finding(
+        f.code,
+        f.category,
+        f.severity,
+        f.message,
+        tensor=f.tensor,
+        evidence=(*f.evidence, ("causes", [cause])),
+    )
     title = C.drift_title([f])
     assert title is not None
     assert len(title) <= C.TITLE_LIMIT

@@ -38,7 +38,9 @@ REF = torch.arange(6, dtype=torch.float32).reshape(2, 3)
         (None, None, False, None),
     ],
 )
-def test_which_reference_judges(tmp_path: Path, base_ref, cand_ref, trusted: bool, untrusted: str | None) -> None:
+def test_which_reference_judges(
+    tmp_path: Path, base_ref, cand_ref, trusted: bool, untrusted: str | None
+) -> None:
     b = discover(_run(tmp_path, "b", base_ref, {"who": "baseline"}), BASELINE)
     c = discover(_run(tmp_path, "c", cand_ref, {"who": "candidate"}), CANDIDATE)  # metadata differs: fine
     refs, bad, _ = trusted_references(b, c)

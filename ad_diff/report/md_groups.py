@@ -125,6 +125,9 @@ def finding_item(f: Finding, fail_on: str) -> str:
         lines.append(f"  - \U0001f527 explained by config: {md_escape(f.explained_by)}")
     for h in hints(f):
         lines.append(f"  - \U0001f50e likely cause: {md_inline(h.message)}")
+    cause_of = dict(f.evidence).get("drift_cause")
+    if isinstance(cause_of, list) and cause_of:
+        lines.append(f"  - \U0001f50e cause of the drift of {', '.join(md_code(str(t)) for t in cause_of)}")
     for i, c in enumerate(first_causes([f]), 1):
         lines.append(f"  - \U0001f50e likely cause {i}: {md_inline(c.text)}")
     return "\n".join(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ad_diff.core.escape import html_code, md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape, md_inline
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, times
 from ad_diff.kinds.tensors.plots import plotted
 
@@ -133,6 +133,12 @@ def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html
             "elementwise share is shown as evidence; in bf16 it is large even for rounding noise._"
         )
         out.append("")
+    for i, cause in enumerate(analysis.causes[:3], 1):
+        out.append(f"- \U0001f50e likely cause {i} of the drift: {md_inline(cause.text)}")
+    for u in analysis.untrusted_references:
+        out.append(f"- \u274c reference of {md_code(u.name)} not used ({md_escape(u.why.replace('_', ' '))})")
+    if analysis.causes or analysis.untrusted_references:
+        out.append("")
     if nodes:
         beyond = [c for c in nodes if not c.passed]
         line = f"Per-node captures: {len(nodes)} compared, {len(beyond)} beyond tolerance"
@@ -215,6 +221,10 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
     if fd is not None and fd.node is not None:
         via = f" (transform {fd.transform})" if fd.transform else ""
         parts.append(Text(f"first drifting node: {fd.node}{via}", style="bold"))
+    for i, cause in enumerate(analysis.causes[:3], 1):
+        parts.append(Text(f"likely cause {i} of the drift: {cause.text.replace('`', '')}", style="bold"))
+    for ref in analysis.untrusted_references:
+        parts.append(Text(f"reference of {ref.name} not used ({ref.why.replace('_', ' ')})", style="red"))
     for u in analysis.unmatched:
         parts.append(Text(f"only in {u.present_in}: {u.name} ({u.kind})"))
     for bad in analysis.unreadable:

@@ -108,8 +108,10 @@ class TensorsKind:
             return section, findings
         node = next((f for f in findings if f.code == "ADT007"), None)
         config = ctx.sections.get("config")
-        ranked = C.rank(node, C.structural_causes(ctx.rows, ctx.section(GRAPH.key), findings),
-                        C.config_causes(config))
+        graph = ctx.section(GRAPH.key)
+        unchecked = [what for what, there in (("graph dumps", graph), ("config", getattr(config, "diff", None)))
+                     if there is None]
+        ranked = C.rank(node, C.structural_causes(ctx.rows, graph, findings), C.config_causes(config), unchecked)
         tensors = sorted({f.tensor for f in drift if f.tensor})
         marked = C.mark_causes(findings, ranked, _setting_messages(config), tensors)
         return dataclasses.replace(section, causes=ranked), marked

@@ -104,7 +104,8 @@ def cause_of(value: Any) -> DriftCause:
     )
 
 
-NONE_FOUND = DriftCause(CauseTier.NONE, "no structural or config cause found (look at the kernels)")
+NONE_FOUND = DriftCause(CauseTier.NONE, "no structural or config cause found", detail="look at the kernels")
+"""Graphs, log and config were compared and agree: what is left is how the ops compute."""
 
 
 def op_name(target: str) -> str:
@@ -215,10 +216,21 @@ def config_causes(config: Any) -> list[DriftCause]:
     return out
 
 
+def none_found(unchecked: Sequence[str] = ()) -> DriftCause:
+    """Tier 4, saying which evidence was missing (``unchecked``: "graph dumps", "config") when some was."""
+    if not unchecked:
+        return NONE_FOUND
+    return dataclasses.replace(NONE_FOUND, detail="not compared: " + ", ".join(unchecked))
+
+
 def rank(
-    node: Finding | None, structural: list[DriftCause], config: list[DriftCause]
+    node: Finding | None,
+    structural: list[DriftCause],
+    config: list[DriftCause],
+    unchecked: Sequence[str] = (),
 ) -> tuple[DriftCause, ...]:
-    """The causes, best first (see the module doc); never empty."""
+    """The causes, best first (see the module doc); never empty (``unchecked``: evidence the runs did not
+    have, named by the none-found cause)."""
     out: list[DriftCause] = []
     if node is not None and node.node:
         via = f" (from {node.transform})" if node.transform else ""
@@ -229,7 +241,7 @@ def rank(
             )
         )
     out += structural + config
-    return tuple(out) or (NONE_FOUND,)
+    return tuple(out) or (none_found(unchecked),)
 
 
 def headline_causes(causes: Sequence[DriftCause]) -> list[DriftCause]:
@@ -333,6 +345,6 @@ def cause_transform(drift: Sequence[Finding]) -> str | None:
 
 __all__ = [
     "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_of", "cause_transform",
-    "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes", "op_name",
+    "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes", "none_found", "op_name",
     "ops_text", "rank", "stat_text", "structural_causes",
 ]  # fmt: skip

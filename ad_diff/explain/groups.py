@@ -2,7 +2,10 @@
 
 1. Findings are placed at their transform. Consistency and input findings, and run-level findings, stand
    alone; tensor findings without a transform form one numeric-drift group (or join the group of the
-   transform their first drifting node came from, or the "different inputs" finding that explains them).
+   transform their first drifting node came from, or of their first likely cause, or the "different inputs"
+   finding that explains them). Findings a drift cause names (``drift_cause``: the count that rose, the config
+   setting) go with the drift, whose title then says what drifted and why
+   (``ad_diff.kinds.tensors.causes``).
 2. Each transform links to the earlier transform its findings follow from (``ad_diff.explain.links``: graph
    hints, config likely causes, a run that stopped); following the links gives each transform's root.
 3. A group is one root transform with the findings there (``root``) and at every transform linked to it

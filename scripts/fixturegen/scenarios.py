@@ -505,12 +505,13 @@ def _drift_scenarios() -> list[Scenario]:
             root_causes=(Cause(NUM, "match_swiglu_pattern", ("logits",)),)),
         Scenario(
             "drift_no_cause", "The logits drift while graphs, log and config are the same.",
-            "Same pipeline and graphs in both runs; the candidate's logits carry 5% relative noise (a kernel "
-            "that computes differently).",
+            "Same pipeline, graphs and config in both runs; the candidate's logits carry 5% relative noise (a "
+            "kernel that computes differently).",
             "The logits drift, and the report says that no structural or config cause was found (look at the "
             "kernels).", "fail",
             (Finding(NUM, None, None, "no structural or config cause found"),),
-            tb, replace(CAND, tensors=TensorSpec(M2, kernel_noise=0.05)),
+            replace(tb, config=_cfg_default),
+            replace(CAND, tensors=TensorSpec(M2, kernel_noise=0.05), config=_cfg_default),
             root_causes=(Cause(NUM, None, ()),)),
         Scenario(
             "reference_candidate_only", "The candidate records its own reference; its logits are 3x+7.",

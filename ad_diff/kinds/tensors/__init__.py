@@ -109,9 +109,10 @@ class TensorsKind:
         node = next((f for f in findings if f.code == "ADT007"), None)
         config = ctx.sections.get("config")
         graph = ctx.section(GRAPH.key)
-        unchecked = [what for what, there in (("graph dumps", graph), ("config", getattr(config, "diff", None)))
-                     if there is None]
-        ranked = C.rank(node, C.structural_causes(ctx.rows, graph, findings), C.config_causes(config), unchecked)
+        evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
+        unchecked = [what for what, there in evidence if there is None]
+        structural = C.structural_causes(ctx.rows, graph, findings)
+        ranked = C.rank(node, structural, C.config_causes(config), unchecked)
         tensors = sorted({f.tensor for f in drift if f.tensor})
         marked = C.mark_causes(findings, ranked, _setting_messages(config), tensors)
         return dataclasses.replace(section, causes=ranked), marked

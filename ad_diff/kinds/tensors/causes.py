@@ -345,6 +345,6 @@ def cause_transform(drift: Sequence[Finding]) -> str | None:
 
 __all__ = [
     "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_of", "cause_transform",
-    "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes", "none_found", "op_name",
-    "ops_text", "rank", "stat_text", "structural_causes",
+    "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes",
+    "none_found", "op_name", "ops_text", "rank", "stat_text", "structural_causes",
 ]  # fmt: skip

@@ -135,8 +135,9 @@ def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html
         out.append("")
     for i, cause in enumerate(analysis.causes[:3], 1):
         out.append(f"- \U0001f50e likely cause {i} of the drift: {md_inline(cause.text)}")
-    for u in analysis.untrusted_references:
-        out.append(f"- \u274c reference of {md_code(u.name)} not used ({md_escape(u.why.replace('_', ' '))})")
+    for ref in analysis.untrusted_references:
+        why = md_escape(ref.why.replace("_", " "))
+        out.append(f"- \u274c reference of {md_code(ref.name)} not used ({why})")
     if analysis.causes or analysis.untrusted_references:
         out.append("")
     if nodes:

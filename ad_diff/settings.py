@@ -76,6 +76,8 @@ class Settings:
     """Collect samples/histograms of drifting tensors: for ``--plots`` PNGs (matplotlib) and ``--html``."""
     plots_dir: Path | None = None
     """Where ``--plots`` writes PNGs of drifting tensors (the markdown names the folder)."""
+    reference_dir: Path | None = None
+    """``--reference DIR``: reference tensors the user trusts; they judge instead of the runs' own."""
 
 FORMAT_CHOICES = ("terminal", "markdown", "json")
 MIN_COMMENT_LIMIT = 1000

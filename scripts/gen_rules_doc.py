@@ -44,6 +44,7 @@ run. What fails the gate by default (`--fail-on error`), and why:
 | yes | `numeric_drift` errors (ADT001-ADT003, ADT005; ADT007 when only node captures were recorded) | An output beyond its tolerance, new NaN/Inf, a changed shape or a missing output: without a verdict on an output there is no pass. |
 | yes | `state_change` error ADL004 | A transform that raises (swallowed by `skip_on_error`) hides a bug even when no match is lost. |
 | yes | `input` errors (ADI001-ADI006, ADG009, ADT008, ADT009) | Missing, one-sided or unreadable artifacts: an analysis that could not run must not read as a pass. |
+| yes | `input` error ADT012 (a reference the candidate alone supplies, or that differs between the runs) | The run under review may not supply its own standard of truth: a candidate's reference agrees with whatever the candidate computed (logits at `3x + 7` pass against a reference of `3x + 7`). Such a reference is not used, and since the numeric verdict the user asked for cannot be given, the result is red until the reference is the baseline's (or equal in both runs) or given with `--reference DIR`. |
 | always (all levels but `never`) | `incomplete_run` (ADL009) | A run whose completeness cannot be established never passes, whatever the gate level. |
 | no | every warning (state changes, unexplained config toggles, rank disagreements, rewritten regions, metadata coverage, dtype changes of outputs, ...) | Worth a look in review; a warning is never a verdict by itself. The headline says how many are left to review. |
 | no | every info finding (improvements, first structural divergence, config changes) | Facts for the reader. A fusion switched on that matches everywhere reads as an improvement, not as a warning. |
@@ -59,6 +60,14 @@ A group gates when any of its findings gates, so an explained root cause with a 
 gating group. The headline counts gating root causes, not findings: `FAIL: 1 root cause (metadata lost at
 match_rope_pattern) -> 1 match loss`. Without evidence of a link (a log-only comparison, say) two losses stay two
 root causes: ad-diff never merges findings by position alone.
+
+Drift causes. Every drifting tensor (ADT001, ADT002) carries its ranked likely causes (`evidence.causes`): the
+first drifting captured node and its transform; else the structural differences upstream (a transform whose
+count rose or fell, with the ops its rewritten regions changed; an op swapped one for one; a dtype change); then
+config changes that change numerics (`quant_config`, dtypes, backends, a transform toggled); else "no
+structural or config cause found", which points at a kernel. The drift is grouped under its first cause and
+titled by what drifted and why. A count that rises together with drift is that drift's cause, never an
+improvement: it is grouped under the drift, which gates.
 
 Other levels: `--fail-on match_loss` gates on match losses only, `collapse` on collapses only (to zero or by at
 least the collapse fraction), `never` on nothing; `incomplete_run` gates at all of them but `never`. Drop a code

@@ -62,6 +62,9 @@ def compare(
     plots: Annotated[Path | None, typer.Option(
         metavar="DIR",
         help="Write error histogram/scatter PNGs of drifting tensors into this folder.")] = None,
+    reference: Annotated[Path | None, typer.Option(
+        metavar="DIR", help="Reference tensors to judge the outputs against (files keyed by output name, as "
+        "tensors/reference/); the runs' own references are then not used.")] = None,
     tensor_jobs: Annotated[int, typer.Option(
         "--jobs", "-j", min=1, help="Tensors compared at once (threads). Results do not depend on it.")] = 1,
 ) -> None:
@@ -82,7 +85,7 @@ def compare(
                                   candidate_config=candidate_config)
         device = tensor_device.value if tensor_device is not None else None
         settings = tensor_options(settings, tol, device, plots, tolerance_preset)
-        settings = dataclasses.replace(settings, tensor_jobs=tensor_jobs)
+        settings = dataclasses.replace(settings, tensor_jobs=tensor_jobs, reference_dir=reference)
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))

@@ -2,7 +2,10 @@
 
 1. Findings are placed at their transform. Consistency and input findings, and run-level findings, stand
    alone; tensor findings without a transform form one numeric-drift group (or join the group of the
-   transform their first drifting node came from, or the "different inputs" finding that explains them).
+   transform their first drifting node came from, or of their first likely cause, or the "different inputs"
+   finding that explains them). Findings a drift cause names (``drift_cause``: the count that rose, the config
+   setting) go with the drift, whose title then says what drifted and why
+   (``ad_diff.kinds.tensors.causes``).
 2. Each transform links to the earlier transform its findings follow from (``ad_diff.explain.links``: graph
    hints, config likely causes, a run that stopped); following the links gives each transform's root.
 3. A group is one root transform with the findings there (``root``) and at every transform linked to it
@@ -30,6 +33,7 @@ from ad_diff.core.rules import MESSAGE_LIMIT
 from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints, parent, positions, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import gates
+from ad_diff.kinds.tensors.causes import DRIFT_CODES, cause_transform, drift_title, first_causes
 
 STANDALONE = (Category.CONSISTENCY, Category.INPUT)
 """Categories whose findings are about a run or an artifact, never a consequence of a transform."""
@@ -325,7 +329,8 @@ def build(
         if f.code == "ADT009":
             continue
         if f.category in STANDALONE or f.transform is None or f.transform not in pos:
-            (drift if f.category is Category.NUMERIC_DRIFT else alone).append(f)
+            named = f.category is Category.NUMERIC_DRIFT or "drift_cause" in dict(f.evidence)
+            (drift if named else alone).append(f)
         else:
             at.setdefault(f.transform, []).append(f)
     stops = stop_links(findings, rows, pos)
@@ -335,6 +340,9 @@ def build(
         members.setdefault(root_of(t, parents), []).append(t)
     node_drift = next((f for fs in at.values() for f in fs if f.code == "ADT007"), None)
     drift_root = root_of(node_drift.transform or "", parents) if node_drift is not None else None
+    caused_at = cause_transform(drift)
+    if drift_root is None and caused_at in at:  # the drift's first cause is at a transform: grouped there
+        drift_root = root_of(caused_at or "", parents)
     first = next((f for f in findings if f.code == "ADG004" and f.transform in pos), None)
     builder = _Builder(by_row, pos, graph_compared, first, SNAPSHOT_BASELINE if from_snapshot else LOG_ONLY)
     raw: list[_Raw] = []
@@ -347,6 +355,8 @@ def build(
             cons += sorted(drift, key=_importance)
         incoming = [h for f in cons for h in hints(f) if h.cause_transform == r]
         kind, title, ev = builder.describe(r, root, incoming, root + cons)
+        if r == drift_root and kind in _DRIFT_TITLED:
+            kind, title, ev = _drift_described(drift, (kind, title, ev))
         raw.append((kind, title, ev, r, pos[r], root, cons))
     if drift and drift_root is None:
         raw.append(_drift_group(drift, inputs_differ, len(rows)))
@@ -377,6 +387,22 @@ def _group(kind: CauseKind, title: Title, ev: str, t: str | None, stage: str | N
     # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
     return CauseGroup(0, kind, head, excerpt(redact_text(ev), MESSAGE_LIMIT), t, stage, p, tuple(rf),
                       tuple(cf))
+_DRIFT_TITLED = (CauseKind.IMPROVEMENT, CauseKind.OTHER, CauseKind.CONFIG_CHANGED, CauseKind.NUMERIC_DRIFT)
+"""Kinds a group headed by the drift's first cause takes the drift's title over from: a count that rose with
+the drift is its cause, not an improvement (a failure, a loss or lost metadata keeps its own title)."""
+
+
+def _drift_described(drift: Sequence[Finding], otherwise: Described) -> Described:
+    """The drift's kind, title (what drifted and its likely cause) and evidence (the ranked causes)."""
+    title = drift_title(drift)
+    if title is None:
+        return otherwise
+    head = next(f for f in drift if f.code in DRIFT_CODES and dict(f.evidence).get("causes"))
+    causes = first_causes(drift)
+    listed = "; ".join(f"{i}. {c.text}" for i, c in enumerate(causes[:3], 1))
+    more = f" (+{len(causes) - 3} more)" if len(causes) > 3 else ""
+    names = [head.tensor, *(n for c in causes[:2] for n in c.names)]
+    return CauseKind.NUMERIC_DRIFT, marked(title, names), f"likely causes: {listed}{more}"
 
 
 def _drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int) -> _Raw:
@@ -393,6 +419,11 @@ def _drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int
             inputs_differ,
             drift,
         )
+    titled = drift_title(drift)
+    if titled is not None:
+        kind, title, ev = _drift_described(drift, (CauseKind.NUMERIC_DRIFT, (), ""))
+        head = [f for f in drift if f.code in DRIFT_CODES][:1]
+        return kind, title, ev, None, n_rows, head, [f for f in drift if f not in head]
     node = next((f for f in drift if f.code == "ADT007"), None)
     if node is not None:
         return (

@@ -14,6 +14,7 @@ from ad_diff.core.model import Finding, Severity, TransformComparison
 from ad_diff.explain.links import hints
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.gate import gates
+from ad_diff.kinds.tensors.causes import DRIFT_CODES, first_causes
 from ad_diff.report.common import consequence_text, plural, render_parts, side_text
 
 ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.INFO: "\u2139\ufe0f"}
@@ -124,7 +125,33 @@ def finding_item(f: Finding, fail_on: str) -> str:
         lines.append(f"  - \U0001f527 explained by config: {md_escape(f.explained_by)}")
     for h in hints(f):
         lines.append(f"  - \U0001f50e likely cause: {md_inline(h.message)}")
+    cause_of = dict(f.evidence).get("drift_cause")
+    if isinstance(cause_of, list) and cause_of:
+        lines.append(f"  - \U0001f50e cause of the drift of {', '.join(md_code(str(t)) for t in cause_of)}")
+    for i, c in enumerate(first_causes([f]), 1):
+        lines.append(f"  - \U0001f50e likely cause {i}: {md_inline(c.text)}")
     return "\n".join(lines)
+
+
+def drift_table(findings: Sequence[Finding]) -> str:
+    """The statistics of a group's drifting tensors as a table (titles name the drift in a few words)."""
+    rows = []
+    for f in findings:
+        ev = dict(f.evidence)
+        if f.code not in DRIFT_CODES or "statistic" not in ev:
+            continue
+        cells = [md_code(f.tensor or ""), md_escape(str(ev["statistic"]))]
+        cells += [_num(ev.get(k)) for k in ("value", "limit", "reference_ratio", "nrmse", "cosine")]
+        cells.append(_num(ev.get("outside_share")))
+        rows.append("| " + " | ".join(cells) + " |")
+    if not rows:
+        return ""
+    head = "| tensor | judged by | value | limit | vs reference | NRMSE | cosine | beyond elementwise tol |"
+    return "\n".join([head, "|---|---|---:|---:|---:|---:|---:|---:|", *rows])
+
+
+def _num(v: object) -> str:
+    return f"{v:.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
 
 
 def findings_list(findings: Sequence[Finding], fail_on: str) -> str:
@@ -136,6 +163,9 @@ def group_details(n: int, g: CauseGroup, fail_on: str) -> str:
     """The folded findings of one group: the root cause's evidence, then its consequences."""
     count = plural(len(g.findings), "finding")
     body = [f"<details><summary>{n} \u00b7 {title_html(g)}: {count}</summary>", ""]
+    table = drift_table(g.findings)
+    if table:
+        body += [table, ""]
     if g.root:
         body += ["Root cause:", "", findings_list(g.root, fail_on), ""]
     if g.consequences:
@@ -146,6 +176,7 @@ def group_details(n: int, g: CauseGroup, fail_on: str) -> str:
 __all__ = [
     "ICON",
     "consequence_line",
+    "drift_table",
     "finding_item",
     "findings_list",
     "group_details",

@@ -11,6 +11,7 @@ import yaml
 
 from .run_folder import write_run
 from .scenarios import UNFUSED, Scenario, scenarios
+from .tensors import write_reference
 
 
 def scenario_md(sc: Scenario) -> str:
@@ -39,6 +40,8 @@ def manifest(scs: Iterable[Scenario]) -> str:
                 item["note"] = f.note
             finds.append(item)
         entry: dict[str, object] = {"verdict": sc.verdict, "exit_code": 0 if sc.verdict == "pass" else 1}
+        if sc.args:
+            entry["args"] = list(sc.args)
         if sc.verdict == "fail" or sc.root_causes:
             entry["root_causes"] = [
                 {"cause": c.cause, "transform": c.transform, "consequences": list(c.consequences),
@@ -61,6 +64,7 @@ def manifest(scs: Iterable[Scenario]) -> str:
               "# findings: (category, transform) of every error and warning ad-diff must report; each listed\n"
               "#   entry must be reported (info findings may be listed too). An error or warning not listed is a\n"
               "#   false alarm and fails the test.\n"
+              "# args: extra ad-diff arguments ({scenario}: the scenario's folder).\n"
               "# false_positives: findings reported today that the intent says are wrong, each with why and what\n"
               "#   removes it; accepted only while reported (the test says when one is fixed).\n")
     return header + yaml.safe_dump(body, sort_keys=False, width=110)
@@ -85,6 +89,8 @@ def generate(out: Path, only: Iterable[str] | None = None) -> list[str]:
             shutil.rmtree(folder)
         write_run(sc.baseline, folder / "baseline")
         write_run(sc.candidate, folder / "candidate")
+        if sc.reference is not None:
+            write_reference(sc.reference, folder / "reference")
         (folder / "SCENARIO.md").write_text(scenario_md(sc), encoding="utf-8", newline="\n")
         written.append(sc.name)
     (root / "manifest.yaml").write_text(manifest(scs), encoding="utf-8", newline="\n")

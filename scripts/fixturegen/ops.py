@@ -75,6 +75,18 @@ def _register() -> None:
     _define("torch_attention_bsnd", torch_attention_bsnd, _same)
     _define("cached_attention", cached_attention, _same)
     _define("torch_rope", torch_rope, _same)
+
+    def torch_fake_quant_fp8_linear(x: Tensor, weight: Tensor) -> Tensor:
+        def q(t: Tensor) -> Tensor:
+            scale = t.abs().max().clamp(min=1e-12) / 448.0
+            return (t / scale).to(torch.float8_e4m3fn).to(t.dtype) * scale
+
+        return q(x) @ q(weight).t()
+
+    def linear_fake(x: Tensor, weight: Tensor) -> Tensor:
+        return x.new_empty((*x.shape[:-1], weight.shape[0]))
+
+    _define("torch_fake_quant_fp8_linear", torch_fake_quant_fp8_linear, linear_fake)
     _define("torch_rope_bsnd", torch_rope_bsnd, _same)
 
 

@@ -171,7 +171,7 @@ def run(spec: RunSpec) -> RunOutput:
                 warnings.simplefilter("ignore", FutureWarning)
                 mod = copy.deepcopy(_exported(spec.model))
             events.append(Event(stage, key, "applied", 1, shape_prop=sp))
-        elif key in SKIPPED_WHEN_ENABLED:
+        elif key in SKIPPED_WHEN_ENABLED and not spec.knobs.quantize_fp8:
             events.append(Event(stage, key, "skipped"))
         elif key == "compile_model":
             assert isinstance(mod, fx.GraphModule)

@@ -10,6 +10,7 @@ from pathlib import Path
 import yaml
 
 from . import captures, rename
+from .tensors import TensorSpec, write_tensors
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 
@@ -58,11 +59,13 @@ class Side:
     whole."""
     dump_all: bool = False
     """Write every dump of ``dumps_from``, also of transforms this run's log never ran."""
-    tensors: tuple[tuple[str, str, str], ...] = ()
+    tensor_files: tuple[tuple[str, str, str], ...] = ()
     """``(file, name, fill)`` tensors written to ``tensors/<file>.safetensors``: ``fill`` ``seeded`` (values
     drawn from a generator seeded by the name: equal in both runs) or ``nan``."""
     links: tuple[tuple[str, str], ...] = ()
     """``(relative path, target)``: replace that entry of the run folder by a symbolic link to ``target``."""
+    tensors: TensorSpec | None = None
+    """Recorded ``tensors/`` (logits, inputs, reference), when the run records any."""
 
 
 def default_yaml() -> str:
@@ -126,7 +129,9 @@ def write_run(side: Side, folder: Path) -> None:
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8", newline="\n")
-    _write_tensors(folder, side.tensors)
+    if side.tensors is not None:
+        write_tensors(side.tensors, folder)
+    _write_tensors(folder, side.tensor_files)
     for rel, target in side.links:
         path = folder / rel
         if path.is_dir() and not path.is_symlink():

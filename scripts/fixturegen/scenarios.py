@@ -9,6 +9,7 @@ from .log_writer import LogStyle
 from .model import ModelSpec
 from .pipeline import RunSpec
 from .run_folder import Side, default_yaml, overlay_yaml
+from .tensors import TensorSpec
 from .transforms import Knobs
 
 M2 = ModelSpec(layers=2)
@@ -67,6 +68,10 @@ class Scenario:
     root_causes: tuple[Cause, ...] = ()
     """For a failing scenario: every gating root cause, in report order."""
     false_positives: tuple[FalsePositive, ...] = ()
+    args: tuple[str, ...] = ()
+    """Extra ad-diff arguments; ``{scenario}`` stands for the scenario's folder."""
+    reference: TensorSpec | None = None
+    """A reference written to ``<scenario>/reference/`` (for ``--reference``)."""
 
 
 def _spec(side: Side, **kw: object) -> Side:
@@ -299,6 +304,7 @@ def scenarios() -> list[Scenario]:
 
     s += check_scenarios()
     s += _precision_scenarios()
+    s += _drift_scenarios()
     return s
 
 
@@ -500,6 +506,94 @@ def _precision_scenarios() -> list[Scenario]:
             "Pass: the captures both runs hold agree; the nodes only the baseline recorded are summarised in "
             "one folded line with their count, not one line each.", "pass", (),
             replace(BASE, node_captures=1000), replace(CAND, node_captures=5)),
+    ]
+
+
+#: A single run folder (fixtures/runs/unfused): RMSNorm and SwiGLU matchers disabled.
+UNFUSED = replace(_spec(BASE, model=M3, disabled=frozenset({"match_rmsnorm_pattern", "match_swiglu_pattern"})),
+                  config=(("config/default.yaml", default_yaml()), ("config/unfused.yaml", overlay_yaml(
+                      {"match_rmsnorm_pattern": {"enabled": False}, "match_swiglu_pattern": {"enabled": False}}))))
+
+
+GELU2 = replace(M2, mlp_variant=((0, "gelu_mul"), (1, "gelu_mul")))
+T2 = TensorSpec(model=M2)
+FP8_CONFIG = ("config/fp8.yaml", overlay_yaml({}, quant_config={"quant_algo": "FP8", "kv_cache_quant_algo": None}))
+NUM, INP = "numeric_drift", "input"
+
+
+def _drift_scenarios() -> list[Scenario]:
+    """Issue 27: drift gets a cause (structural, config, none found) and references are trusted by
+    construction (the baseline's, equal in both runs, or given with --reference)."""
+    tb = replace(BASE, tensors=T2)
+    return [
+        Scenario(
+            "fp8_checkpoint_drift", "The candidate serves an FP8 checkpoint; its logits drift.",
+            "The candidate's config/fp8.yaml adds `quant_config: {quant_algo: FP8}`, so "
+            "quantize_fp8_linear_from_config goes from `skipped` to 14 matches (every decoder linear becomes "
+            "`torch_fake_quant_fp8_linear`); its logits are computed with FP8 decoder linears. Both runs record "
+            "the same float32 reference (the model's own logits), so it judges them.",
+            "The logits drift, and the drift's first cause is quantize_fp8_linear_from_config (skipped -> 14, "
+            "`linear` replaced by `torch_fake_quant_fp8_linear`) together with the added quant_config: one "
+            "root cause, not 'unexplained drift' beside an 'improvement'.", "fail",
+            (Finding(NUM, None, None, "logits beyond tolerance; first cause: the quantize transform + quant_config"),
+             Finding("improvement", "quantize_fp8_linear_from_config", PM,
+                     "skipped -> 14, grouped under the drift as its cause")),
+            replace(BASE, config=_cfg_default, tensors=replace(T2, reference="true")),
+            replace(_spec(CAND, knobs=Knobs(quantize_fp8=True)), config=(*_cfg_default, FP8_CONFIG),
+                    tensors=TensorSpec(M2, fp8_linears=True, reference="true")),
+            root_causes=(Cause(NUM, "quantize_fp8_linear_from_config", ("logits",)),)),
+        Scenario(
+            "swiglu_overmatch", "A SwiGLU matcher also swallows a GELU-gated MLP.",
+            "Both runs' model has GELU-gated MLPs (`down(gelu(gate(x)) * up(x))`) in both layers. The "
+            "candidate's match_swiglu_pattern also accepts `gelu` and rewrites them to `torch_swiglu` (SiLU): "
+            "0 -> 2 matches; its logits are those of the SiLU MLP.",
+            "The logits drift, caused by match_swiglu_pattern (0 -> 2): its rewritten region drops `gelu` "
+            "(`gelu` absent from the fused op). The count that rose is a cause of the drift, not an "
+            "improvement.", "fail",
+            (Finding(NUM, None, None, "logits beyond tolerance; first cause: match_swiglu_pattern's region"),
+             Finding("improvement", "match_swiglu_pattern", PM, "0 -> 2, folded under the drift as its cause")),
+            _spec(replace(BASE, tensors=TensorSpec(GELU2)), model=GELU2),
+            _spec(replace(CAND, tensors=T2), model=GELU2, knobs=Knobs(swiglu_accepts_gelu=True)),
+            root_causes=(Cause(NUM, "match_swiglu_pattern", ("logits",)),)),
+        Scenario(
+            "drift_no_cause", "The logits drift while graphs, log and config are the same.",
+            "Same pipeline, graphs and config in both runs; the candidate's logits carry 5% relative noise (a "
+            "kernel that computes differently).",
+            "The logits drift, and the report says that no structural or config cause was found (look at the "
+            "kernels).", "fail",
+            (Finding(NUM, None, None, "no structural or config cause found"),),
+            replace(tb, config=_cfg_default),
+            replace(CAND, tensors=TensorSpec(M2, kernel_noise=0.05), config=_cfg_default),
+            root_causes=(Cause(NUM, None, ()),)),
+        Scenario(
+            "reference_candidate_only", "The candidate records its own reference; its logits are 3x+7.",
+            "The baseline records no reference. The candidate's logits are `3x + 7` of the baseline's, and its "
+            "tensors/reference/ holds those same values in float32.",
+            "A reference only the candidate supplies is not used and gates (ADT012); judged without it, the "
+            "logits drift beyond tolerance.", "fail",
+            (Finding(INP, None, None, "reference supplied by the candidate only: not used"),
+             Finding(NUM, None, None, "logits beyond tolerance (NRMSE)")),
+            tb, replace(CAND, tensors=TensorSpec(M2, affine=(3.0, 7.0), reference="own")),
+            root_causes=(Cause(INP, None), Cause(NUM, None, ()))),
+        Scenario(
+            "reference_differs", "Both runs record a reference, and they differ.",
+            "The baseline's reference is its model's float32 logits; the candidate's is its own output in "
+            "float32. The logits agree within rounding.",
+            "References that differ between the runs are not used and gate (ADT012); the logits pass by "
+            "normalised RMSE.", "fail",
+            (Finding(INP, None, None, "the runs' references differ: not used"),),
+            replace(BASE, tensors=replace(T2, reference="true")),
+            replace(CAND, tensors=TensorSpec(M2, kernel_noise=0.005, reference="own")),
+            root_causes=(Cause(INP, None),)),
+        Scenario(
+            "user_reference", "The user gives the reference with --reference.",
+            "Neither run's reference is trusted: the candidate records its own (its output in float32). The "
+            "user passes `--reference reference/`, the model's float32 logits; the candidate's logits agree "
+            "within rounding.",
+            "The user's reference judges both runs (the runs' own are not used, without a finding); pass.",
+            "pass", (),
+            tb, replace(CAND, tensors=TensorSpec(M2, kernel_noise=0.0005, reference="own")),
+            args=("--reference", "{scenario}/reference"), reference=TensorSpec(M2, reference="true")),
     ]
 
 

@@ -48,8 +48,8 @@ def check_scenarios() -> list[Scenario]:
             "A gating numeric finding naming linear_1 (new NaN/Inf always fails), whatever the logits say.",
             "fail",
             (Finding("numeric_drift", None, None, "linear_1: 512 NaN (first drifting node and new NaN)"),),
-            replace(BASE, tensors=_TENSORS),
-            replace(CAND, tensors=(("outputs", "logits", "seeded"), *(
+            replace(BASE, tensor_files=_TENSORS),
+            replace(CAND, tensor_files=(("outputs", "logits", "seeded"), *(
                 (f, n, "nan" if n == "linear_1" else fill) for f, n, fill in _SEEDED))),
             # ADT013 names its node, not a tensor (as ADT007 does): the consequence has no transform or tensor
             root_causes=(Cause("numeric_drift", None, (None,), "the first drifting node heads the drift"),)),

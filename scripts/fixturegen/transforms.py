@@ -32,6 +32,12 @@ class Knobs:
     """cleanup_noop_slice also rewrites q's ``split_with_sizes -> getitem`` into ``narrow -> contiguous -> view``."""
     rmsnorm_accepts_sqrt_div: bool = False
     """match_rmsnorm_pattern also recognises ``w * (x / sqrt(mean(x^2) + eps))``."""
+    swiglu_accepts_gelu: bool = False
+    """match_swiglu_pattern over-matches: it also takes ``gelu(gate(x)) * up(x)`` (a GELU-gated MLP) and rewrites
+    it to the SiLU op."""
+    quantize_fp8: bool = False
+    """The run serves an FP8 checkpoint (its config has ``quant_config``): quantize_fp8_linear_from_config
+    rewrites every decoder linear into ``torch_fake_quant_fp8_linear`` instead of being skipped."""
 
 
 def _graph_changed(gm: fx.GraphModule) -> None:
@@ -302,22 +308,45 @@ def match_rmsnorm_pattern(gm: fx.GraphModule, k: Knobs) -> int:
     return n
 
 
+def _linears() -> tuple[object, ...]:
+    return (aten.linear.default, op("torch_fake_quant_fp8_linear"))
+
+
 def match_swiglu_pattern(gm: fx.GraphModule, k: Knobs) -> int:
     """``silu(linear(x, wg)) * linear(x, wu)`` -> ``torch_swiglu(x, wg, wu)`` (operand order as exported)."""
     n = 0
     g = gm.graph
+    acts = (aten.silu.default, aten.gelu.default) if k.swiglu_accepts_gelu else (aten.silu.default,)
     for node in list(g.nodes):
         if not is_op(node, aten.mul.Tensor):
             continue
         s, up = node.args
-        if not (is_op(s, aten.silu.default) and is_op(up, aten.linear.default) and single_user(s)):
+        if not (is_op(s, *acts) and is_op(up, *_linears()) and single_user(s)):
             continue
         gate = s.args[0]
-        if not (is_op(gate, aten.linear.default) and gate.args[0] is up.args[0] and single_user(gate)):
+        if not (is_op(gate, *_linears()) and gate.args[0] is up.args[0] and single_user(gate)):
             continue
         with g.inserting_before(node):
             new = insert(g, op("torch_swiglu"), (up.args[0], gate.args[1], up.args[1]))
         replace(node, new, [s, up, gate])
+        n += 1
+    _graph_changed(gm)
+    return n
+
+
+def quantize_fp8_linear_from_config(gm: fx.GraphModule, k: Knobs) -> int:
+    """(FP8 checkpoint) every decoder linear -> ``torch_fake_quant_fp8_linear`` (the lm_head stays)."""
+    n = 0
+    g = gm.graph
+    for node in list(g.nodes):
+        if not is_op(node, aten.linear.default) or len(node.args) != 2:
+            continue
+        w = node.args[1]
+        if not (isinstance(w, fx.Node) and str(w.target).startswith("model.layers.")):
+            continue
+        with g.inserting_before(node):
+            new = insert(g, op("torch_fake_quant_fp8_linear"), (node.args[0], w))
+        replace(node, new, [])
         n += 1
     _graph_changed(gm)
     return n
@@ -382,6 +411,7 @@ REWRITES: dict[str, Transform] = {
     "match_rope_layout": match_rope_layout,
     "match_rmsnorm_pattern": match_rmsnorm_pattern,
     "match_swiglu_pattern": match_swiglu_pattern,
+    "quantize_fp8_linear_from_config": quantize_fp8_linear_from_config,
     "fuse_rmsnorm": fuse_rmsnorm,
     "insert_cached_attention": insert_cached_attention,
 }

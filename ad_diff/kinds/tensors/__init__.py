@@ -98,8 +98,24 @@ class TensorsKind:
     def explain(
         self, section: TensorAnalysis, findings: list[Finding], ctx: Context
     ) -> tuple[TensorAnalysis, list[Finding]]:
-        """Nothing to add."""
-        return section, findings
+        """Every drifting tensor gets its ranked likely causes (:mod:`ad_diff.kinds.tensors.causes`)."""
+        import dataclasses
+
+        from ad_diff.kinds.tensors import causes as C
+
+        drift = [f for f in findings if f.code in C.DRIFT_CODES]
+        if isinstance(section, Skipped) or not drift:
+            return section, findings
+        node = next((f for f in findings if f.code == "ADT007"), None)
+        config = ctx.sections.get("config")
+        graph = ctx.section(GRAPH.key)
+        evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
+        unchecked = [what for what, there in evidence if there is None]
+        structural = C.structural_causes(ctx.rows, graph, findings)
+        ranked = C.rank(node, structural, C.config_causes(config), unchecked)
+        tensors = sorted({f.tensor for f in drift if f.tensor})
+        marked = C.mark_causes(findings, ranked, _setting_messages(config), tensors)
+        return dataclasses.replace(section, causes=ranked), marked
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
@@ -112,6 +128,17 @@ class TensorsKind:
         from ad_diff.kinds.tensors.section import render_terminal
 
         return render_terminal(section)
+
+
+def _setting_messages(config: Any) -> dict[str, str]:
+    """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
+    from ad_diff.kinds.config.rules import SETTING_CHANGED
+
+    diff = getattr(config, "diff", None)
+    if diff is None:
+        return {}
+    return {s.key: SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
+            for s in diff.settings}
 
 
 GATHER = "gather_logits_before_lm_head"

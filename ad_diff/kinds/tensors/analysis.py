@@ -15,6 +15,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
+from ad_diff.errors import AdDiffError
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import (
     Mismatch,
@@ -25,6 +26,7 @@ from ad_diff.kinds.tensors.model import (
     TensorRecord,
     TensorVerdict,
     Unmatched,
+    UntrustedReference,
 )
 from ad_diff.kinds.tensors.parse import RunTensors, discover
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
@@ -86,7 +88,10 @@ def analyze_tensors(
             unmatched.append(Unmatched(name, rec.kind, side, why))
             continue
         pairs.append((name, b, c))
-    ctx = _Ctx(base, cand, settings, device, plots, dict(gathered or {}))
+    refs, untrusted, source = trusted_references(base, cand, getattr(settings, "reference_dir", None))
+    if source and source not in ("baseline", "both runs"):
+        notes.append(f"references given with --reference {source}; the runs' own tensors/reference/ not used")
+    ctx = _Ctx(base, cand, settings, device, plots, dict(gathered or {}), refs)
     comparisons = _compare_all(pairs, ctx)
     notes += [c.shape_note for c in comparisons if c.shape_note]
     comparisons = _graph_ordered(comparisons, node_order)
@@ -105,6 +110,8 @@ def analyze_tensors(
         notes=tuple(notes),
         input_problems=tuple(_input_problems(base, cand)),
         rows_origin=rows_origin(comparisons, node_order),
+        untrusted_references=tuple(untrusted),
+        reference_source=source,
     )
 
 
@@ -145,6 +152,8 @@ class _Ctx:
     device: str
     plots: bool
     gathered: dict[str, str]
+    references: dict[str, TensorRecord]
+    """The trusted references (:func:`trusted_references`)."""
 
 
 def _compare_all(pairs: list[tuple[str, TensorRecord, TensorRecord]], ctx: _Ctx) -> list[TensorComparison]:
@@ -198,12 +207,12 @@ def _explained_shape(
 
 
 def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorComparison:
-    settings, base, cand, device, plots = ctx.settings, ctx.base, ctx.cand, ctx.device, ctx.plots
+    settings, device, plots = ctx.settings, ctx.device, ctx.plots
     tol = resolve(name, b.dtype, settings.tolerances)
     mismatch = None
     if b.dtype != c.dtype:
         tol, mismatch = merge_dtypes(tol, resolve(name, c.dtype, settings.tolerances)), Mismatch.DTYPE
-    ref = base.references.get(name) or cand.references.get(name)
+    ref = ctx.references.get(name)
     note = None
     if b.shape != c.shape:
         explained = _explained_shape(name, b, c, ref, ctx)
@@ -227,6 +236,57 @@ def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorCo
     return TensorComparison(
         name, b.kind, b, c, ref, tol, stats, j, verdict(stats, j, mismatch), mismatch, note
     )
+
+
+def trusted_references(
+    base: RunTensors, cand: RunTensors, user: Path | None = None
+) -> tuple[dict[str, TensorRecord], list[UntrustedReference], str | None]:
+    """The references that may judge the candidate, the ones that may not, and where the trusted ones come
+    from.
+
+    Invariant: the run under review never supplies its own standard of truth. A reference judges only when
+    the user gave it (``--reference DIR``: then the runs' own are not consulted), or it is the baseline's and
+    the candidate records none or the same tensor (dtype, shape and every value). A reference only the
+    candidate records, or one that differs between the runs, is returned as untrusted (a gating finding).
+    """
+    if user is not None:
+        return read_reference_dir(user), [], str(user)
+    refs: dict[str, TensorRecord] = {}
+    untrusted: list[UntrustedReference] = []
+    for name in sorted(set(base.references) | set(cand.references)):
+        b, c = base.references.get(name), cand.references.get(name)
+        if b is None:
+            untrusted.append(UntrustedReference(name, "candidate_only"))
+        elif c is not None and not ((b.dtype, b.shape) == (c.dtype, c.shape) and _same_values(b, c)):
+            untrusted.append(UntrustedReference(name, "differs"))
+        else:
+            refs[name] = b
+    source = None if not refs else ("both runs" if all(n in cand.references for n in refs) else "baseline")
+    return refs, untrusted, source
+
+
+def read_reference_dir(folder: Path) -> dict[str, TensorRecord]:
+    """The reference tensors of a ``--reference`` folder (tensor files keyed by output name, as
+    ``tensors/reference/``); a folder that is missing, empty or unreadable is a usage error."""
+    from ad_diff.errors import UsageError
+    from ad_diff.kinds.tensors.parse import SUFFIXES, read_index
+
+    if not folder.is_dir():
+        raise UsageError(f"--reference {folder}: not a folder; expected a folder of reference tensor files")
+    out: dict[str, TensorRecord] = {}
+    for path in sorted(p for p in folder.iterdir() if p.suffix in SUFFIXES):
+        try:
+            records = read_index(path, TensorKind.REFERENCE)
+        except AdDiffError as e:
+            raise UsageError(f"--reference {folder}: {path.name} could not be read: {e}") from e
+        for rec in records:
+            if rec.name in out:
+                raise UsageError(f"--reference {folder}: tensor '{rec.name}' is in {out[rec.name].path.name} "
+                                 f"and {path.name}")
+            out[rec.name] = rec
+    if not out:
+        raise UsageError(f"--reference {folder}: no tensor files (*.safetensors, *.pt) in it")
+    return out
 
 
 def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:

@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
+from typing import Any
 
 from ad_diff.core.jsonable import json_as, json_omit
 from ad_diff.core.model import RunId
@@ -355,6 +356,15 @@ class Unreadable:
 
 
 @dataclass(frozen=True, slots=True)
+class UntrustedReference:
+    """A reference that may not judge the candidate: only the candidate supplied it, or the runs' differ."""
+
+    name: str
+    why: str
+    """``candidate_only`` or ``differs``."""
+
+
+@dataclass(frozen=True, slots=True)
 class NodeDrift:
     """Per-node captures judged beyond tolerance, and the first of them when the runs give a graph order."""
 
@@ -391,6 +401,13 @@ class TensorAnalysis:
     rows_origin: str | None = None
     """The first node capture (graph order) whose outlier rows are an output's outlier rows: where the bad
     rows appear. ``None`` without per-node captures or graph order."""
+    untrusted_references: tuple[UntrustedReference, ...] = ()
+    """References not used (see :func:`ad_diff.kinds.tensors.analysis.trusted_references`)."""
+    reference_source: str | None = None
+    """Where the judging references came from: ``baseline``, ``both runs`` or the ``--reference`` folder."""
+    causes: tuple[Any, ...] = ()
+    """The drift's likely causes, best first (``ad_diff.kinds.tensors.causes.DriftCause``; set by the explain
+    pass when a tensor drifts)."""
 
 
 def times(score: float) -> str:

@@ -113,9 +113,26 @@ NODE_NONFINITE = Rule(
     "runs have graph dumps, the first one's transform when the dumps show it); the tensor table lists each.",
 )  # fmt: skip
 
+UNTRUSTED_REFERENCE = Rule(
+    "ADT012", "reference-untrusted", Category.INPUT, Severity.ERROR,
+    "tensor {tensor}: reference not used: {why}",
+    "A higher-precision reference judges the candidate only when it is the baseline's (the candidate records "
+    "none, or the same tensor: dtype, shape and every value), or the user gave it with `--reference DIR`. "
+    "A reference that only the candidate records lets the run under review supply its own standard of "
+    "truth (logits at `3x + 7` pass against a reference of `3x + 7`); references that differ between the "
+    "runs leave no single truth to judge by. Either is not used (the tensor is judged without it) and gates: "
+    "the numeric verdict it would have given cannot be trusted. Record the reference in the baseline run, "
+    "or pass a trusted one with `--reference DIR`.",
+)  # fmt: skip
+_UNTRUSTED_WHY = {
+    "candidate_only": "only the candidate recorded one (the run under review may not supply its own "
+    "standard of truth)",
+    "differs": "the runs' references differ (dtype, shape or values)",
+}
+
 RULES: tuple[Rule, ...] = (
     DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE,
-    NODES_UNORDERED, NODE_NONFINITE,
+    NODES_UNORDERED, UNTRUSTED_REFERENCE, NODE_NONFINITE,
 )  # fmt: skip
 
 
@@ -126,6 +143,10 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
     findings = unreadable_findings(analysis.unreadable)
     if analysis.input_problems:
         findings.append(INPUTS.make(detail="; ".join(analysis.input_problems)))
+    findings += [
+        UNTRUSTED_REFERENCE.make(tensor=u.name, why=_UNTRUSTED_WHY.get(u.why, u.why), evidence={"why": u.why})
+        for u in analysis.untrusted_references
+    ]
     findings += comparison_findings(analysis.comparisons, analysis.rows_origin)
     findings += unmatched_findings(analysis.unmatched)
     outputs_compared = any(c.kind is TensorKind.OUTPUT for c in analysis.comparisons)

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from ad_diff.core.escape import html_code, md_code, md_escape
+from ad_diff.core.escape import html_code, md_code, md_escape, md_inline
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, Unmatched, times
 from ad_diff.kinds.tensors.plots import plotted
@@ -135,6 +135,13 @@ def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html
             "elementwise share is shown as evidence; in bf16 it is large even for rounding noise._"
         )
         out.append("")
+    for i, cause in enumerate(analysis.causes[:3], 1):
+        out.append(f"- \U0001f50e likely cause {i} of the drift: {md_inline(cause.text)}")
+    for ref in analysis.untrusted_references:
+        why = md_escape(ref.why.replace("_", " "))
+        out.append(f"- \u274c reference of {md_code(ref.name)} not used ({why})")
+    if analysis.causes or analysis.untrusted_references:
+        out.append("")
     if nodes:
         beyond = [c for c in nodes if not c.passed]
         line = f"Per-node captures: {len(nodes)} compared, {len(beyond)} beyond tolerance"
@@ -236,6 +243,10 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
     if fd is not None and fd.node is not None:
         via = f" (transform {fd.transform})" if fd.transform else ""
         parts.append(Text(f"first drifting node: {fd.node}{via}", style="bold"))
+    for i, cause in enumerate(analysis.causes[:3], 1):
+        parts.append(Text(f"likely cause {i} of the drift: {cause.text.replace('`', '')}", style="bold"))
+    for ref in analysis.untrusted_references:
+        parts.append(Text(f"reference of {ref.name} not used ({ref.why.replace('_', ' ')})", style="red"))
     one_out, folds = one_sided(analysis.unmatched)
     for u in one_out:
         parts.append(Text(f"only in {u.present_in}: {u.name} ({u.kind})"))

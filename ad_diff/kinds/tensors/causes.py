@@ -1,0 +1,350 @@
+"""Drift gets a cause: the ranked likely causes of the recorded tensors' drift, with their evidence.
+
+Invariant: every drifting tensor finding (``ADT001``, ``ADT002``) carries ``evidence["causes"]``, a non-empty
+list of :class:`DriftCause`, best first. The ranking, one rule per tier (first tier that has one wins):
+
+1. the first drifting captured node and the transform that produced it (``ADT007``, per-node captures);
+2. structural differences upstream of the outputs, in pipeline order: a transform whose match count rose or
+   fell (with the ops its new rewritten regions changed: ``gelu`` absent from ``torch_swiglu``), a region
+   whose op targets were swapped one for one at a transform with the same count (a kernel or backend
+   change), aligned nodes whose dtype or shape changed (``ADG003``);
+3. config changes that change numerics (:data:`NUMERIC_KEYS`: ``quant_config``, dtypes, backends, a
+   transform toggled);
+4. "no structural or config cause found", said as such: it points at a kernel.
+
+Tiers 2 and 3 are both listed when both hold (the config change usually explains the structural one). The
+findings a cause names (the count change, the config setting) get ``evidence["drift_cause"]``, so the
+grouping puts them under the drift they explain: a count that rises with drift is not an improvement.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from fnmatch import fnmatchcase
+from typing import Any
+
+from ad_diff.core.jsonable import json_pairs, to_jsonable
+from ad_diff.core.model import Finding, Side, State, TransformComparison
+
+DRIFT_CODES = ("ADT001", "ADT002")
+"""Findings of a drifting tensor: each carries the causes."""
+NUMERIC_KEYS = (
+    "quant_config", "quant_config.*", "*quant*", "*dtype*", "*precision*", "*backend*", "*kernel*",
+    "transforms.*.enabled", "transforms.*.backend", "transforms.*.dtype",
+)  # fmt: skip
+"""Dotted config keys (globs) whose change can change numerics."""
+GENERIC_OPS = frozenset({
+    "linear", "mm", "matmul", "bmm", "addmm", "mul", "add", "sub", "div", "view", "reshape", "transpose",
+    "permute", "contiguous", "getitem", "cat", "split", "split_with_sizes", "expand", "unsqueeze", "squeeze",
+    "t", "to", "_to_copy", "clone", "narrow", "slice",
+})  # fmt: skip
+"""Ops a fusion absorbs without changing the maths: not named as "absent from the fused op"."""
+MAX_OPS = 4
+
+
+class CauseTier(str, Enum):
+    """What kind of evidence a drift cause rests on (the JSON ``causes[].kind``)."""
+
+    FIRST_NODE = "first_drifting_node"
+    COUNT_CHANGED = "count_changed"
+    OP_SWAPPED = "op_swapped"
+    DTYPE_CHANGED = "dtype_changed"
+    CONFIG = "config_changed"
+    NONE = "none_found"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@dataclass(frozen=True)
+class DriftCause:
+    """One likely cause of the drift: a short summary for titles and the evidence behind it."""
+
+    kind: CauseTier
+    summary: str
+    """A few words: ``match_swiglu_pattern: 0 → 2 matches``."""
+    transform: str | None = None
+    """The transform the cause is at (``None`` for run-level settings and for none found)."""
+    detail: str = ""
+    """What changed there, backticks marking op names: ```gelu` absent from `torch_swiglu```."""
+    evidence: tuple[tuple[str, Any], ...] = field(default=(), metadata=json_pairs())
+
+    @property
+    def structural(self) -> bool:
+        """A difference in the graphs or the log (tier 1 or 2)."""
+        return self.kind not in (CauseTier.CONFIG, CauseTier.NONE)
+
+    @property
+    def text(self) -> str:
+        """Summary and detail in one line."""
+        return f"{self.summary}, {self.detail}" if self.detail else self.summary
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        """The transform and op names the cause mentions (titles show them as code)."""
+        ev = dict(self.evidence)
+        ops = [*(ev.get("ops_removed") or ()), *(ev.get("ops_added") or ())]
+        return tuple(n for n in (self.transform, ev.get("key"), *ops) if isinstance(n, str) and n)
+
+
+def cause_of(value: Any) -> DriftCause:
+    """A :class:`DriftCause` from itself or its JSON form (finding evidence holds the JSON form)."""
+    if isinstance(value, DriftCause):
+        return value
+    ev = value.get("evidence") or {}
+    return DriftCause(
+        CauseTier(value["kind"]),
+        str(value["summary"]),
+        value.get("transform"),
+        str(value.get("detail") or ""),
+        _ev(ev if isinstance(ev, Mapping) else dict(ev)),
+    )
+
+
+NONE_FOUND = DriftCause(CauseTier.NONE, "no structural or config cause found", detail="look at the kernels")
+"""Graphs, log and config were compared and agree: what is left is how the ops compute."""
+
+
+def op_name(target: str) -> str:
+    """``aten.gelu.default`` -> ``gelu``; ``auto_deploy.torch_swiglu.default`` -> ``torch_swiglu``."""
+    parts = [p for p in str(target).split(".") if p]
+    if len(parts) >= 2 and parts[0] in ("aten", "auto_deploy", "torch", "ops", "prims"):
+        parts = [p for p in parts if p not in ("torch", "ops")]
+        return parts[1] if len(parts) >= 2 else parts[0]
+    return parts[-1] if parts else str(target)
+
+
+def ops_text(removed: Sequence[str], added: Sequence[str]) -> str:
+    """How a region's ops changed: ```gelu` absent from `torch_swiglu``` or ```linear` -> `fp8_linear```."""
+    gone = [o for o in removed if o not in added]
+    absent = [o for o in gone if o not in GENERIC_OPS and not any(o in a for a in added)]
+    new = ", ".join(f"`{o}`" for o in added[:MAX_OPS]) or "nothing"
+    if absent:
+        return ", ".join(f"`{o}`" for o in absent[:MAX_OPS]) + f" absent from {new}"
+    old = ", ".join(f"`{o}`" for o in gone[:MAX_OPS]) or "nothing"
+    return f"{old} \u2192 {new}"
+
+
+def _side(s: Side) -> str:
+    return str(s.matches) if s.state is State.APPLIED and s.matches is not None else s.state.value
+
+
+def _region_ops(d: Any) -> tuple[list[str], list[str], bool]:
+    """Ops (distinct, in order) of the regions first seen at graph diff ``d``, per run, and whether every
+    region is a one-for-one swap of op targets."""
+    new = {r.id for r in d.regions if r.new}
+    removed: list[str] = []
+    added: list[str] = []
+    per: dict[int, tuple[list[str], list[str]]] = {}
+    for u in d.unmatched:
+        if u.region not in new:
+            continue
+        name = op_name(u.target)
+        side = per.setdefault(u.region, ([], []))[0 if u.run == "baseline" else 1]
+        side.append(name)
+        target = removed if u.run == "baseline" else added
+        if name not in target:
+            target.append(name)
+    swap = bool(per) and all(len(b) == len(c) == 1 and b != c for b, c in per.values())
+    return removed, added, swap
+
+
+def structural_causes(
+    rows: Sequence[TransformComparison], graph: Any, findings: Iterable[Finding]
+) -> list[DriftCause]:
+    """Tier 2, in pipeline order (see the module doc); ``graph`` is the graph analysis or ``None``."""
+    diffs = {d.transform: d for d in graph.transforms} if graph is not None else {}
+    shape = {f.transform: f for f in findings if f.code == "ADG003" and f.transform}
+    out: list[DriftCause] = []
+    seen: set[str] = set()
+    for r in rows:
+        t = r.transform
+        if t in seen:
+            continue
+        seen.add(t)
+        d = diffs.get(t)
+        removed, added, swap = _region_ops(d) if d is not None else ([], [], False)
+        count = f"{_side(r.baseline)} \u2192 {_side(r.candidate)}"
+        ev: dict[str, Any] = {"baseline": _side(r.baseline), "candidate": _side(r.candidate)}
+        if removed or added:
+            ev |= {"ops_removed": removed, "ops_added": added}
+        ops = ops_text(removed, added) if removed or added else ""
+        if r.changed:
+            out.append(DriftCause(CauseTier.COUNT_CHANGED, f"{t}: {count} matches", t, ops, _ev(ev)))
+        elif swap:
+            out.append(DriftCause(CauseTier.OP_SWAPPED, f"{t}: op swapped", t, ops, _ev(ev)))
+        if t in shape:
+            f = shape[t]
+            text = f.message.removeprefix(f"{t}: ")
+            out.append(
+                DriftCause(
+                    CauseTier.DTYPE_CHANGED, f"{t}: dtype or shape changed", t, text, (("finding", f.code),)
+                )
+            )
+    return out
+
+
+def _ev(d: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(d.items()))
+
+
+def config_causes(config: Any) -> list[DriftCause]:
+    """Tier 3: changed config keys matching :data:`NUMERIC_KEYS` (``config`` is the config analysis)."""
+    diff = getattr(config, "diff", None)
+    if diff is None:
+        return []
+    out: list[DriftCause] = []
+    changes = [(c, None) for c in diff.settings] + [
+        (c, t.transform) for t in diff.transforms for c in t.changes
+    ]
+    for c, t in changes:
+        key = c.key
+        if not any(fnmatchcase(key, p) for p in NUMERIC_KEYS):
+            continue
+        if c.before is None or c.kind.value == "added":
+            what = f"{key} added"
+        elif c.after is None or c.kind.value == "removed":
+            what = f"{key} removed"
+        else:
+            what = f"{key}: {c.before_text} \u2192 {c.after_text}"
+        out.append(
+            DriftCause(CauseTier.CONFIG, what, t, evidence=(("key", key), ("origin", c.origin() or "")))
+        )
+    return out
+
+
+def none_found(unchecked: Sequence[str] = ()) -> DriftCause:
+    """Tier 4, saying which evidence was missing (``unchecked``: "graph dumps", "config") when some was."""
+    if not unchecked:
+        return NONE_FOUND
+    return dataclasses.replace(NONE_FOUND, detail="not compared: " + ", ".join(unchecked))
+
+
+def rank(
+    node: Finding | None,
+    structural: list[DriftCause],
+    config: list[DriftCause],
+    unchecked: Sequence[str] = (),
+) -> tuple[DriftCause, ...]:
+    """The causes, best first (see the module doc); never empty (``unchecked``: evidence the runs did not
+    have, named by the none-found cause)."""
+    out: list[DriftCause] = []
+    if node is not None and node.node:
+        via = f" (from {node.transform})" if node.transform else ""
+        ev = (("finding", node.code), ("node", node.node))
+        out.append(
+            DriftCause(
+                CauseTier.FIRST_NODE, f"first drifting node {node.node}{via}", node.transform, evidence=ev
+            )
+        )
+    out += structural + config
+    return tuple(out) or (none_found(unchecked),)
+
+
+def headline_causes(causes: Sequence[DriftCause]) -> list[DriftCause]:
+    """The causes :func:`headline` names (the first, and the config change it names beside it)."""
+    first = causes[0]
+    config = next((c for c in causes if c.kind is CauseTier.CONFIG), None)
+    if first.structural and config is not None and config.transform in (None, first.transform):
+        return [first, config]
+    return [first]
+
+
+def headline(causes: Sequence[DriftCause], detail: bool = True) -> str:
+    """The likely cause in a title: the first cause (with its detail unless ``detail`` is False), plus the
+    first config change when the first is structural (the config change is usually why the structure
+    changed). Plain text: backticks are dropped (titles mark names themselves)."""
+    named = headline_causes(causes)
+    text = named[0].text if detail else named[0].summary
+    if len(named) == 2:
+        text += ", " + named[1].summary.removeprefix(f"transforms.{named[0].transform}.")
+    return text.replace("`", "")
+
+
+def mark_causes(
+    findings: Sequence[Finding],
+    causes: Sequence[DriftCause],
+    setting_messages: Mapping[str, str],
+    tensors: Sequence[str],
+) -> list[Finding]:
+    """``findings`` with ``evidence["causes"]`` on the drift findings and ``evidence["drift_cause"]`` (the
+    drifting tensors) on the findings the headline's causes name: at its transform, or the config setting."""
+    named = headline_causes(causes)
+    at = {c.transform for c in named if c.transform}
+    keys = {str(dict(c.evidence).get("key")) for c in named if c.kind is CauseTier.CONFIG}
+    messages = {setting_messages[k] for k in keys if k in setting_messages}
+    out = []
+    for f in findings:
+        ev = dict(f.evidence)
+        if f.code in DRIFT_CODES:
+            ev["causes"] = to_jsonable(list(causes))
+        elif f.code not in DRIFT_CODES and (
+            f.transform in at or (f.transform is None and f.message in messages)
+        ):
+            ev["drift_cause"] = list(tensors)
+        else:
+            out.append(f)
+            continue
+        out.append(dataclasses.replace(f, evidence=tuple(sorted(ev.items()))))
+    return out
+
+
+TITLE_LIMIT = 160
+
+
+def stat_text(f: Finding) -> str:
+    """The drift in a few words: ``NRMSE 0.0249``, ``9.45x the baseline's error vs the reference``."""
+    if f.code == "ADT002":
+        return "new NaN/Inf"
+    ev = dict(f.evidence)
+    stat, value = ev.get("statistic"), ev.get("value")
+    if not isinstance(value, (int, float)):
+        return "beyond tolerance"
+    ratio = ev.get("reference_ratio")
+    if stat == "reference" and isinstance(ratio, (int, float)):
+        return f"{ratio:.3g}x the baseline's error vs the reference"
+    if stat == "rmse":
+        return f"NRMSE {value:.3g}"
+    return f"{stat} {value:.3g}"
+
+
+def drift_title(drift: Sequence[Finding]) -> str | None:
+    """``logits drift (NRMSE 0.09) <- <likely cause>``, at most :data:`TITLE_LIMIT` characters; ``None`` when
+    no drift finding carries causes."""
+    heads = [f for f in drift if f.code in DRIFT_CODES and dict(f.evidence).get("causes")]
+    if not heads:
+        return None
+    first = heads[0]
+    causes = [cause_of(c) for c in dict(first.evidence)["causes"]]
+    more = f" and {len(heads) - 1} more" if len(heads) > 1 else ""
+    what = f"{first.tensor or 'tensor'}{more} drift ({stat_text(first)})"
+    for detail in (True, False):  # the op detail goes first when the title would be too long
+        text = f"{what} \u2190 {headline(causes, detail)}"
+        if len(text) <= TITLE_LIMIT:
+            return text
+    return text[: TITLE_LIMIT - 1] + "\u2026"
+
+
+def first_causes(drift: Sequence[Finding]) -> list[DriftCause]:
+    """The causes on the first drift finding that has them (empty when none has)."""
+    for f in drift:
+        causes = dict(f.evidence).get("causes") if f.code in DRIFT_CODES else None
+        if causes:
+            return [cause_of(c) for c in causes]
+    return []
+
+
+def cause_transform(drift: Sequence[Finding]) -> str | None:
+    """The transform the first cause of the drift is at (where the grouping puts the drift)."""
+    causes = first_causes(drift)
+    return causes[0].transform if causes else None
+
+
+__all__ = [
+    "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_of", "cause_transform",
+    "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes",
+    "none_found", "op_name", "ops_text", "rank", "stat_text", "structural_causes",
+]  # fmt: skip

@@ -55,9 +55,9 @@ def line_limit(size: int, compressed: bool) -> int:
 
 
 # -- logs: items (enforced by ad_diff.kinds.log.parse.LogParser) -----------------------------------------
-LOG_TRANSFORMS = 1_000
-"""Transform results one pipeline of one rank may hold: AutoDeploy runs about 100 transforms; a pipeline
-restart (a transform seen twice) starts a new count."""
+LOG_TRANSFORMS = 10_000
+"""Transform results one pipeline of one rank may hold: AutoDeploy runs about 100 transforms (the report
+tests build 2,500); a pipeline restart (a transform seen twice) starts a new count."""
 LOG_PIPELINES = 10_000
 """Pipeline restarts (retries) one rank may log."""
 LOG_RANKS = 4_096

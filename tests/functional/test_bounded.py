@@ -404,7 +404,7 @@ def _legacy_pt(case: Path) -> None:
 CLI_CASES = {  # what is done to the candidate, the exit code, what stderr or the JSON report must say
     "gz_newlines_64k": (_gz_64k, 2, "lines (the cap for a log of this size: 16 per compressed byte"),
     "sparse_2gib_log": (_sparse_2g, 0, ""),
-    "20k_transform_results": (_many_results, 2, "holds more than 1,000 transform results"),
+    "20k_transform_results": (_many_results, 2, "holds more than 10,000 transform results"),
     "legacy_pt_malformed_later_pickle": (_legacy_pt, 1, "out.pt could not be read: not a readable torch.save "
                                                         "file (pickle 4 of the 5 of a legacy file"),
 }

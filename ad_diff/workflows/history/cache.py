@@ -138,7 +138,7 @@ def load(path: Path, rank: int, cols: Columns, wanted: dict[str, Any]) -> tuple[
     except OSError as e:
         return {}, f"cache {path} could not be read ({e}); it is rebuilt"
     except InputError as e:
-        return {}, f"cache {e}; it is rebuilt"
+        return {}, f"cache {path} could not be read ({e.detail}); it is rebuilt"
     if not isinstance(data, dict) or data.get("ad_diff_history_cache") != CACHE_SCHEMA:
         return {}, f"cache {path} is not an ad-diff history cache (schema {CACHE_SCHEMA}); it is rebuilt"
     head = _header()

@@ -75,14 +75,16 @@ def _protect_inputs() -> None:
     from ad_diff.core import outfile
 
     ctx = get_current_context(silent=True)
-    params = ctx.params if ctx is not None else {}
     found: list[Path] = []
-    for name, value in params.items():
-        if name in OUTPUT_PARAMS:
-            continue
-        for v in value if isinstance(value, (list, tuple)) else (value,):
-            if isinstance(v, Path):
-                found.append(v)
+    if ctx is not None:
+        # the parameters typed as paths (their values may still be strings here: typer converts later)
+        paths = {p.name for p in ctx.command.params if getattr(p.type, "name", None) == "path"}
+        for name, value in ctx.params.items():
+            if name in OUTPUT_PARAMS or name not in paths:
+                continue
+            for v in value if isinstance(value, (list, tuple)) else (value,):
+                if isinstance(v, (str, Path)) and str(v):
+                    found.append(Path(v))
     outfile.protect(found)
 
 

@@ -77,12 +77,14 @@ def test_an_output_hard_linked_to_an_input_is_refused(runs: tuple[Path, Path], t
     assert (cand / "ad.log").read_bytes() == before
 
 
-def test_snapshot_and_note_outputs_go_through_the_same_writer(runs: tuple[Path, Path]) -> None:
+def test_snapshot_and_candidates_outputs_go_through_the_same_writer(runs: tuple[Path, Path]) -> None:
     base, cand = runs
     res = run_cli("snapshot", cand, "-o", cand / "snap.yaml")
     _refused(res, cand / "snap.yaml", f"is inside the input folder {cand}")
-    res = run_cli("note", base, cand, "-o", base / "ad.log")
-    _refused(res, base / "ad.log", "is an input of this command")
+    before = (base / "ad.log").read_bytes()
+    res = run_cli("candidates", base, "-o", base / "ad.log")
+    _refused(res, base / "ad.log", f"is inside the input folder {base}")
+    assert (base / "ad.log").read_bytes() == before
 
 
 def test_a_history_table_into_the_history_folder_is_refused(runs: tuple[Path, Path], tmp_path: Path) -> None:

@@ -30,7 +30,7 @@ from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints, parent, positions
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import gates
 
-STANDALONE = (Category.CONSISTENCY, Category.INPUT)
+STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED)
 """Categories whose findings are about a run or an artifact, never a consequence of a transform."""
 _HINT_FORM = re.compile(
     r"^(?P<t>.+?) rewrote `(?P<b>.*)` in the baseline; in the candidate that part of the "

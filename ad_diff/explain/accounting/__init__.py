@@ -104,6 +104,8 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
         nc += d.candidate_file is not None
         ev.upstream[d.key] = prev
         prev = d.key
+        if d.moved is not None:
+            ev.moved.add(d.transform)
         if d.missing is Absence.RESTORED:
             ev.restored_dumps.add(d.key)
         if d.two_sided:

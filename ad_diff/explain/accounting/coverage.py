@@ -8,8 +8,9 @@ A difference is **covered** when:
   both dumps are the same in both runs (after noise rules), and no error finding names the transform. A
   count that changed while the graph it rewrites did not is no improvement and no loss: nobody explains it.
 * ``dump``: the dump before it differs too (the difference came in with its input), or the same transform's
-  result or config differs (the log or the config says why), or an error or warning finding names the
-  transform, or it is the first dump (its input is the model) and any finding names the transform.
+  result or config differs (the log or the config says why), or an error finding names the transform, or
+  it is the first dump (its input is the model) or its transform runs at another place in the pipeline (its
+  input is another graph by construction) and any finding names the transform.
 * ``log_line`` (a line naming a transform): the transform's result differs on some rank, or a finding names
   the transform, or the run holding the extra line restarted its pipeline and the restart finding (ADL012)
   is reported (the lines of the abandoned attempt).
@@ -55,6 +56,8 @@ class Evidence:
     dump_of: dict[str, str] = field(default_factory=dict)
     """Transform -> its (first) dump key, for transforms both runs dumped."""
     restored_dumps: set[str] = field(default_factory=set)
+    moved: set[str] = field(default_factory=set)
+    """Transforms the runs ran at another place in the pipeline (the graph kind's ``moved``)."""
     tensors_within: set[str] = field(default_factory=set)
     """Tensor keys (``file:name``) the tensor kind judged identical or within tolerance."""
     primary: set[int | None] = field(default_factory=set)
@@ -142,8 +145,8 @@ def covered(d: Difference, ev: Evidence) -> bool:
             (up is not None and up in ev.dump_diffs)
             or t in ev.record_diffs
             or t in ev.config_diffs
-            or ev.named(t, errors_only=True, warnings=True)
-            or (up is None and ev.named(t))
+            or ev.named(t, errors_only=True)
+            or ((up is None or t in ev.moved) and ev.named(t))
         )
     if d.item is Item.LOG_LINE:
         extra = "baseline" if d.baseline is not None else "candidate"

@@ -163,20 +163,36 @@ def _config(run: _Run, ctx: Context, ev: Evidence) -> None:
     ev.config_diffs = {d.transform for d in run.diffs if d.item is Item.CONFIG and d.transform}
 
 
-def _tensors(run: _Run, ctx: Context, ev: Evidence) -> None:
-    from ad_diff.kinds.tensors.model import TensorAnalysis
+def _judged(ctx: Context, ev: Evidence) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """Per run, ``file -> name -> value`` of every tensor the tensor kind compared: the same value in both
+    runs when it judged them identical, else the verdict on the candidate's side (so a difference within
+    tolerance is one, absorbed by ``tensor-within-tolerance``, and one beyond is covered by its finding)."""
+    from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
 
+    out: tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]] = ({}, {})
     a = ctx.sections.get("tensors")
-    if isinstance(a, TensorAnalysis) and ctx.baseline.tensors and ctx.candidate.tensors:
-        for cmp in a.comparisons:
+    if not isinstance(a, TensorAnalysis):
+        return out
+    for cmp in a.comparisons:
+        same = cmp.verdict is TensorVerdict.IDENTICAL
+        for i, (rec, root) in enumerate(((cmp.baseline, ctx.baseline.tensors),
+                                         (cmp.candidate, ctx.candidate.tensors))):
+            if root is None:
+                continue
+            try:
+                rel = rec.path.relative_to(root).as_posix()
+            except ValueError:
+                continue
+            said = "recorded" if same or i == 0 else cmp.verdict.value
+            out[i].setdefault(rel, {})[rec.name] = f"{rec.dtype} {list(rec.shape)} {said}"
             if cmp.passed:
-                sides = ((cmp.baseline, ctx.baseline.tensors), (cmp.candidate, ctx.candidate.tensors))
-                for rec, root in sides:
-                    try:
-                        ev.tensors_within.add(f"{rec.path.relative_to(root).as_posix()}:{rec.name}")
-                    except ValueError:
-                        continue
-    b, c = inv.tensors(ctx.baseline.tensors), inv.tensors(ctx.candidate.tensors)
+                ev.tensors_within.add(f"{rel}:{rec.name}")
+    return out
+
+
+def _tensors(run: _Run, ctx: Context, ev: Evidence) -> None:
+    jb, jc = _judged(ctx, ev)
+    b, c = inv.tensors(ctx.baseline.tensors, jb), inv.tensors(ctx.candidate.tensors, jc)
 
     def make(key: str, bv: Any, cv: Any) -> Difference:
         name = key.rpartition(":")[2] if ":" in key else None

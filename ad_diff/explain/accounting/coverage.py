@@ -10,7 +10,8 @@ A difference is **covered** when:
 * ``dump``: the dump before it differs too (the difference came in with its input), or the same transform's
   result or config differs (the log or the config says why), or an error finding names the transform, or
   it is the first dump (its input is the model) or its transform runs at another place in the pipeline (its
-  input is another graph by construction) and any finding names the transform.
+  input is another graph by construction) and any finding names the transform, or a finding quotes the dump
+  file (ADI003: a copy numbered like another dump).
 * ``log_line`` (a line naming a transform): the transform's result differs on some rank, or a finding names
   the transform, or the run holding the extra line restarted its pipeline and the restart finding (ADL012)
   is reported (the lines of the abandoned attempt).
@@ -23,7 +24,8 @@ A difference is **covered** when:
   that is reported), or an error finding names the transform. A transform key with no visible effect is never
   covered by the config kind's own "changed" note: a change that shows no effect is inert or acts where
   ad-diff does not look, and either way someone has to say so (``--expected``). A run-level setting (no
-  single transform to look at) is covered by the config kind's setting-changed finding (ADC002) for its key.
+  single transform to look at) is covered by the config kind's setting-changed finding (ADC002) for its key
+  or for a mapping above it.
   A config present in one run only is covered by the config kind's one-sided-config finding.
 * ``file``, ``run_info``: never by a finding; only noise rules absorb them.
 """
@@ -95,6 +97,11 @@ class Evidence:
             return any(f.severity in ok for f in fs)
         return bool(fs)
 
+    def quoted(self, *names: str | None) -> bool:
+        """A finding's message quotes one of the file ``names`` (``.txt`` dump file names)."""
+        files = [n for n in names if n and n.endswith(".txt")]
+        return any(n in f.message for n in files for f in self.findings)
+
     def graph_silent(self, transform: str | None) -> bool:
         """Both runs dumped the graph before and after ``transform`` and neither dump differs."""
         key = self.dump_of.get(transform or "")
@@ -147,6 +154,7 @@ def covered(d: Difference, ev: Evidence) -> bool:
             or t in ev.config_diffs
             or ev.named(t, errors_only=True)
             or ((up is None or t in ev.moved) and ev.named(t))
+            or ev.quoted(d.baseline, d.candidate)
         )
     if d.item is Item.LOG_LINE:
         extra = "baseline" if d.baseline is not None else "candidate"
@@ -161,7 +169,8 @@ def covered(d: Difference, ev: Evidence) -> bool:
         if d.key == "":
             return ev.config_one_sided_code in ev.codes
         if t is None:  # a run-level setting: the config kind's setting-changed finding names it
-            said = f"setting {d.key}:"
+            parts = d.key.split(".")  # the finding may name the key or a mapping above it
+            said = tuple(f"setting {'.'.join(parts[:i])}:" for i in range(1, len(parts) + 1))
             return any(f.code == ev.setting_code and f.message.startswith(said) for f in ev.findings)
         return t is not None and (
             t in ev.record_diffs or t in ev.dump_transforms or ev.named(t, errors_only=True)

@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -158,24 +159,46 @@ def _hash_file(path: Path) -> str:
         return _hash_range(f, 0, path.stat().st_size)
 
 
-def tensors(folder: Path | None) -> dict[str, str]:
-    """``{relative file:tensor name: dtype shape digest}`` of every safetensors entry under ``tensors/``
-    (references included, under ``reference/``); other tensor files by their whole bytes (``file``)."""
+def _regular_files(folder: Path) -> Iterator[tuple[str, Path]]:
+    """``(relative path, path)`` of the regular files under ``folder``, sorted; links (to files or folders)
+    and FIFOs, sockets or devices are never opened (the tensor kind reports them: ADT008)."""
+    for dirpath, dirnames, filenames in os.walk(folder):  # os.walk does not follow linked folders
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            yield p.relative_to(folder).as_posix(), p
+
+
+def tensors(folder: Path | None, judged: dict[str, dict[str, str]]) -> dict[str, str]:
+    """``{relative file:tensor name: dtype shape content}`` of every recorded tensor under ``tensors/``
+    (references included, under ``reference/``).
+
+    ``judged`` (file -> name -> value) holds what the tensor kind already compared: those entries take its
+    value and are not read again. Other safetensors entries are hashed from their bytes (BLAKE2, 1 MiB at a
+    time); other tensor files (``.pt``) are hashed whole."""
     from ad_diff.kinds.tensors.header import read_header
 
     out: dict[str, str] = {}
     if folder is None or not folder.is_dir():
         return out
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and p.suffix in TENSOR_SUFFIXES):
-        rel = path.relative_to(folder).as_posix()
+    for rel, path in _regular_files(folder):
+        if path.suffix not in TENSOR_SUFFIXES:
+            continue
+        if not stat.S_ISREG(path.lstat().st_mode):
+            out[rel] = "not a regular file"
+            continue
+        seen = judged.get(rel, {})
+        out.update({f"{rel}:{name}": value for name, value in seen.items()})
         try:
             if path.suffix != ".safetensors":
-                out[rel] = f"file {_hash_file(path)}"
+                if not seen:
+                    out[rel] = f"file {_hash_file(path)}"
                 continue
             _start, entries = read_header(path)
             with path.open("rb") as f:
                 for name, (dtype, shape, begin, end) in sorted(entries.items()):
-                    out[f"{rel}:{name}"] = f"{dtype} {list(shape)} {_hash_range(f, begin, end)}"
+                    if name not in seen:
+                        out[f"{rel}:{name}"] = f"{dtype} {list(shape)} {_hash_range(f, begin, end)}"
         except (InputError, OSError):
             out[rel] = "unreadable"  # the tensor kind reports it (ADT008)
     return out

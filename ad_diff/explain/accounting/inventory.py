@@ -91,9 +91,10 @@ _DEFINES = re.compile(r"^\s*%?(?P<name>[A-Za-z_]\w*)\s*(?:=|:)")
 _TOKEN = re.compile(r"(?<![\w.])%?([A-Za-z_]\w*)(?![\w.])")
 
 
-def canonical_dump(path: Path) -> Iterator[tuple[str, str | None]]:
+def canonical_dump(path: Path) -> Iterator[tuple[str, str | None, str]]:
     """The dump's lines with every node named by its FX base and rank (``fx-counter-renames``), each with the
-    original name of the node it defines (``None`` for other lines). Streams the file."""
+    original name of the node it defines (``None`` for other lines) and the line as written. Streams the
+    file."""
     names: dict[str, str] = {}
     ranks: Counter[str] = Counter()
 
@@ -105,7 +106,7 @@ def canonical_dump(path: Path) -> Iterator[tuple[str, str | None]]:
         for raw in f:
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             if line.startswith("#"):
-                yield line, None
+                yield line, None, line
                 continue
             m = _DEFINES.match(line)
             defined = None
@@ -115,7 +116,7 @@ def canonical_dump(path: Path) -> Iterator[tuple[str, str | None]]:
                 ranks[base] += 1
                 names[defined] = f"{base}#{ranks[base]}"
             out = _TOKEN.sub(sub, line)
-            yield out, defined
+            yield out, defined, line
 
 
 def dump_difference(base: Path, cand: Path) -> tuple[bool, str | None, int, tuple[str, str]]:
@@ -129,15 +130,15 @@ def dump_difference(base: Path, cand: Path) -> tuple[bool, str | None, int, tupl
         if lb is None and lc is None:
             return True, None, 0, ("", "")
         if lb is None or lc is None or lb[0] != lc[0]:
-            node = (lc or lb or ("", None))[1] or (lb or ("", None))[1]
+            node = (lc[1] if lc else None) or (lb[1] if lb else None)
             return False, node, n, (_said(lb), _said(lc))
 
 
-def _said(line: tuple[str, str | None] | None) -> str:
-    """A canonical dump line as a short excerpt (``end of dump`` past the last line)."""
+def _said(line: tuple[str, str | None, str] | None) -> str:
+    """A dump line as written, as a short excerpt (``end of dump`` past the last line)."""
     if line is None:
         return "end of dump"
-    text = line[0].strip()
+    text = line[2].strip()
     return text if len(text) <= 80 else text[:77] + "..."
 
 

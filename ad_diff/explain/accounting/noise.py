@@ -67,6 +67,11 @@ def _within_tolerance(d: Difference, ev: Evidence) -> bool:
     return d.key in ev.tensors_within
 
 
+def _one_sided_capture(d: Difference, ev: Evidence) -> bool:
+    file = d.key.partition(":")[0].rpartition("/")[2]
+    return (d.baseline is None or d.candidate is None) and file.startswith("nodes")
+
+
 def _log_noise(d: Difference, ev: Evidence) -> bool:
     return d.transform is None
 
@@ -154,6 +159,12 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         "tensor-within-tolerance", "Recorded tensors whose bytes differ but which the tensor kind compared "
         "and judged identical or within tolerance: its measurement accounts for them.", Item.TENSOR,
         absorbs=_within_tolerance,
+    ),
+    NoiseRule(
+        "one-sided-node-captures",
+        "Per-node captures (files named `nodes*`, written by `capture_nodes`) that one run recorded and the "
+        "other did not: captures only locate where drift starts; the outputs are what is judged.",
+        Item.TENSOR, absorbs=_one_sided_capture,
     ),
     NoiseRule(
         "run-record-fields", "Fields of `run.json` that describe the job, not the run's behaviour: start and "

@@ -15,8 +15,9 @@ A difference is **covered** when:
 * ``log_line`` (a line naming a transform): the transform's result differs on some rank, or a finding names
   the transform, or the run holding the extra line restarted its pipeline and the restart finding (ADL012)
   is reported (the lines of the abandoned attempt).
-* ``tensor``: a finding names the tensor (for a ``reference/`` entry: a finding of category ``input`` names
-  it, since a reference is an input of the judgement, not an output).
+* ``tensor``: a finding names the tensor (for a ``reference/`` entry: it is the baseline's only, the designed
+  standard of truth, or a finding of category ``input`` names it, since a reference is an input of the
+  judgement, not an output).
 * ``transform`` absent from one run: also when that run's rank stopped early and the incomplete-run finding
   (ADL009) is reported, or when the rank is absent from that run altogether, the world-size finding (ADL014)
   is reported and the configs do not both declare the same ``world_size`` (then the rank fell silent).
@@ -162,8 +163,8 @@ def covered(d: Difference, ev: Evidence) -> bool:
         return t is not None and (t in ev.record_diffs or ev.named(t) or retried)
     if d.item is Item.TENSOR:
         fs = ev.by_tensor.get(d.tensor or "", [])
-        if d.key.startswith("reference/"):
-            return any(f.category is Category.INPUT for f in fs)
+        if d.key.startswith("reference/"):  # the baseline's own reference is the designed standard
+            return d.candidate is None or any(f.category is Category.INPUT for f in fs)
         return bool(fs)
     if d.item is Item.CONFIG:
         if d.key == "":

@@ -72,6 +72,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
         groups=explained.groups,
         ignored_transforms=explained.ignored_transforms,
         ignored_findings=explained.ignored_findings,
+        accounting=explained.accounting,
     )
 
 

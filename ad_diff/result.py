@@ -8,6 +8,7 @@ from typing import Any, TypeVar
 
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.discover import RunArtifacts
+from ad_diff.explain.accounting.model import Accounting
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import EXIT_OK, EXIT_REGRESSION, Verdict, batch_exit_code
 from ad_diff.kinds.base import SectionKey, Skipped
@@ -42,6 +43,9 @@ class DiffResult:
     """Transforms left out of the comparison with ``--ignore-transform`` (pipeline order)."""
     ignored_findings: int = 0
     """Findings dropped by ``--ignore-code`` / ``--ignore-transform``."""
+    accounting: Accounting | None = None
+    """The accounting pass (``ad_diff.explain.accounting``): inventory sizes, what each noise rule absorbed,
+    how many differences were left unaccounted. ``None`` for a snapshot baseline."""
 
     def section(self, key: SectionKey[S]) -> S | None:
         """The section of one kind, typed (``result.section(GRAPH)`` is a ``GraphAnalysis | None``)."""

@@ -29,6 +29,8 @@ CATEGORY_DOC = {
     "config": "Differences or inconsistencies in the runs' AutoDeploy configuration.",
     "input": "An input is missing, one-sided or partly unreadable.",
     "improvement": "The candidate matched more; listed for confirmation.",
+    "unaccounted": "A difference between the run folders that no finding accounts for and no noise rule "
+    "absorbs (docs/accounting.md). Always an error.",
 }
 
 
@@ -45,6 +47,7 @@ run. What fails the gate by default (`--fail-on error`), and why:
 | yes | `state_change` error ADL004 | A transform that raises (swallowed by `skip_on_error`) hides a bug even when no match is lost. |
 | yes | `input` errors (ADI001-ADI006, ADG009, ADT008, ADT009) | Missing, one-sided or unreadable artifacts: an analysis that could not run must not read as a pass. |
 | yes | `input` error ADT012 (a reference the candidate alone supplies, or that differs between the runs) | The run under review may not supply its own standard of truth: a candidate's reference agrees with whatever the candidate computed (logits at `3x + 7` pass against a reference of `3x + 7`). Such a reference is not used, and since the numeric verdict the user asked for cannot be given, the result is red until the reference is the baseline's (or equal in both runs) or given with `--reference DIR`. |
+| yes | `unaccounted` (ADA001) | The accounting pass inventoried both run folders and found a difference that no finding names and no documented noise rule absorbs (docs/accounting.md). A green result must never hide a difference nobody explained, so it is an error; it is not in the `match_loss`/`collapse` levels, which gate on what they name only. Acknowledge an intended one with `--expected`; teach ad-diff a new kind of noise with a noise rule, never by dropping the finding. |
 | always (all levels but `never`) | `incomplete_run` (ADL009) | A run whose completeness cannot be established never passes, whatever the gate level. |
 | no | every warning (state changes, unexplained config toggles, rank disagreements, rewritten regions, metadata coverage, dtype changes of outputs, ...) | Worth a look in review; a warning is never a verdict by itself. The headline says how many are left to review. |
 | no | every info finding (improvements, first structural divergence, config changes) | Facts for the reader. A fusion switched on that matches everywhere reads as an improvement, not as a warning. |

@@ -154,6 +154,9 @@ class Category(str, Enum):
     """The inputs themselves: missing, unreadable or one-sided artifacts."""
     IMPROVEMENT = "improvement"
     """More matches than the baseline: usually the point of the change."""
+    UNACCOUNTED = "unaccounted"
+    """A difference between the runs that no finding accounts for and no noise rule absorbs
+    (``ad_diff.explain.accounting``)."""
 
     def __str__(self) -> str:  # the value, in messages and f-strings (not ``Category.MATCH_LOSS``)
         return self.value

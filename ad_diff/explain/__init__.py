@@ -1,6 +1,8 @@
 """Cross-kind passes over the classified findings, run once every kind has been classified.
 
-1. each kind's own ``explain`` (graph: root-cause hints on match losses; config: explained / unexplained);
+1. each kind's own ``explain`` (graph: root-cause hints on match losses; config: explained / unexplained),
+   then the accounting pass (``ad_diff.explain.accounting``): every difference between the run folders is
+   covered by a finding or a noise rule, or becomes an ``unaccounted difference`` finding;
 2. the user's filters (``--ignore-code``, ``--ignore-transform``);
 3. expected changes (``--expected``): matching findings become acknowledged, unused entries stale;
 4. causal groups (``ad_diff.explain.groups``): every finding under the root cause it follows from, the
@@ -14,6 +16,7 @@ from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
+from ad_diff.explain.accounting.model import Accounting
 from ad_diff.explain.model import CauseGroup
 
 if TYPE_CHECKING:
@@ -31,6 +34,8 @@ class Explained:
     """Transforms of either log left out with ``--ignore-transform``, in pipeline order."""
     ignored_findings: int
     """Findings dropped by ``--ignore-code`` / ``--ignore-transform``."""
+    accounting: Accounting | None = None
+    """What the accounting pass inventoried, absorbed as noise and left unaccounted."""
 
 
 def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
@@ -46,12 +51,15 @@ def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
 def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> Explained:
     """Explain, filter, acknowledge and group ``findings``; kinds may update their sections."""
     from ad_diff.explain import groups
+    from ad_diff.explain.accounting import account
 
     for kind in kinds:
         section = ctx.sections.get(kind.key.name)
         if section is not None:
             section, findings = kind.explain(section, findings, ctx)
             ctx.sections[kind.key.name] = section
+    unaccounted, accounting = account(ctx, findings)
+    findings = [*findings, *unaccounted]
     settings = ctx.settings
     kept = [
         f for f in findings
@@ -66,7 +74,7 @@ def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> 
     kept.sort(key=Finding.sort_key)  # a deterministic input order; the groups decide the report order
     ordered, grouped = groups.build(kept, ctx.rows, settings.fail_on, graph_compared="graph" in ctx.sections,
                                     from_snapshot=ctx.from_snapshot)
-    return Explained(tuple(ordered), grouped, _ignored_transforms(ctx), dropped)
+    return Explained(tuple(ordered), grouped, _ignored_transforms(ctx), dropped, accounting)
 
 
 __all__ = ["Explained", "run"]

@@ -35,7 +35,7 @@ from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
 from ad_diff.gate import gates
 from ad_diff.kinds.tensors.causes import DRIFT_CODES, cause_transform, drift_title, first_causes
 
-STANDALONE = (Category.CONSISTENCY, Category.INPUT)
+STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED)
 """Categories whose findings are about a run or an artifact, never a consequence of a transform."""
 _HINT_FORM = re.compile(
     r"^(?P<t>.+?) rewrote `(?P<b>.*)` in the baseline; in the candidate that part of the "

@@ -33,6 +33,7 @@ NOUNS: dict[Category, tuple[str, str]] = {
     Category.CONFIG: ("config issue", "config issues"),
     Category.INPUT: ("input problem", "input problems"),
     Category.IMPROVEMENT: ("improvement", "improvements"),
+    Category.UNACCOUNTED: ("unaccounted difference", "unaccounted differences"),
 }
 """How many findings of a category read in a sentence (singular, plural)."""
 MAIN = (Category.MATCH_LOSS, Category.METADATA_LOSS, Category.NUMERIC_DRIFT)

@@ -168,6 +168,7 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
         "findings": [finding_json(f, verdict.fail_on, roles.get(id(f))) for f in findings],
         "sections": {k: to_jsonable(v) for k, v in sorted(result.sections.items())},
         "notes": list(result.notes),
+        "accounting": result.accounting.as_json() if result.accounting is not None else None,
     }
 
 

@@ -141,6 +141,25 @@ def _run(ends: list[str]) -> Schema:
                 desc="One run: its artifacts, and from its log the facts of the report header.")
 
 
+def _accounting() -> Schema:
+    count = _t("integer", minimum=0)
+    side = _obj({"baseline": count, "candidate": count})
+    rule = _obj({"rule": _t("string"), "item": _t("string"), "absorbed": count, "description": _t("string")})
+    return _nullable("object", "the accounting pass (docs/accounting.md); null for a snapshot baseline",
+                     properties={
+                         "inventory": _t("object", "item -> how many each run holds",
+                                         additionalProperties=side),
+                         "differences": _t("integer", "differences found after normalisation", minimum=0),
+                         "covered": _t("integer", "accounted for by a finding or another difference",
+                                       minimum=0),
+                         "unaccounted": _t("integer", "left: each named by an ADA001 finding", minimum=0),
+                         "noise_rules": _list(rule, "every noise rule in order, with how much it absorbed"),
+                         "notes": _list(_t("string")),
+                     },
+                     required=["inventory", "differences", "covered", "unaccounted", "noise_rules", "notes"],
+                     additionalProperties=False)
+
+
 def report_schema() -> Schema:
     """The JSON Schema (draft 2020-12) of ``ad-diff compare -f json``: the report, or the error object."""
     from ad_diff.core.model import Category, Severity, State
@@ -192,6 +211,7 @@ def report_schema() -> Schema:
                        "objects described in docs/report-schema.md",
                        additionalProperties=_t("object")),
         "notes": _list(_t("string"), "what was found, skipped or not run"),
+        "accounting": _accounting(),
     }, desc="The comparison report (exit 0 or 1).")
     error = _obj({
         "schema_version": _t("integer", const=SCHEMA_VERSION),

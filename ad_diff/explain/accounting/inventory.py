@@ -1,0 +1,256 @@
+"""The inventory of one run folder, item by item, streamed: nothing is held but small keys and digests.
+
+Each function returns ``{key: value}`` for one item kind (values are short texts or digests); the pass
+compares the two runs' mappings key by key. What the kinds already parsed is reused: the transform records
+come from the parsed logs, the config from the config kind's effective configs, dump pairs the graph kind
+found byte-identical are never read again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from ad_diff.discover import DUMP_NAME, RunArtifacts
+from ad_diff.discover.capture import open_text
+from ad_diff.errors import InputError
+from ad_diff.explain.accounting.noise import LINE_NORMALISERS, TRANSFORM_LINE, fx_base
+from ad_diff.kinds.log.model import RunLog
+
+CHUNK = 1 << 20
+"""Bytes read at a time when hashing."""
+RUN_JSON = "run.json"
+TENSOR_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
+
+
+def transforms(log: RunLog | None) -> dict[str, tuple[str, int | None, str, str]]:
+    """``{rank/transform#occurrence: (state and count, rank, stage, transform)}`` for every rank."""
+    out: dict[str, tuple[str, int | None, str, str]] = {}
+    if log is None:
+        return out
+    for rk in log.rank_logs():
+        for r in rk.transforms:
+            value = r.state.value if r.matches is None else f"{r.state.value} {r.matches}"
+            rank = "-" if rk.rank is None else str(rk.rank)
+            key = f"{rank}/{r.transform}" + (f"#{r.occurrence}" if r.occurrence else "")
+            out[key] = (value, rk.rank, r.stage, r.transform)
+    return out
+
+
+def _digest(text: str) -> bytes:
+    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+
+
+def _lines(art: RunArtifacts) -> Iterator[str]:
+    """Every line of every log file of the run, decompressed, as text."""
+    for lf in art.logs:
+        try:
+            with open_text(lf.path, "a log file") as (stream, _limit):
+                for raw in stream:
+                    yield raw.decode("utf-8", "replace").rstrip("\r\n")
+        except InputError:
+            continue  # the log kind reports an unreadable log; the records stand for it
+
+
+LineCounts = tuple[list[Counter[bytes]], Counter[bytes], dict[bytes, tuple[str, str, str]]]
+
+
+def log_lines(art: RunArtifacts, sign: int, acc: LineCounts) -> int:
+    """Add the run's log lines to ``acc`` with ``sign`` (+1 baseline, -1 candidate); return the line count.
+
+    ``acc``: one signed counter of transform lines per normalisation step (raw, then after each line
+    normaliser in turn), one signed counter of the other lines after every normaliser, and for the final
+    form of each transform line ``(text, stage, transform)``, to name it."""
+    steps, noise, names = acc
+    n = 0
+    for text in _lines(art):
+        n += 1
+        if TRANSFORM_LINE.search(text) is None:  # no normaliser adds a transform prefix
+            for rule in LINE_NORMALISERS:
+                text = rule.normalise(text, art.root) if rule.normalise else text
+            noise[_digest(text)] += sign
+            continue
+        steps[0][_digest(text)] += sign
+        for i, rule in enumerate(LINE_NORMALISERS, 1):
+            text = rule.normalise(text, art.root) if rule.normalise else text
+            steps[i][_digest(text)] += sign
+        m = TRANSFORM_LINE.search(text)  # a normaliser may drop the prefix (dump-folder-path)
+        stage, transform = (m.group("stage"), m.group("transform")) if m else ("", "")
+        names.setdefault(_digest(text), (text, stage, transform))
+    return n
+
+
+_DEFINES = re.compile(r"^\s*%?(?P<name>[A-Za-z_]\w*)\s*(?:=|:)")
+_TOKEN = re.compile(r"(?<![\w.])%?([A-Za-z_]\w*)(?![\w.])")
+
+
+def canonical_dump(path: Path) -> Iterator[tuple[str, str | None, str]]:
+    """The dump's lines with every node named by its FX base and rank (``fx-counter-renames``), each with the
+    original name of the node it defines (``None`` for other lines) and the line as written. Streams the
+    file."""
+    names: dict[str, str] = {}
+    ranks: Counter[str] = Counter()
+
+    def sub(m: re.Match[str]) -> str:
+        got = names.get(m.group(1))
+        return m.group(0) if got is None else m.group(0).replace(m.group(1), got)
+
+    with path.open("rb") as f:
+        for raw in f:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            if line.startswith("#"):
+                yield line, None, line
+                continue
+            m = _DEFINES.match(line)
+            defined = None
+            if m is not None and not line.lstrip().startswith("output"):
+                defined = m.group("name")
+                base = fx_base(defined)
+                ranks[base] += 1
+                names[defined] = f"{base}#{ranks[base]}"
+            out = _TOKEN.sub(sub, line)
+            yield out, defined, line
+
+
+def dump_difference(base: Path, cand: Path) -> tuple[bool, str | None, int, tuple[str, str]]:
+    """Compare two dumps canonically: ``(equal, node of the first differing line, its line number, the two
+    lines as written)``."""
+    b, c = canonical_dump(base), canonical_dump(cand)
+    n = 0
+    while True:
+        n += 1
+        lb, lc = next(b, None), next(c, None)
+        if lb is None and lc is None:
+            return True, None, 0, ("", "")
+        if lb is None or lc is None or lb[0] != lc[0]:
+            node = (lc[1] if lc else None) or (lb[1] if lb else None)
+            return False, node, n, (_said(lb), _said(lc))
+
+
+def _said(line: tuple[str, str | None, str] | None) -> str:
+    """A dump line as written, as a short excerpt (``end of dump`` past the last line)."""
+    if line is None:
+        return "end of dump"
+    text = line[2].strip()
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _hash_range(f: Any, begin: int, end: int) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    f.seek(begin)
+    left = end - begin
+    while left > 0:
+        chunk = f.read(min(CHUNK, left))
+        if not chunk:
+            break
+        h.update(chunk)
+        left -= len(chunk)
+    return h.hexdigest()
+
+
+def _hash_file(path: Path) -> str:
+    with path.open("rb") as f:
+        return _hash_range(f, 0, path.stat().st_size)
+
+
+def _regular_files(folder: Path) -> Iterator[tuple[str, Path]]:
+    """``(relative path, path)`` of the regular files under ``folder``, sorted; links (to files or folders)
+    and FIFOs, sockets or devices are never opened (the tensor kind reports them: ADT008)."""
+    for dirpath, dirnames, filenames in os.walk(folder):  # os.walk does not follow linked folders
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            yield p.relative_to(folder).as_posix(), p
+
+
+def tensors(folder: Path | None, judged: dict[str, dict[str, str]]) -> dict[str, str]:
+    """``{relative file:tensor name: dtype shape content}`` of every recorded tensor under ``tensors/``
+    (references included, under ``reference/``).
+
+    ``judged`` (file -> name -> value) holds what the tensor kind already compared: those entries take its
+    value and are not read again. Other safetensors entries are hashed from their bytes (BLAKE2, 1 MiB at a
+    time); other tensor files (``.pt``) are hashed whole."""
+    from ad_diff.kinds.tensors.header import read_header
+
+    out: dict[str, str] = {}
+    if folder is None or not folder.is_dir():
+        return out
+    for rel, path in _regular_files(folder):
+        if path.suffix not in TENSOR_SUFFIXES:
+            continue
+        if not stat.S_ISREG(path.lstat().st_mode):
+            out[rel] = "not a regular file"
+            continue
+        seen = judged.get(rel, {})
+        out.update({f"{rel}:{name}": value for name, value in seen.items()})
+        try:
+            if path.suffix != ".safetensors":
+                if not seen:
+                    out[rel] = f"file {_hash_file(path)}"
+                continue
+            _start, entries = read_header(path)
+            with path.open("rb") as f:
+                for name, (dtype, shape, begin, end) in sorted(entries.items()):
+                    if name not in seen:
+                        out[f"{rel}:{name}"] = f"{dtype} {list(shape)} {_hash_range(f, begin, end)}"
+        except (InputError, OSError):
+            out[rel] = "unreadable"  # the tensor kind reports it (ADT008)
+    return out
+
+
+def flatten(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
+    """``(dotted.path, value as JSON)`` for every leaf of a mapping (lists are one value)."""
+    if isinstance(data, dict) and data:
+        for k in sorted(data, key=str):
+            yield from flatten(data[k], f"{prefix}.{k}" if prefix else str(k))
+    elif prefix:
+        yield prefix, json.dumps(data, sort_keys=True, default=str)
+
+
+def run_info(root: Path) -> dict[str, str]:
+    """``run.json`` flattened (the run folder's own path in a value reads ``<run>``); empty if absent."""
+    path = root / RUN_JSON
+    if not path.is_file():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {RUN_JSON: "unreadable"}
+    spellings = {str(root.resolve()), str(root)} - {"", "."}
+    out = {}
+    for k, v in flatten(data):
+        for s in spellings:
+            v = v.replace(s, "<run>")
+        out[k] = v
+    return out
+
+
+def files(root: Path, claimed: set[Path]) -> dict[str, str]:
+    """``{relative path: size}`` of every file under ``root`` that no kind reads (``claimed`` are those read:
+    logs, dumps, tensors, configs, run.json). Links are not followed."""
+    out: dict[str, str] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = Path(dirpath) / name
+            if p in claimed or p.is_symlink():
+                continue
+            rel = p.relative_to(root).as_posix()
+            if rel.startswith("graphs/") and DUMP_NAME.match(name):
+                continue
+            if rel.startswith("tensors/") and p.suffix in TENSOR_SUFFIXES:
+                continue
+            if rel.startswith("config/") or (rel.count("/") == 0 and p.suffix in (".yaml", ".yml")):
+                continue
+            try:
+                out[rel] = f"{p.stat().st_size} bytes"
+            except OSError:
+                out[rel] = "unreadable"
+    return out

@@ -1,0 +1,184 @@
+"""Every noise rule of the accounting pass, in the order it applies them (docs/accounting.md lists each).
+
+A noise rule is data: a name, a sentence saying what it absorbs and why that is not a difference, the item
+kind it applies to, and either a *normaliser* (text rewritten before the runs are compared) or an *absorbing*
+predicate (a difference left after normalisation that is no difference). The pass applies them in this
+order and reports how much each absorbed; nothing else in ad-diff decides what is noise.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ad_diff.core.model import State
+from ad_diff.explain.accounting.model import Difference, Item, NoiseRule, substitute
+
+if TYPE_CHECKING:
+    from ad_diff.explain.accounting.coverage import Evidence
+
+TRANSFORM_LINE = re.compile(r"\[stage=(?P<stage>[^,\]\s]+), transform=(?P<transform>[^\]\s]+)\]")
+"""A log line AutoDeploy wrote about one transform (FORMATS.md 1.2): the lines the transform inventory and
+the line normalisers look at; every other line of a log is judged by ``log-noise``."""
+
+_TIMESTAMP = (
+    r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"  # ISO 8601 (CI, mpirun)
+    r"|\d{2}/\d{2}/\d{4}-\d{2}:\d{2}:\d{2}"  # TRT-LLM logger: [02/10/2026-11:02:15]
+    r"|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"  # a bare time of day
+)
+_TIMING = r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\s?(?:ms|s|sec|seconds)\b"
+_MEMORY = r"[+-]?\d+(?:\.\d+)?\s?[KMGT]i?B\b"
+_DUMP_DIR = r"^.*?(Graph dumping enabled to:|AD_DUMP_GRAPHS_DIR\s*[=:]\s*)\s*\S+.*$"
+
+
+def _run_folder(text: str, root: Path) -> str:
+    """The run folder's own path (absolute or as given) in a text reads ``<run>``."""
+    for spelling in {str(root.resolve()), str(root)} - {"", "."}:
+        text = text.replace(spelling, "<run>")
+    return text
+
+
+_FX_COUNTER = re.compile(r"^(?P<base>.*?)(?:_default)?(?:_\d+)?$")
+
+
+def fx_base(name: str) -> str:
+    """A node name without FX's counter and overload suffixes (``view_default_2``, ``view_2`` -> ``view``)."""
+    m = _FX_COUNTER.match(name)
+    base = m.group("base") if m else name
+    return base or name
+
+
+def _restored(d: Difference, ev: Evidence) -> bool:
+    if d.item is Item.DUMP:
+        return d.key in ev.restored_dumps
+    return d.transform in ev.restored_transforms
+
+
+_INERT = {State.SKIPPED.value, State.DISABLED.value, f"{State.APPLIED.value} 0"}
+
+
+def _inert(d: Difference, ev: Evidence) -> bool:
+    one = d.candidate if d.baseline is None else d.baseline if d.candidate is None else None
+    return one in _INERT and not ev.graph_differs_at(d.transform)
+
+
+def _within_tolerance(d: Difference, ev: Evidence) -> bool:
+    return d.key in ev.tensors_within
+
+
+def _one_sided_capture(d: Difference, ev: Evidence) -> bool:
+    file = d.key.partition(":")[0].rpartition("/")[2]
+    return (d.baseline is None or d.candidate is None) and file.startswith("nodes")
+
+
+def _log_noise(d: Difference, ev: Evidence) -> bool:
+    return d.transform is None
+
+
+_RUN_RECORD_VOLATILE = re.compile(
+    r"^(started|ended|duration_s|cwd|git(\..*)?|python_executable|tool|signals_forwarded|host(name)?|"
+    r"env\.AD_DUMP_GRAPHS_DIR)$"
+)
+
+
+def _run_record(d: Difference, ev: Evidence) -> bool:
+    return bool(_RUN_RECORD_VOLATILE.match(d.key))
+
+
+def _unread_file(d: Difference, ev: Evidence) -> bool:
+    return True
+
+
+NOISE_RULES: tuple[NoiseRule, ...] = (
+    NoiseRule(
+        "ansi-escapes", "Terminal colour and cursor codes (`ESC[32m`) are how a line was displayed; the log "
+        "kind strips them too.", Item.LOG_LINE, normalise=substitute(r"\x1b\[[0-9;?]*[A-Za-z]", ""),
+    ),
+    NoiseRule(
+        "timestamps",
+        "Dates and times of day in log lines (logger prefixes, CI and launcher time stamps) are when a line "
+        "was written, not what the run did.",
+        Item.LOG_LINE, normalise=substitute(_TIMESTAMP, "<ts>"),
+    ),
+    NoiseRule(
+        "timings", "Elapsed times in log lines (`time: 0.055s (pre=..., apply=..., post=...)`, `elapsed "
+        "time: total=...s`) vary from run to run; the transform inventory never holds them.", Item.LOG_LINE,
+        normalise=substitute(_TIMING, "<t>"),
+    ),
+    NoiseRule(
+        "memory-figures",
+        "CUDA memory figures in `[CUDA MEM]` lines (`alloc: 12.40GB (+1.20GB)`) depend on the device and the "
+        "allocator, not on the graph.",
+        Item.LOG_LINE, normalise=substitute(_MEMORY, "<mem>"),
+    ),
+    NoiseRule(
+        "dump-folder-path",
+        "Where the graph dumps were written (`Graph dumping enabled to: DIR`, `AD_DUMP_GRAPHS_DIR=DIR`) is "
+        "a choice of the job, not of the pipeline; the line reads `Graph dumping enabled to: <dir>` without "
+        "its prefix, since AD logs it inside whichever transform dumps first.",
+        Item.LOG_LINE,
+        normalise=substitute(_DUMP_DIR, r"\1 <dir>"),
+    ),
+    NoiseRule(
+        "run-folder-path", "The run folder's own path, wherever a line names it, reads `<run>`: the two runs "
+        "live in two folders by construction.", Item.LOG_LINE, normalise=_run_folder,
+    ),
+    NoiseRule(
+        "fx-counter-renames",
+        "FX numbers nodes by creation order (`view_2`) and some torch versions keep the "
+        "overload (`view_default_2`): a dump is compared with every node named by its name without those "
+        "suffixes and its rank among the nodes of that name (`view#3`), references included, so a consistent "
+        "renaming is no difference while a changed op, argument, edge or shape still is.", Item.DUMP,
+    ),
+    NoiseRule(
+        "log-noise",
+        "Log lines that are about no transform (library banners, warnings, progress bars, tracebacks: the "
+        "log kind judges crashes and unrecognised AutoDeploy lines itself) differ between any two runs; only "
+        "lines naming a transform are held to account.",
+        Item.LOG_LINE, absorbs=_log_noise,
+    ),
+    NoiseRule(
+        "restored-not-compared",
+        "A transform that a run restored from AD's pipeline cache did not run there: "
+        "its result line and dump are the snapshot's, restored and never compared (the log kind says so).",
+        Item.TRANSFORM, absorbs=_restored,
+    ),
+    NoiseRule(
+        "inert-one-sided-transform",
+        "A transform in one run's pipeline only that did nothing there (applied with 0 matches, skipped or "
+        "disabled) while the graph after it is the same in both runs: the pipelines differ by a pass that "
+        "changed nothing (a transform that should have matched is the config and log kinds' to report).",
+        Item.TRANSFORM, absorbs=_inert,
+    ),
+    NoiseRule(
+        "restored-dumps", "Dumps missing because the run restored AD's pipeline cache past them (see "
+        "`restored-not-compared`).", Item.DUMP, absorbs=_restored,
+    ),
+    NoiseRule(
+        "tensor-within-tolerance", "Recorded tensors whose bytes differ but which the tensor kind compared "
+        "and judged identical or within tolerance: its measurement accounts for them.", Item.TENSOR,
+        absorbs=_within_tolerance,
+    ),
+    NoiseRule(
+        "one-sided-node-captures",
+        "Per-node captures (files named `nodes*`, written by `capture_nodes`) that one run recorded and the "
+        "other did not: captures only locate where drift starts; the outputs are what is judged.",
+        Item.TENSOR, absorbs=_one_sided_capture,
+    ),
+    NoiseRule(
+        "run-record-fields", "Fields of `run.json` that describe the job, not the run's behaviour: start and "
+        "end times, duration, working folder, git commit, interpreter path, host "
+        "and the dump folder.", Item.RUN_INFO, absorbs=_run_record,
+    ),
+    NoiseRule(
+        "unread-files", "Files no kind of ad-diff reads (notes, scripts, `tensors/record.json`, stray "
+        "outputs): listed in the inventory, never judged.", Item.FILE, absorbs=_unread_file,
+    ),
+)
+"""Every noise rule, in the order the pass applies them."""
+
+LINE_NORMALISERS: tuple[NoiseRule, ...] = tuple(
+    r for r in NOISE_RULES if r.item is Item.LOG_LINE and r.normalise is not None
+)
+ABSORBING: tuple[NoiseRule, ...] = tuple(r for r in NOISE_RULES if r.absorbs is not None)

@@ -14,6 +14,7 @@ from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding, State
+from ad_diff.errors import InputError
 from ad_diff.explain.accounting import inventory as inv
 from ad_diff.explain.accounting.coverage import Evidence, covered
 from ad_diff.explain.accounting.model import Accounting, Difference, Item, RuleCount
@@ -126,8 +127,11 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
         if d.two_sided:
             assert d.baseline_file is not None
             assert d.candidate_file is not None
-            same, node, line, values = inv.dump_difference(a.baseline_dir / d.baseline_file,
-                                                           a.candidate_dir / d.candidate_file)
+            try:
+                same, node, line, values = inv.dump_difference(a.baseline_dir / d.baseline_file,
+                                                               a.candidate_dir / d.candidate_file)
+            except (InputError, OSError) as e:  # swapped or gone since the graph kind read it: never equal
+                same, node, line, values = False, None, 0, ("unreadable", str(e)[:200])
             if same:
                 run.absorbed["fx-counter-renames"] += 1
                 continue

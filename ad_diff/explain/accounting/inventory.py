@@ -15,11 +15,14 @@ import re
 import stat
 from collections import Counter
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+from ad_diff.core import safepath
+from ad_diff.core.text import LINE_CAP
 from ad_diff.discover import DUMP_NAME, RunArtifacts
-from ad_diff.discover.capture import open_text
+from ad_diff.discover.capture import CapturedLines
 from ad_diff.errors import InputError
 from ad_diff.explain.accounting.noise import LINE_NORMALISERS, TRANSFORM_LINE, fx_base
 from ad_diff.kinds.log.model import RunLog
@@ -51,10 +54,11 @@ def _digest(text: str) -> bytes:
 def _lines(art: RunArtifacts) -> Iterator[str]:
     """Every line of every log file of the run, decompressed, as text."""
     for lf in art.logs:
+        # the log kind's own bounded, contained reader (line length, line count and decompression caps;
+        # opened beneath the run folder), with the capture tools' line prefixes taken off as it takes them
         try:
-            with open_text(lf.path, "a log file") as (stream, _limit):
-                for raw in stream:
-                    yield raw.decode("utf-8", "replace").rstrip("\r\n")
+            for _n, text, _complete, _launcher in CapturedLines(lf.path, "a log file", lf.root):
+                yield text
         except InputError:
             continue  # the log kind reports an unreadable log; the records stand for it
 
@@ -102,8 +106,8 @@ def canonical_dump(path: Path) -> Iterator[tuple[str, str | None, str]]:
         got = names.get(m.group(1))
         return m.group(0) if got is None else m.group(0).replace(m.group(1), got)
 
-    with path.open("rb") as f:
-        for raw in f:
+    with _open(path, "a graph dump") as f:
+        for raw in iter(partial(f.readline, LINE_CAP), b""):  # bounded: a longer line is read in pieces
             line = raw.decode("utf-8", "replace").rstrip("\r\n")
             if line.startswith("#"):
                 yield line, None, line
@@ -155,8 +159,14 @@ def _hash_range(f: Any, begin: int, end: int) -> str:
     return h.hexdigest()
 
 
+def _open(path: Path, what: str) -> BinaryIO:
+    """``path`` opened beneath its own folder with no link followed (:func:`ad_diff.core.safepath.open_file`):
+    the kinds vetted the listing; a file swapped for a link since is refused, not read."""
+    return safepath.open_file(path, path.parent, what)
+
+
 def _hash_file(path: Path) -> str:
-    with path.open("rb") as f:
+    with _open(path, "a tensor file") as f:
         return _hash_range(f, 0, path.stat().st_size)
 
 
@@ -196,7 +206,7 @@ def tensors(folder: Path | None, judged: dict[str, dict[str, str]]) -> dict[str,
                     out[rel] = f"file {_hash_file(path)}"
                 continue
             _start, entries = read_header(path)
-            with path.open("rb") as f:
+            with _open(path, "a safetensors file") as f:
                 for name, (dtype, shape, begin, end) in sorted(entries.items()):
                     if name not in seen:
                         out[f"{rel}:{name}"] = f"{dtype} {list(shape)} {_hash_range(f, begin, end)}"

@@ -93,6 +93,7 @@ def _log_lines(run: _Run, ctx: Context) -> None:
 
 def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
     from ad_diff.kinds.graph.diff import Absence, GraphAnalysis
+    from ad_diff.kinds.graph.splits import only_split
 
     a = ctx.sections.get("graph")
     if not isinstance(a, GraphAnalysis):
@@ -114,6 +115,10 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
             ev.dump_of.setdefault(d.transform, d.key)
         if d.identical:
             continue
+        if only_split(d):
+            ev.split_only.add(d.key)
+        elif d.structure_equal and not d.meta_changes:
+            ev.renamed_only.add(d.key)
         node, line = None, 0
         values: tuple[str | None, str | None] = (d.baseline_file, d.candidate_file)
         up = ev.upstream[d.key]
@@ -264,6 +269,7 @@ def account(ctx: Context, findings: list[Finding]) -> tuple[list[Finding], Accou
     if ctx.from_snapshot:
         return [], None
     run, ev = _Run(), Evidence()
+    ev.user_reference = getattr(ctx.settings, "reference_dir", None) is not None
     ev.add_findings(findings)
     _transforms(run, ctx, ev)
     _log_lines(run, ctx)

@@ -58,6 +58,12 @@ class Evidence:
     """Dump key -> the dump key before it in pipeline order (``None`` for the first dump)."""
     dump_of: dict[str, str] = field(default_factory=dict)
     """Transform -> its (first) dump key, for transforms both runs dumped."""
+    renamed_only: set[str] = field(default_factory=set)
+    """Dump keys the graph kind aligned node for node with nothing unmatched, rewired, split or changed: the
+    dumps differ in node names alone."""
+    split_only: set[str] = field(default_factory=set)
+    """Dump keys whose graphs differ only in how compile_model split them into pieces (the graph kind
+    compared them inlined and found them equal)."""
     restored_dumps: set[str] = field(default_factory=set)
     moved: set[str] = field(default_factory=set)
     """Transforms the runs ran at another place in the pipeline (the graph kind's ``moved``)."""
@@ -77,6 +83,9 @@ class Evidence:
     setting_code: str = ""
     incomplete_code: str = "ADL009"
     world_size_code: str = "ADL014"
+    silent_rank_code: str = "ADL016"
+    user_reference: bool = False
+    """``--reference DIR`` judges the candidate: the runs' own references are not used (a note says so)."""
     restart_code: str = "ADL012"
     findings: list[Finding] = field(default_factory=list)
 
@@ -89,6 +98,10 @@ class Evidence:
                 self.by_transform.setdefault(f.transform, []).append(f)
             if f.tensor:
                 self.by_tensor.setdefault(f.tensor, []).append(f)
+            for row in dict(f.evidence).get("nodes") or ():  # one finding naming several captures (ADT013)
+                name = row[0] if isinstance(row, list | tuple) and row else row
+                if isinstance(name, str) and name != f.tensor:
+                    self.by_tensor.setdefault(name, []).append(f)
 
     def named(self, transform: str | None, errors_only: bool = False, warnings: bool = False) -> bool:
         """A finding names ``transform`` (of severity error, or error or warning, when asked)."""
@@ -128,6 +141,8 @@ class Evidence:
         if (side, d.rank) in self.stopped and self.incomplete_code in self.codes:
             return True
         rank_absent = (side, d.rank) not in self.ranks
+        if rank_absent and self.silent_rank_code in self.codes:  # the config's world size names the rank
+            return True
         return rank_absent and not self.same_world_size and self.world_size_code in self.codes
 
 
@@ -163,6 +178,8 @@ def covered(d: Difference, ev: Evidence) -> bool:
         return t is not None and (t in ev.record_diffs or ev.named(t) or retried)
     if d.item is Item.TENSOR:
         fs = ev.by_tensor.get(d.tensor or "", [])
+        if d.key.startswith("reference/") and ev.user_reference:
+            return True  # the user's --reference judges; the runs' own were not used (the report says so)
         if d.key.startswith("reference/"):  # the baseline's own reference is the designed standard
             return d.candidate is None or any(f.category is Category.INPUT for f in fs)
         return bool(fs)

@@ -72,6 +72,14 @@ def _one_sided_capture(d: Difference, ev: Evidence) -> bool:
     return (d.baseline is None or d.candidate is None) and file.startswith("nodes")
 
 
+def _renamed_only(d: Difference, ev: Evidence) -> bool:
+    return d.key in ev.renamed_only
+
+
+def _split_only(d: Difference, ev: Evidence) -> bool:
+    return d.key in ev.split_only
+
+
 def _log_noise(d: Difference, ev: Evidence) -> bool:
     return d.transform is None
 
@@ -130,6 +138,22 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         "overload (`view_default_2`): a dump is compared with every node named by its name without those "
         "suffixes and its rank among the nodes of that name (`view#3`), references included, so a consistent "
         "renaming is no difference while a changed op, argument, edge or shape still is.", Item.DUMP,
+    ),
+    NoiseRule(
+        "node-renames",
+        "Names are no identity: when the graph kind aligned a dump pair node for node (graph inputs paired "
+        "by position, every node by its op, wiring, literals and shape) and found nothing unmatched, rewired "
+        "or changed, the dumps differ in names alone, as after a torch upgrade that renames nodes and graph "
+        "inputs (`input_ids` -> `l_input_ids_`).",
+        Item.DUMP, absorbs=_renamed_only,
+    ),
+    NoiseRule(
+        "piecewise-split",
+        "How compile_model cuts a graph into pieces for piecewise CUDA graphs (`submod_N`) is a compile "
+        "setting: when the graph kind, comparing the split graphs with their pieces put back inline, finds "
+        "every node paired and unchanged, the dumps differ in the cut alone (docs/graph-dumps.md); the graph "
+        "section's note says how the split differs.",
+        Item.DUMP, absorbs=_split_only,
     ),
     NoiseRule(
         "log-noise",

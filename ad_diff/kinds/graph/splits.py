@@ -15,8 +15,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ad_diff.kinds.graph.model import GraphDump, GraphNode, GraphSection
+
+if TYPE_CHECKING:
+    from ad_diff.kinds.graph.diff import TransformGraphDiff
 
 _GETITEM = "<built-in function getitem>"
 _WORD = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -57,12 +61,23 @@ def inline_pieces(dump: GraphDump) -> tuple[GraphDump, dict[str, tuple[int, ...]
     return replace(dump, sections=tuple(sections)), shapes
 
 
+SPLIT_NOTE = "is split into other pieces: "
+"""What every note of :func:`split_notes` says (the accounting pass recognises a split-only change by it)."""
+
+
+def only_split(d: TransformGraphDiff) -> bool:
+    """Whether the graphs of a dump pair differ in how they are split into pieces alone: compared inlined,
+    no node is unmatched, rewired or changed, and every note is a split note."""
+    return (not d.unmatched and not d.regions and not d.rewired and not d.meta_changes and bool(d.notes)
+            and all(SPLIT_NOTE in n for n in d.notes))
+
+
 def split_notes(b: dict[str, tuple[int, ...]], c: dict[str, tuple[int, ...]]) -> list[str]:
     """What differs between the runs' splits (compared inlined, so this is all a changed split shows)."""
     out = []
     for name in sorted(b.keys() & c.keys()):
         if b[name] != c[name]:
-            out.append(f"GraphModule {name} is split into other pieces: {len(b[name])} in the baseline, "
+            out.append(f"GraphModule {name} {SPLIT_NOTE}{len(b[name])} in the baseline, "
                        f"{len(c[name])} in the candidate (compared as one graph)")
     return out
 
@@ -132,4 +147,4 @@ def _rewired(n: GraphNode, alias: dict[str, str]) -> GraphNode:
     return replace(n, args=tuple(args)) if changed else n
 
 
-__all__ = ["inline_pieces", "pieces", "split_notes"]
+__all__ = ["SPLIT_NOTE", "inline_pieces", "only_split", "pieces", "split_notes"]

@@ -448,7 +448,9 @@ def _check_report_files(out: Path) -> None:
 def run_cli_subprocess(seed: Seed, data: bytes, scratch: Path) -> None:
     """The real command line in a child process: exit 0, 1 or 2 and never a traceback."""
     case = _cli_case(seed, data, scratch)
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "120"}
+    # this checkout first, then whatever the fuzz run's environment put on the path (extra site folders)
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path, "COLUMNS": "120"}
     env.pop("AD_DIFF_DEBUG", None)
     def limits() -> None:  # CPU time, not wall time: a busy machine must not turn into hangs
         resource.setrlimit(resource.RLIMIT_CPU, (CLI_CPU_SECONDS, CLI_CPU_SECONDS + 5))
@@ -598,9 +600,14 @@ def run_history(seed: Seed, data: bytes, scratch: Path) -> None:
     out = scratch / "histout"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
-    check_terminal(render.render_terminal(h, color=False, width=80))
-    (out / "h.md").write_text(render.render_markdown(h), encoding="utf-8")
-    (out / "h.json").write_text(serialize.render_json(h), encoding="utf-8")
+    # as `ad-diff history` writes them: every text through the CLI's last pass (redaction, sinks)
+    from ad_diff.cli.output import safe_text
+
+    terminal = safe_text(render.render_terminal(h, color=False, width=80))
+    check_leaks(terminal)
+    check_terminal(terminal)
+    (out / "h.md").write_text(safe_text(render.render_markdown(h)), encoding="utf-8")
+    (out / "h.json").write_text(safe_text(serialize.render_json(h)), encoding="utf-8")
     with contextlib.suppress(AdDiffError):
         export.write_table(h, out / "h.csv")
     _check_report_files(out)

@@ -92,10 +92,13 @@ def _log_lines(run: _Run, ctx: Context) -> None:
 
 
 def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
+    a = ctx.sections.get("graph")
+    if a is None:  # before the imports: a log-only comparison never loads the graph model
+        run.notes.append("graph dumps not inventoried: the graph analysis did not run (see skipped)")
+        return
     from ad_diff.kinds.graph.diff import Absence, GraphAnalysis
     from ad_diff.kinds.graph.splits import only_split
 
-    a = ctx.sections.get("graph")
     if not isinstance(a, GraphAnalysis):
         run.notes.append("graph dumps not inventoried: the graph analysis did not run (see skipped)")
         return
@@ -152,6 +155,9 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
 
 
 def _config(run: _Run, ctx: Context, ev: Evidence) -> None:
+    if ctx.sections.get("config") is None:  # no config in either run: its model stays unloaded
+        run.sizes.append((Item.CONFIG.value, 0, 0))
+        return
     from ad_diff.kinds.config.compare import _normalised
     from ad_diff.kinds.config.model import ConfigAnalysis
     from ad_diff.kinds.config.rules import CONFIG_MISSING, SETTING_CHANGED
@@ -162,9 +168,10 @@ def _config(run: _Run, ctx: Context, ev: Evidence) -> None:
         return
     ev.config_one_sided_code = CONFIG_MISSING.code
     ev.setting_code = SETTING_CHANGED.code
-    sizes = {cfg.data.get("world_size") for cfg in (a.baseline, a.candidate) if cfg is not None}
+    # any YAML value (a mapping, a list) may stand where a number belongs: compared as text, never hashed
+    sizes = {repr(cfg.data.get("world_size")) for cfg in (a.baseline, a.candidate) if cfg is not None}
     both = a.baseline is not None and a.candidate is not None
-    ev.same_world_size = both and len(sizes) == 1 and None not in sizes
+    ev.same_world_size = both and len(sizes) == 1 and repr(None) not in sizes
     if (a.baseline is None) != (a.candidate is None):
         run.sizes.append((Item.CONFIG.value, int(a.baseline is not None), int(a.candidate is not None)))
         run.diffs.append(Difference(Item.CONFIG, "AD config", "present" if a.baseline else None,
@@ -186,10 +193,12 @@ def _judged(ctx: Context, ev: Evidence) -> tuple[dict[str, dict[str, str]], dict
     """Per run, ``file -> name -> value`` of every tensor the tensor kind compared: the same value in both
     runs when it judged them identical, else the verdict on the candidate's side (so a difference within
     tolerance is one, absorbed by ``tensor-within-tolerance``, and one beyond is covered by its finding)."""
-    from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
-
     out: tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]] = ({}, {})
     a = ctx.sections.get("tensors")
+    if a is None:  # before the import: a comparison without tensors never loads the tensor model
+        return out
+    from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
+
     if not isinstance(a, TensorAnalysis):
         return out
     for cmp in a.comparisons:

@@ -187,11 +187,11 @@ def tensors(folder: Path | None, judged: dict[str, dict[str, str]]) -> dict[str,
     ``judged`` (file -> name -> value) holds what the tensor kind already compared: those entries take its
     value and are not read again. Other safetensors entries are hashed from their bytes (BLAKE2, 1 MiB at a
     time); other tensor files (``.pt``) are hashed whole."""
-    from ad_diff.kinds.tensors.header import read_header
-
     out: dict[str, str] = {}
     if folder is None or not folder.is_dir():
         return out
+    from ad_diff.kinds.tensors.header import read_header
+
     for rel, path in _regular_files(folder):
         if path.suffix not in TENSOR_SUFFIXES:
             continue

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff.core.outfile import write_via
+from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import csv_cell
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.workflows.history.model import History
@@ -44,18 +45,28 @@ def check_plots(out_dir: Path) -> None:
         )
 
 
-def csv_safe(table: Any) -> Any:
-    """``table`` (a DataFrame) with every cell of its text columns through the sink layer's CSV escaper
-    (:func:`~ad_diff.core.sinks.csv_cell`: a name a spreadsheet would run as a formula gets a leading
-    ``'``); numeric columns are left as they are, so numbers stay numbers."""
+def _text_cells(table: Any, cell: Any) -> Any:
+    """``table`` (a DataFrame) with ``cell`` applied to every cell of its text columns; numeric and boolean
+    columns are left as they are, so numbers stay numbers."""
     from pandas.api.types import is_bool_dtype, is_numeric_dtype
 
     out = table.copy()
     for name in out.columns:
         col = out[name]
         if not (is_numeric_dtype(col) or is_bool_dtype(col)):
-            out[name] = col.astype(object).map(csv_cell)
+            out[name] = col.astype(object).map(cell)
     return out
+
+
+def _redacted(value: Any) -> Any:
+    return redact_text(value) if isinstance(value, str) else value
+
+
+def csv_safe(table: Any) -> Any:
+    """``table`` with every text cell redacted (a credential in a transform or run name never reaches the
+    file, as in every other report) and through the sink layer's CSV escaper (:func:`~ad_diff.core.sinks.
+    csv_cell`: a name a spreadsheet would run as a formula gets a leading ``'``)."""
+    return _text_cells(table, lambda v: csv_cell(_redacted(v)))
 
 
 def write_table(h: History, path: Path) -> None:
@@ -69,7 +80,8 @@ def write_table(h: History, path: Path) -> None:
             safe = csv_safe(table)
             write_via(path, lambda buf: safe.to_csv(buf, index=False, compression="gzip" if gz else None))
         else:
-            write_via(path, lambda buf: table.to_parquet(buf, index=False))
+            clean = _text_cells(table, _redacted)
+            write_via(path, lambda buf: clean.to_parquet(buf, index=False))
     except OSError as e:
         raise AdDiffError(f"{path}: cannot write the table ({e.strerror or e})") from e
 

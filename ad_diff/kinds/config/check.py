@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import islice
+
 from ad_diff.core.model import RunId, State, TransformRecord
 from ad_diff.kinds.config.model import CheckKind, ConfigCheck, EffectiveConfig
 from ad_diff.kinds.log.model import LogEnd, RunLog
@@ -98,12 +100,18 @@ def missing_ranks(run: RunId, cfg: EffectiveConfig, log: RunLog, other: RunLog |
     world = cfg.data.get("world_size")
     if not isinstance(world, int) or isinstance(world, bool) or world < 2 or not log.ranks_seen:
         return []
-    seen = _ranks(log)
-    missing = sorted(set(range(world)) - seen)
-    every_rank = len(seen) > 1 or (other is not None and set(range(world)) <= _ranks(other))
-    if not missing or not seen or not every_rank:
+    # the work follows the logs, never the number the config writes (world_size: 10**9 is a string of digits)
+    seen = {r for r in _ranks(log) if 0 <= r < world}
+    n_missing = world - len(seen)
+    others = _ranks(other) if other is not None else set()
+    every_rank = len(_ranks(log)) > 1 or sum(1 for r in others if 0 <= r < world) == world
+    if not n_missing or not seen or not every_rank:
         return []
-    shown, absent = ", ".join(map(str, sorted(seen))), ", ".join(map(str, missing))
+    missing = list(islice((r for r in range(world) if r not in seen), 8))
+    absent = ", ".join(map(str, missing)) + (f" and {n_missing - len(missing)} more" if n_missing > 8 else "")
+    shown = ", ".join(map(str, sorted(seen)))
+    have = "rank" if len(seen) == 1 else "ranks"
+    lack = "rank" if n_missing == 1 else "ranks"
     return [ConfigCheck(run, "world_size", CheckKind.RANKS_MISSING, f"world_size {world}",
-                        f"results from rank(s) {shown} only; rank(s) {absent} logged none",
+                        f"results from {have} {shown} only; {lack} {absent} logged none",
                         cfg.origin(("world_size",)))]

@@ -35,7 +35,8 @@ def test_a_rank_that_logged_nothing_gates(tmp_path: Path, world: int, missing: t
     result = pipeline.run(Settings(baseline=base, candidate=cand))
     [f] = [f for f in result.findings if f.code == "ADL016"]
     assert f.category is Category.INCOMPLETE_RUN
-    assert f"rank(s) {', '.join(map(str, missing))} logged none" in f.message
+    noun = "rank" if len(missing) == 1 else "ranks"
+    assert f"{noun} {', '.join(map(str, missing))} logged none" in f.message
     assert f"world_size {world}" in f.message
     assert gate.decide(result.findings, "match_loss").exit_code == gate.EXIT_REGRESSION
 
@@ -51,3 +52,13 @@ def test_every_rank_present_is_no_finding(tmp_path: Path) -> None:
     base, cand = _run(tmp_path / "b", 2, (0, 1)), _run(tmp_path / "c", 2, (0, 1))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
     assert not [f for f in result.findings if f.code == "ADL016"]
+
+
+def test_a_huge_world_size_costs_what_the_logs_hold(tmp_path: Path) -> None:
+    """The work follows the logs, not the number the config writes: world_size 10**12 with two ranks logged
+    names the first missing ranks and counts the rest, without enumerating them."""
+    base = _run(tmp_path / "b", 10**12, (0, 1))
+    cand = _run(tmp_path / "c", 10**12, (0, 1))
+    result = pipeline.run(Settings(baseline=base, candidate=cand))
+    [f] = [f for f in result.findings if f.code == "ADL016" and "candidate" in f.message]
+    assert "ranks 2, 3, 4, 5, 6, 7, 8, 9 and 999999999990 more logged none" in f.message

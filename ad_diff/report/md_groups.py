@@ -146,7 +146,7 @@ def drift_table(findings: Sequence[Finding]) -> str:
         rows.append("| " + " | ".join(cells) + " |")
     if not rows:
         return ""
-    head = "| tensor | judged by | value | limit | vs reference | NRMSE | cosine | beyond elementwise tol |"
+    head = "| tensor | judged by | value | limit | vs ref | NRMSE | cosine | beyond tol |"  # fits 780 px
     return "\n".join([head, "|---|---|---:|---:|---:|---:|---:|---:|", *rows])
 
 

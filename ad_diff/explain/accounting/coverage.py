@@ -84,6 +84,9 @@ class Evidence:
     incomplete_code: str = "ADL009"
     world_size_code: str = "ADL014"
     silent_rank_code: str = "ADL016"
+    node_drift_codes: frozenset[str] = frozenset({"ADT007", "ADT011"})
+    """The node-capture drift findings: the first drifting node, or the count of drifting captures when no
+    graph order names a first one; every later drifting capture follows from them."""
     user_reference: bool = False
     """``--reference DIR`` judges the candidate: the runs' own references are not used (a note says so)."""
     restart_code: str = "ADL012"
@@ -182,6 +185,10 @@ def covered(d: Difference, ev: Evidence) -> bool:
             return True  # the user's --reference judges; the runs' own were not used (the report says so)
         if d.key.startswith("reference/"):  # the baseline's own reference is the designed standard
             return d.candidate is None or any(f.category is Category.INPUT for f in fs)
+        capture = d.key.partition(":")[0].rpartition("/")[2].startswith("nodes")
+        if capture and not ev.node_drift_codes.isdisjoint(ev.codes) and d.candidate is not None \
+                and d.baseline is not None:
+            return True  # captures after the first drifting node drift because it does: its finding says so
         return bool(fs)
     if d.item is Item.CONFIG:
         if d.key == "":

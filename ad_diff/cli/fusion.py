@@ -63,15 +63,15 @@ def candidates(
     """Find repeated unfused patterns in RUN's graph dump, rank them, and look up existing kernels."""
 
     def go() -> int:
-        from ad_diff.workflows.candidates import find_candidates
-        from ad_diff.workflows.candidates import render as cr
+        from ad_diff.candidates import find_candidates
+        from ad_diff.candidates import render as cr
 
         if min_count < 1:
             raise AdDiffError(f"--min-count must be at least 1, not {min_count}")
         report = find_candidates(run, transform=transform, trtllm_src=trtllm_src, min_count=min_count)
         chosen = fmt or (CandidatesFormat.terminal if output is None else CandidatesFormat.markdown)
         if chosen is CandidatesFormat.terminal:
-            from ad_diff.workflows.candidates.terminal import render_terminal
+            from ad_diff.candidates.terminal import render_terminal
 
             text = render_terminal(report, terminal_width(100), color=output is None and _use_color())
         else:

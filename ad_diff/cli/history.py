@@ -1,6 +1,6 @@
 """``ad-diff history ROOT/``: steps in transform match counts over many runs (registered on the app).
 
-Like the other commands it only turns options into a library call (``ad_diff.workflows.history``),
+Like the other commands it only turns options into a library call (``ad_diff.history``),
 writes what was asked for and exits. pandas is imported inside the command only.
 """
 
@@ -108,8 +108,8 @@ def history(
     """
 
     def go() -> int:
+        from ad_diff.history import HistoryOptions, export, render, run_history, serialize
         from ad_diff.progress import progress_bar, progress_enabled
-        from ad_diff.workflows.history import HistoryOptions, export, render, run_history, serialize
 
         opts = resolve_options(ctx)
         if table is not None:

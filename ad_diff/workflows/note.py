@@ -14,15 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ad_diff.candidates import find_candidates, read_dump
+from ad_diff.candidates.lookup import KNOWN
+from ad_diff.candidates.model import Candidate, CandidateReport
+from ad_diff.candidates.ops import namespace, op_name
 from ad_diff.core.escape import fence_block, md_code, md_escape
 from ad_diff.core.jsonable import dumps
 from ad_diff.core.model import Side, TransformComparison
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.result import DiffResult
-from ad_diff.workflows.candidates import find_candidates, read_dump
-from ad_diff.workflows.candidates.lookup import KNOWN
-from ad_diff.workflows.candidates.model import Candidate, CandidateReport
-from ad_diff.workflows.candidates.ops import namespace, op_name
 
 SCHEMA_VERSION = 1
 PATHS = ("existing_kernel", "triton_fallback")

@@ -32,10 +32,10 @@ from ad_diff.kinds.tensors.header import read_header
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.parse import discover
 from ad_diff.kinds.tensors.pt import load_pt, prescan
-from ad_diff.workflows.candidates.graphview import LAYER
-from ad_diff.workflows.history import cache
-from ad_diff.workflows.history.columns import Columns
-from ad_diff.workflows.history.load import run_json
+from ad_diff.candidates.graphview import LAYER
+from ad_diff.history import cache
+from ad_diff.history.columns import Columns
+from ad_diff.history.load import run_json
 from tests.conftest import FIXTURES
 
 AD = FIXTURES / "scenarios" / "identical" / "baseline" / "ad.log"

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, ROOT, run_cli
-from tests.unit.workflows.candidates.conftest import SRC, fake_tree
+from tests.unit.candidates.conftest import SRC, fake_tree
 
 C = FIXTURES / "candidates"
 SCENARIOS = ROOT / "fixtures" / "scenarios"

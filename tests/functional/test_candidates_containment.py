@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import FIXTURES, run_cli
-from tests.unit.workflows.candidates.conftest import AD, fake_tree
+from tests.unit.candidates.conftest import AD, fake_tree
 
 CANARY = "outside_canary_c4nd"
 """A name only files outside the run folder hold: in any output, it means one was read."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT, make_run, run_cli, v3
-from tests.unit.workflows.history.scenario import Event, make_history, scenario
+from tests.unit.history.scenario import Event, make_history, scenario
 
 
 @pytest.fixture(scope="module")

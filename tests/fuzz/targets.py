@@ -588,7 +588,7 @@ def _history_seeds() -> list[Seed]:
 def run_history(seed: Seed, data: bytes, scratch: Path) -> None:
     """``ad-diff history`` on a small history whose last run's log, run.json (or the --cache file) is the
     mutated input: every renderer and the CSV table, each checked by its medium's rule."""
-    from ad_diff.workflows.history import HistoryOptions, export, render, run_history, serialize
+    from ad_diff.history import HistoryOptions, export, render, run_history, serialize
 
     root = scratch / "histcase"
     shutil.rmtree(root, ignore_errors=True)
@@ -628,8 +628,8 @@ def _candidates_seeds() -> list[Seed]:
 
 def run_candidates(seed: Seed, data: bytes, scratch: Path) -> None:
     """``ad-diff candidates`` on a run whose final dump is the mutated input, through every renderer."""
-    from ad_diff.workflows.candidates import find_candidates, render
-    from ad_diff.workflows.candidates.terminal import render_terminal
+    from ad_diff.candidates import find_candidates, render
+    from ad_diff.candidates.terminal import render_terminal
 
     run = scratch / "candrun"
     shutil.rmtree(run, ignore_errors=True)

@@ -35,8 +35,8 @@ def known_transforms(*logs: RunLog | None) -> frozenset[str]:
 def _suggest(key: str, known: frozenset[str]) -> tuple[str, ...]:
     """The known transform keys ``key`` is one typo away from (:func:`ad_diff.core.spelling.near`), the
     logs' and the catalogue's (imported only here: most runs have no key that never ran)."""
+    from ad_diff.candidates.lookup import KNOWN
     from ad_diff.core.spelling import near
-    from ad_diff.workflows.candidates.lookup import KNOWN
 
     catalogue = {k for _, keys in KNOWN.values() for k in keys}
     return near(key, known | catalogue)

@@ -50,7 +50,7 @@ def short_target(target: str) -> str:
     ``add``, ``<built-in function getitem>`` -> ``getitem``, ``<function f at 0x..>`` -> ``f``, ``view`` ->
     ``view``.
 
-    (``ad_diff.workflows.candidates.ops.op_name`` is the same function, still written out there.)
+    (``ad_diff.candidates.ops.op_name`` is the same function, still written out there.)
     """
     if target.startswith("<"):
         m = _PY_CALLABLE.match(target)

@@ -1,0 +1,120 @@
+"""Reports of a history: markdown (escaped), terminal and JSON (its documented keys)."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ad_diff.history import run_history
+from ad_diff.history.render import render_markdown, render_terminal
+from ad_diff.history.serialize import SCHEMA_VERSION, render_json
+from tests.unit.history.scenario import Event, make_history, scenario
+
+HOSTILE = "evil|<img src=x>`[a](b)`*"
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201
+    return run_history(scenario(tmp_path_factory.mktemp("r") / "h"))
+
+
+def test_markdown_steps_first_then_matrix(history) -> None:  # noqa: ANN001
+    md = render_markdown(history)
+    assert md.startswith("## ad-diff history: FAIL: 2 gating step(s) (1 collapse, 1 partial loss)")
+    assert md.index("### Steps (3)") < md.index("### Flaky (1") < md.index("### Current counts")
+    rows = [line for line in md.splitlines() if line.startswith("| ❌") or line.startswith("| ℹ️")]
+    assert rows[0] == (
+        "| ❌ | llama | `fuse_moe` | 8 -> 0 | collapse (ADL001) | run-039 | run-040 | run-041 |"
+    )
+    assert "| ℹ️ | mixtral | `fuse_gemms` | 0 -> 6 | new matches (ADL008) |" in rows[2]
+    assert "| qwen | run-060 | run-119 | 60 |" in md  # the model added halfway
+    matrix = md[md.index("### Current counts") :]
+    header = next(line for line in matrix.splitlines() if line.startswith("| transform |"))
+    assert header == "| transform | llama | mixtral | qwen |"
+    moe = next(line for line in matrix.splitlines() if line.startswith("| `fuse_moe` |"))
+    assert moe.split(" | ")[1] == "**0** ▼"
+    assert "<details><summary>" in matrix  # transforms that never changed are folded
+
+
+def test_markdown_escapes_every_name(tmp_path: Path) -> None:
+    make_history(
+        tmp_path / "h",
+        runs=6,
+        models=[HOSTILE],
+        n_transforms=8,
+        events=[Event(HOSTILE, "fuse_moe", 0, 8), Event(HOSTILE, "fuse_moe", 3, 0)],
+    )
+    (tmp_path / "h" / HOSTILE / "run-002.yaml").write_text("not: [a snapshot <b>|</b>\n")
+    md = render_markdown(run_history(tmp_path / "h"))
+    assert "<img" not in md
+    assert "<b>" not in md
+    for line in md.splitlines():
+        if line.startswith("|") and "evil" in line:
+            # no unescaped pipe splits a cell: every '|' inside a name is backslashed
+            cells = re.split(r"(?<!\\)\|", line.strip().strip("|"))
+            assert any("evil\\|&lt;img" in c for c in cells), line
+
+
+def test_terminal_report(history) -> None:  # noqa: ANN001
+    out = render_terminal(history, width=200)
+    assert out.splitlines()[0] == "ad-diff history: FAIL: 2 gating step(s) (1 collapse, 1 partial loss)"
+    assert re.search(r"GATES .*llama .*fuse_moe .*8 -> 0 .*collapse \(ADL001\) .*run-039 .*run-040", out)
+    assert "run-020: 3, run-055: 0, run-090: 3" in out
+    assert "model qwen: first used run is run-060" in out
+    assert "\x1b[" not in out
+    assert "\x1b[" in render_terminal(history, color=True)
+
+
+def test_json_schema(history) -> None:  # noqa: ANN001
+    data = json.loads(render_json(history))
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["report"] == "history"
+    assert (data["verdict"], data["exit_code"]) == ("fail", 1)
+    assert set(data) >= {
+        "runs",
+        "models",
+        "problems",
+        "steps",
+        "pending",
+        "flaky",
+        "current",
+        "stats",
+        "notes",
+        "min_run",
+        "fail_on",
+        "since",
+        "order",
+        "layout",
+    }
+    step = data["steps"][0]
+    assert step == {
+        "kind": "step",
+        "model": "llama",
+        "stage": step["stage"],
+        "transform": "fuse_moe",
+        "occurrence": 0,
+        "before": {"state": "applied", "matches": 8},
+        "after": {"state": "applied", "matches": 0},
+        "change": "8 -> 0",
+        "last_before": "run-039",
+        "first_after": "run-040",
+        "confirmed": "run-041",
+        "held": 80,
+        "via": [],
+        "category": "collapse",
+        "codes": ["ADL001"],
+        "message": "fuse_moe: matches collapsed 8 -> 0",
+        "gating": True,
+        "in_window": True,
+        "gates": True,
+        "commit_before": None,
+        "commit_after": None,
+    }
+    assert [d["run"] for d in data["flaky"][0]["deviations"]] == ["run-020", "run-055", "run-090"]
+    assert len(data["runs"]) == 120
+    assert data["runs"][0] == {"name": "run-000", "index": 0, "started": None, "commit": None, "models": 2}
+    moe = next(c for c in data["current"]["llama"] if c["transform"] == "fuse_moe")
+    assert (moe["state"], moe["matches"], moe["mark"]) == ("applied", 0, "down")

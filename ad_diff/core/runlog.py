@@ -1,5 +1,6 @@
 """Frozen dataclasses of a parsed AutoDeploy log: how each rank's pipeline ended, what the parser could not
-read, the records of every rank."""
+read, the records of every rank. Shared by every kind (the run's log is the spine of a comparison); the log
+kind parses it (:mod:`ad_diff.kinds.log.parse`)."""
 
 from __future__ import annotations
 

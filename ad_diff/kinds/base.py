@@ -25,7 +25,7 @@ from ad_diff.settings import Settings
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from ad_diff.kinds.log.model import RunLog
+    from ad_diff.core.runlog import RunLog
     from ad_diff.result import DiffResult
 
 S = TypeVar("S")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from itertools import islice
 
 from ad_diff.core.model import RunId, State, TransformRecord
+from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.kinds.config.model import CheckKind, ConfigCheck, EffectiveConfig
-from ad_diff.kinds.log.model import LogEnd, RunLog
 
 _RAN = (State.APPLIED, State.SKIPPED, State.FAILED)
 

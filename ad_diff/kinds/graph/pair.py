@@ -11,12 +11,12 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from ad_diff.core.model import BASELINE, RUNS, RunId, State, TransformRecord, other_run
+from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.diff import Absence
 from ad_diff.kinds.graph.folder import FolderScan, scan
 from ad_diff.kinds.graph.model import dump_key
 from ad_diff.kinds.graph.parse import read_header
-from ad_diff.kinds.log.model import LogEnd, RunLog
 
 LogIndex = dict[tuple[str, int], TransformRecord]
 """One run's log records by ``(transform, occurrence)``: how a dump pair finds its log lines."""

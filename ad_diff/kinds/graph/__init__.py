@@ -14,10 +14,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
-from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import rules
-from ad_diff.kinds.graph.rules import STANDS
 
 # The graph model, diff and classify modules are imported where a run has dumps: the registry
 # (ad_diff.kinds) imports this module for every comparison, log-only ones included.

@@ -19,7 +19,7 @@ from ad_diff.core.model import (
     TransformComparison,
     TransformRecord,
 )
-from ad_diff.core.rules import ANALYSIS_FAILED
+from ad_diff.core.rules import ANALYSIS_FAILED, STANDS
 from ad_diff.core.runlog import RunLog
 from ad_diff.discover import dump_counter
 from ad_diff.kinds.graph import rules as R
@@ -28,7 +28,6 @@ from ad_diff.kinds.graph.evidence import regions_evidence
 from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.pair import log_index
-from ad_diff.kinds.graph.rules import STANDS
 
 MAX_EVIDENCE_NODES = 50
 GRAPH_STAGES = frozenset({"post_export", "pattern_matcher", "post_load_fusion"})

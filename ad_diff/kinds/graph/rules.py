@@ -14,8 +14,6 @@ from ad_diff.core.model import Category, Severity
 from ad_diff.core.rules import Rule
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
-STANDS = "the per-transform match counts from the logs still stand"
-"""What still holds when an analysis beside the logs cannot run (said by the findings that report it)."""
 
 METADATA_LOST = Rule(
     "ADG001", "metadata-lost", Category.METADATA_LOSS, ERR,

@@ -10,10 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import CANDIDATE
-from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.graph import GRAPH, STANDS
 from ad_diff.kinds.tensors import rules
+
+_GRAPH = "graph"
+"""The graph kind's section, read by name (the final dumps' node order, the transforms' unmatched nodes):
+this kind imports nothing of the graph kind, and runs without it (no dumps, ``--no-graphs``)."""
 
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
@@ -48,7 +51,7 @@ class TensorsKind:
         order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
-        ga = ctx.section(GRAPH.key)
+        ga = ctx.sections.get(_GRAPH)
         try:
             if ga is not None:
                 if ga.final is not None:  # the graph analysis parsed and aligned the last dumps already
@@ -108,7 +111,7 @@ class TensorsKind:
             return section, findings
         node = next((f for f in findings if f.code == "ADT007"), None)
         config = ctx.sections.get("config")
-        graph = ctx.section(GRAPH.key)
+        graph = ctx.sections.get(_GRAPH)
         evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
         unchecked = [what for what, there in evidence if there is None]
         structural = C.structural_causes(ctx.rows, graph, findings)

@@ -22,10 +22,10 @@ from ad_diff.core.model import (
 from ad_diff.core.rules import ANALYSIS_FAILED, STANDS
 from ad_diff.core.runlog import RunLog
 from ad_diff.discover import dump_counter
+from ad_diff.discover.dumps import FolderScan, ranges
 from ad_diff.kinds.graph import rules as R
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
 from ad_diff.kinds.graph.evidence import regions_evidence
-from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.pair import log_index
 

@@ -33,7 +33,7 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
         return log
     names: list[tuple[str, str]] = []
     if art.graphs is not None:
-        from ad_diff.kinds.graph.pair import list_dumps
+        from ad_diff.discover.dumps import list_dumps
 
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]

@@ -38,10 +38,10 @@ def metadata_coverage(graphs: Path | None) -> dict[str, Any]:
     """
     if graphs is None:
         return {}
+    from ad_diff.discover.dumps import list_dumps
     from ad_diff.errors import AdDiffError
     from ad_diff.kinds.graph.cache import DumpLoader
     from ad_diff.kinds.graph.measure import coverage
-    from ad_diff.kinds.graph.pair import list_dumps
 
     out: dict[str, Any] = {}
     cache: dict[bytes, dict[str, int]] = {}
@@ -124,7 +124,7 @@ def _check_dumps(graphs: Path, run: Path) -> None:
     """Refuse a dump that cannot be read (a link out of the run folder, a FIFO...): the coverage would leave
     it out without a word, and every candidate checked against the snapshot later would go unchecked
     there."""
-    from ad_diff.kinds.graph.folder import scan
+    from ad_diff.discover.dumps import scan
 
     unreadable = scan(graphs, run).unreadable
     if unreadable:

@@ -3,9 +3,9 @@
 Per dump pair: hash, parse each distinct graph once, align nodes across the runs, measure metadata coverage
 and rewritten regions, and find root-cause hints for match losses (``analysis``: measurements only). The
 rules stage (``classify``, with the rules in ``rules``) turns them into findings, and the folder listings
-(:mod:`ad_diff.discover.dumps`: gaps, duplicates, unreadable entries) into input findings; a folder that cannot be analysed
-degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's match losses in the
-explain stage.
+(:mod:`ad_diff.discover.dumps`: gaps, duplicates, unreadable entries) into input findings; a folder that
+cannot be analysed degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's
+match losses in the explain stage.
 """
 
 from __future__ import annotations

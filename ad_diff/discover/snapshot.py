@@ -1,8 +1,10 @@
 """Golden counts: a run's per-transform states and match counts in one small YAML file.
 
-``ad-diff snapshot RUN/ -o counts.yaml`` writes it; ``ad-diff counts.yaml CANDIDATE/`` checks a candidate
-against it, so CI needn't re-run the baseline for every pull request. The file is read back into a
-synthetic baseline :class:`RunLog`, and the normal comparison runs on it.
+``ad-diff snapshot RUN/ -o counts.yaml`` writes it (:func:`ad_diff.pipeline.snapshot` takes the counts,
+:func:`dump` writes the text); ``ad-diff counts.yaml CANDIDATE/`` checks a candidate against it, so CI
+needn't re-run the baseline for every pull request. The file is read back here into a synthetic baseline
+:class:`RunLog` (it stands in for a run folder, hence ``discover``), and the normal comparison runs on it;
+the graph kind checks the recorded metadata coverage (:mod:`ad_diff.kinds.graph.snapshot`).
 """
 
 from __future__ import annotations
@@ -10,127 +12,29 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ad_diff import __version__
 from ad_diff.core import safepath
 from ad_diff.core.model import BASELINE, State, TransformRecord
-from ad_diff.discover import RunArtifacts, discover
+from ad_diff.core.runlog import LogEnd, RunLog
+from ad_diff.discover import RunArtifacts
 from ad_diff.errors import InputError
-from ad_diff.kinds.log import parse as log_parser
-from ad_diff.kinds.log.model import LogEnd, RunLog
 
 # yaml is imported by the functions that read or write a snapshot: a comparison of two run folders never
 # needs it, and it costs ~15 ms of start-up.
 
 SNAPSHOT_VERSION = 1
-_MARKER = "ad_diff_snapshot"
+MARKER = "ad_diff_snapshot"
 _HEADER = (
     "# ad-diff snapshot: per-transform states and match counts of one AutoDeploy run.\n"
     "# Check a candidate against it with: ad-diff THIS_FILE.yaml CANDIDATE_RUN/\n"
 )
 
 
-def metadata_coverage(graphs: Path | None) -> dict[str, Any]:
-    """Per-transform metadata coverage from a run's graph dumps: ``{"stage/transform[#k]": {...}}``.
-
-    Each value holds ``nodes`` and ``with_meta`` (placeholders and calls) and ``args`` / ``args_with_meta``
-    (``%name`` arguments), counted by :func:`ad_diff.graph_metrics.coverage`. Empty without dumps.
-    Identical dump bodies (disabled transforms repeat the graph) are parsed once.
-    """
-    if graphs is None:
-        return {}
-    from ad_diff.discover.dumps import list_dumps
-    from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.graph.cache import DumpLoader
-    from ad_diff.kinds.graph.measure import coverage
-
-    out: dict[str, Any] = {}
-    cache: dict[bytes, dict[str, int]] = {}
-    loader = DumpLoader()  # the comparison's reader: vetted files, size cap, each distinct body parsed once
-    for ref in list_dumps(graphs)[0]:
-        got = loader.load(ref)
-        if got.dump is None:
-            raise AdDiffError(got.error or f"{ref.path}: unreadable graph dump")
-        if got.digest not in cache:
-            c = coverage(got.dump)
-            cache[got.digest] = {"nodes": c.nodes_total, "with_meta": c.nodes_known,
-                                 "args": c.args_total, "args_with_meta": c.args_known}
-        out[ref.key] = cache[got.digest]
-    return out
-
-
-def check_coverage(snapshot_path: Path, graphs: Path | None) -> list[tuple[str, int, int]]:
-    """Transforms whose candidate dump has more nodes without metadata than the snapshot recorded.
-
-    Returns ``(stage/transform[#k], nodes without metadata in the snapshot, now)`` per such transform;
-    empty when the snapshot holds no coverage or nothing was lost.
-    """
-    data = _load(snapshot_path)
+def recorded_coverage(path: Path) -> dict[str, Any]:
+    """The ``metadata_coverage`` a snapshot recorded (``{}`` when it holds none): what the graph kind checks a
+    candidate's dumps against (:func:`ad_diff.kinds.graph.snapshot.check_coverage`)."""
+    data = _load(path)
     golden = data.get("metadata_coverage") if isinstance(data, dict) else None
-    if not isinstance(golden, dict) or not golden or graphs is None:
-        return []
-    lost: list[tuple[str, int, int]] = []
-    excess = 0  # nodes without metadata beyond the snapshot's, carried along the pipeline
-    for key, now in metadata_coverage(graphs).items():
-        then = golden.get(key)
-        if not isinstance(then, dict):
-            continue
-        try:
-            before = int(then.get("nodes", 0)) - int(then.get("with_meta", 0))
-        except (TypeError, ValueError):
-            raise InputError(
-                snapshot_path, f"metadata_coverage.{key}: expected whole numbers for nodes and with_meta"
-            ) from None
-        after = now["nodes"] - now["with_meta"]
-        # Report where the loss first appears (or grows), not at every later dump that inherits it.
-        if after - before > excess:
-            lost.append((key, before, after))
-        excess = max(after - before, 0)
-    return lost
-
-
-def take(run: Path, rank: int = 0, log: Path | None = None) -> dict[str, Any]:
-    """Read run folder ``run`` and return the snapshot as plain data (see :func:`dump`)."""
-    art = discover(run, BASELINE, log)
-    assert art.log is not None  # discover raises otherwise
-    parsed = log_parser.parse(art.logs, rank=rank)
-    transforms = []
-    for t in parsed.transforms:
-        row: dict[str, Any] = {"stage": t.stage, "transform": t.transform, "state": t.state.value,
-                               "matches": t.matches}
-        if t.occurrence:
-            row["occurrence"] = t.occurrence
-        transforms.append(row)
-    data: dict[str, Any] = {
-        _MARKER: SNAPSHOT_VERSION,
-        "tool": f"ad-diff {__version__}",
-        "source": str(run),
-        "log": art.log.name,
-        "rank": parsed.rank,
-        "log_formats": list(parsed.formats),
-        "log_prefixes": list(parsed.prefixes),
-        "end": parsed.end.value,
-        "end_detail": parsed.end_detail,
-        "transforms": transforms,
-    }
-    if art.graphs is not None:
-        _check_dumps(art.graphs, run)
-    coverage = metadata_coverage(art.graphs)
-    if coverage:
-        data["metadata_coverage"] = coverage
-    return data
-
-
-def _check_dumps(graphs: Path, run: Path) -> None:
-    """Refuse a dump that cannot be read (a link out of the run folder, a FIFO...): the coverage would leave
-    it out without a word, and every candidate checked against the snapshot later would go unchecked
-    there."""
-    from ad_diff.discover.dumps import scan
-
-    unreadable = scan(graphs, run).unreadable
-    if unreadable:
-        path, why = unreadable[0]
-        raise InputError(path, f"{why}; a snapshot records the metadata coverage of every dump, so each "
-                               "must be a readable file of the run")
+    return golden if isinstance(golden, dict) else {}
 
 
 def dump(data: dict[str, Any]) -> str:
@@ -194,11 +98,11 @@ def load_as_run(path: Path, raw: bytes | None = None) -> tuple[RunArtifacts, Run
     """Read a snapshot file into a synthetic baseline (artifacts without graphs/tensors, and a RunLog);
     ``raw``: its bytes, when the caller read them already."""
     data = _load(path, raw)
-    if not isinstance(data, dict) or _MARKER not in data:
-        raise InputError(path, f"not an ad-diff snapshot (no `{_MARKER}` key); write one with "
+    if not isinstance(data, dict) or MARKER not in data:
+        raise InputError(path, f"not an ad-diff snapshot (no `{MARKER}` key); write one with "
                                "`ad-diff snapshot RUN/ -o FILE.yaml`, or pass a run folder")
-    if data[_MARKER] != SNAPSHOT_VERSION:
-        raise InputError(path, f"snapshot version {data[_MARKER]!r} is not supported "
+    if data[MARKER] != SNAPSHOT_VERSION:
+        raise InputError(path, f"snapshot version {data[MARKER]!r} is not supported "
                                f"(expected {SNAPSHOT_VERSION})")
     rows = data.get("transforms")
     if not isinstance(rows, list) or not rows:

@@ -132,8 +132,8 @@ class GraphKind:
 
 def _snapshot_coverage(ctx: Context) -> list[Finding]:
     """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
-    from ad_diff.kinds.graph.model import split_dump_key
-    from ad_diff.kinds.log import snapshot
+    from ad_diff.discover.dumps import split_dump_key
+    from ad_diff.kinds.graph import snapshot
 
     out = []
     for key, before, after in snapshot.check_coverage(ctx.settings.baseline, ctx.candidate.graphs):

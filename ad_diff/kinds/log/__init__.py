@@ -70,7 +70,8 @@ class LogKind:
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
         """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
-        from ad_diff.kinds.log import parse, snapshot
+        from ad_diff.discover import snapshot
+        from ad_diff.kinds.log import parse
         from ad_diff.kinds.log.compare import compare_logs
         from ad_diff.kinds.log.notes import log_notes
 

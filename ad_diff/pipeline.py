@@ -17,7 +17,7 @@ from ad_diff.core.model import BASELINE, CANDIDATE, Finding
 from ad_diff.core.rules import SHARED_WITH_BASELINE
 from ad_diff.discover import RunArtifacts, discover, identity, snapshot
 from ad_diff.explain import run as explain
-from ad_diff.kinds import KINDS, LOG
+from ad_diff.kinds import CONFIG, KINDS, LOG
 from ad_diff.kinds.base import Context, Skipped
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.progress import ProgressFn, no_progress
@@ -45,7 +45,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     everything else, unreadable dumps and tensors included, is reported as findings and notes in the result.
     """
     base, cand, from_snapshot = _runs(settings)
-    ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress)
+    ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress, config=CONFIG)
     findings: list[Finding] = _shared_files(settings)
     skipped: dict[str, Skipped] = {}
     for kind in KINDS:

@@ -117,7 +117,7 @@ class TensorsKind:
         structural = C.structural_causes(ctx.rows, graph, findings)
         ranked = C.rank(node, structural, C.config_causes(config), unchecked)
         tensors = sorted({f.tensor for f in drift if f.tensor})
-        marked = C.mark_causes(findings, ranked, _setting_messages(config), tensors)
+        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors)
         return dataclasses.replace(section, causes=ranked), marked
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
@@ -133,27 +133,14 @@ class TensorsKind:
         return render_terminal(section)
 
 
-def _setting_messages(config: Any) -> dict[str, str]:
-    """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
-    from ad_diff.kinds.config.rules import SETTING_CHANGED
-
-    diff = getattr(config, "diff", None)
-    if diff is None:
-        return {}
-    return {s.key: SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
-            for s in diff.settings}
-
-
 GATHER = "gather_logits_before_lm_head"
 """AD's transform that computes logits at the last position of each sequence only."""
 
 
 def _gathered(ctx: Context) -> dict[str, str]:
     """Runs whose logits keep only the last position, with the evidence: the transform applied in the log, or
-    enabled in the run's AD config."""
+    enabled in the run's AD config (asked through the context: the config kind reads configs)."""
     from ad_diff.core.model import BASELINE, State
-    from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.config.find import has_config
 
     out: dict[str, str] = {}
     for row in ctx.rows:
@@ -164,17 +151,7 @@ def _gathered(ctx: Context) -> dict[str, str]:
                 out[run] = f"{GATHER} applied in its log (matches={side.matches})"
     explicit = {BASELINE: ctx.settings.baseline_config, CANDIDATE: ctx.settings.candidate_config}
     for run, arts in ((BASELINE, ctx.baseline), (CANDIDATE, ctx.candidate)):
-        if run in out or not arts.root.is_dir():
-            continue
-        try:
-            if not has_config(arts.root, explicit[run]):
-                continue
-            from ad_diff.kinds.config import parse as config_parse
-
-            cfg = config_parse.parse(arts.root, explicit[run])
-        except (AdDiffError, OSError, ValueError):
-            continue  # the config kind reports unreadable configs
-        if cfg is not None and cfg.enabled(GATHER):
+        if run not in out and arts.root.is_dir() and ctx.config.enables(arts.root, explicit[run], GATHER):
             out[run] = f"{GATHER} enabled in its AD config"
     return out
 

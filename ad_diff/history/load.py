@@ -57,7 +57,7 @@ def _from_records(cols: Columns, records: tuple[TransformRecord, ...], meta: Lea
 
 
 SNAPSHOT_LIMIT = 16 << 20
-"""Largest snapshot read (bytes), as for a snapshot baseline of ``compare`` (kinds.log.snapshot)."""
+"""Largest snapshot read (bytes), as for a snapshot baseline of ``compare`` (discover.snapshot)."""
 
 
 def _read_file(path: Path, root: Path) -> tuple[bytes, int]:
@@ -83,7 +83,7 @@ def _read_file(path: Path, root: Path) -> tuple[bytes, int]:
 
 
 def _snapshot(cols: Columns, path: Path, root: Path) -> LeafData:
-    from ad_diff.kinds.log import snapshot
+    from ad_diff.discover import snapshot
 
     try:
         raw, mtime = _read_file(path, root)

@@ -20,15 +20,14 @@ from ad_diff.core.model import (
     TransformComparison,
     TransformRecord,
 )
-from ad_diff.core.rules import ANALYSIS_FAILED
+from ad_diff.core.rules import ANALYSIS_FAILED, STANDS
+from ad_diff.core.runlog import RunLog
 from ad_diff.discover import dump_counter
+from ad_diff.discover.dumps import FolderScan, ranges
 from ad_diff.kinds.graph import rules as R
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
 from ad_diff.kinds.graph.evidence import regions_evidence
-from ad_diff.kinds.graph.folder import FolderScan, ranges
 from ad_diff.kinds.graph.pair import log_index
-from ad_diff.kinds.graph.rules import STANDS
-from ad_diff.kinds.log.model import RunLog
 
 MAX_EVIDENCE_NODES = 50
 GRAPH_STAGES = frozenset({"post_export", "pattern_matcher", "post_load_fusion"})

@@ -33,7 +33,7 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
         return log
     names: list[tuple[str, str]] = []
     if art.graphs is not None:
-        from ad_diff.kinds.graph.pair import list_dumps
+        from ad_diff.discover.dumps import list_dumps
 
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
@@ -70,7 +70,8 @@ class LogKind:
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
         """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
-        from ad_diff.kinds.log import parse, snapshot
+        from ad_diff.discover import snapshot
+        from ad_diff.kinds.log import parse
         from ad_diff.kinds.log.compare import compare_logs
         from ad_diff.kinds.log.notes import log_notes
 

@@ -11,6 +11,7 @@ explain stage.
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
@@ -23,9 +24,20 @@ from ad_diff.kinds.graph.rules import STANDS
 # (ad_diff.kinds) imports this module for every comparison, log-only ones included.
 if TYPE_CHECKING:
     from ad_diff.kinds.graph.diff import GraphAnalysis
+    from ad_diff.kinds.graph.folder import FolderScan
+    from ad_diff.kinds.graph.pair import DumpRef
     from ad_diff.result import DiffResult
 
-__all__ = ["GRAPH", "STANDS", "GraphKind"]
+__all__ = ["GRAPH", "STANDS", "GraphKind", "list_dumps"]
+
+
+def list_dumps(graphs_dir: Path, root: Path | None = None, listing: FolderScan | None = None
+               ) -> tuple[list[DumpRef], list[str]]:
+    """One run's dump files in pipeline order, and notes about the files ignored
+    (:func:`ad_diff.kinds.graph.pair.list_dumps`, imported on call as the note above says)."""
+    from ad_diff.kinds.graph.pair import list_dumps as listed
+
+    return listed(graphs_dir, root, listing)
 
 
 class GraphKind:

@@ -68,8 +68,8 @@ def run_history(
 
     from ad_diff.history import segments
     from ad_diff.history.load import build_table, read_all
+    from ad_diff.history.logkind import INCOMPLETE as RUN_INCOMPLETE
     from ad_diff.history.steps import find_changes, judge
-    from ad_diff.kinds.log.rules import INCOMPLETE as RUN_INCOMPLETE
 
     opts = options or HistoryOptions()
     if opts.min_run < 1:

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ad_diff.history.columns import NO_COUNT, ROW, STATE_CODE, Columns
-from ad_diff.kinds.log.model import LogEnd
+from ad_diff.history.logkind import LogEnd
 
 _ROW = re.compile(
     r"  - \{stage: ([A-Za-z_][A-Za-z0-9_]*), transform: ([A-Za-z_][A-Za-z0-9_]*), state: ([a-z]+), "

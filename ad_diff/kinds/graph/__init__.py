@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = ["GRAPH", "STANDS", "GraphKind"]
 
 
+
 class GraphKind:
     """See the module docstring."""
 

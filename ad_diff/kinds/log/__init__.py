@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.log import rules
+from ad_diff.kinds.log import classify, rules
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.kinds.log.section import LogComparison
 
@@ -96,7 +96,7 @@ class LogKind:
         """Match losses, state changes and each log's health (ADL rules)."""
         if isinstance(section, Skipped):
             return []
-        return rules.classify(section, ctx.settings.collapse_fraction)
+        return classify.classify(section, ctx.settings.collapse_fraction)
 
     def explain(self, section: LogComparison, findings: list[Finding], ctx: Context) -> tuple[LogComparison,
                                                                                                list[Finding]]:

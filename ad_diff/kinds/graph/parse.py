@@ -23,6 +23,7 @@ from sys import intern
 from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.discover import dump_counter
 from ad_diff.discover.dumps import header_fields
 from ad_diff.errors import InputError
@@ -50,8 +51,6 @@ def parse(path: Path) -> GraphDump:
 def as_dict(dump: GraphDump) -> dict[str, Any]:
     """The parse result as JSON data, with the file's name instead of its path (the parser goldens'
     form: ``fixtures/parsers/dump/*.json``, written by ``scripts/update_golden.py``)."""
-    from ad_diff.core.jsonable import to_jsonable
-
     data: dict[str, Any] = to_jsonable(dump)
     data["path"] = dump.path.name
     for sec, out in zip(dump.sections, data["sections"], strict=True):  # line numbers, written per node

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.discover import snapshot
+from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.log import classify, rules
+from ad_diff.kinds.log import classify, parse, rules
+from ad_diff.kinds.log.attribute import attribute
+from ad_diff.kinds.log.compare import compare_logs
 from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.notes import log_notes
+from ad_diff.kinds.log.ranks import with_primary
 from ad_diff.kinds.log.section import LogComparison
 
 _DUMPS_MOVED = "ADG013"
@@ -26,14 +32,11 @@ if TYPE_CHECKING:
 
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
-    from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.log.attribute import attribute
-
     if not log.anonymous:
         return log
     names: list[tuple[str, str]] = []
     if art.graphs is not None:
-        from ad_diff.discover.dumps import list_dumps
+        from ad_diff.discover.dumps import list_dumps  # lazy: the dump listing only for anonymous results
 
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
@@ -48,9 +51,6 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
 
 def _shared_primary(blog: RunLog, clog: RunLog) -> tuple[RunLog, RunLog]:
     """Both logs led by the same rank: rank 0 when both have it, else the lowest rank both have."""
-    from ad_diff.errors import InputError
-    from ad_diff.kinds.log.ranks import with_primary
-
     if blog.rank == clog.rank or blog.rank is None or clog.rank is None:
         return blog, clog
     shared = sorted(set(blog.ranks_seen) & set(clog.ranks_seen))
@@ -70,11 +70,6 @@ class LogKind:
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
         """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
-        from ad_diff.discover import snapshot
-        from ad_diff.kinds.log import parse
-        from ad_diff.kinds.log.compare import compare_logs
-        from ad_diff.kinds.log.notes import log_notes
-
         settings = ctx.settings
         ctx.progress("reading logs", 0, 2)
         if ctx.from_snapshot:

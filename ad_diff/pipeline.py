@@ -8,6 +8,7 @@ explain passes over all findings. Rendering and gating happen after, on the retu
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +19,7 @@ from ad_diff.core.rules import SHARED_WITH_BASELINE
 from ad_diff.discover import RunArtifacts, discover, identity, snapshot
 from ad_diff.explain import run as explain
 from ad_diff.kinds import CONFIG, KINDS, LOG
-from ad_diff.kinds.base import Context, Skipped
+from ad_diff.kinds.base import Context, Kind, Skipped
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.result import DiffResult
@@ -36,11 +37,13 @@ def _runs(settings: Settings) -> tuple[RunArtifacts, RunArtifacts, bool]:
 
 
 @paused_gc()  # millions of small cycle-free objects: the collector's scans cost more than they free
-def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
+def run(settings: Settings, progress: ProgressFn = no_progress,
+        kinds: Sequence[Kind[Any]] = KINDS) -> DiffResult:
     """Compare the baseline and candidate runs described by ``settings``.
 
     ``settings.baseline`` may be a snapshot file (``ad-diff snapshot``) instead of a run folder.
     ``progress(description, completed, total)`` is called as long work advances (see ad_diff.progress).
+    ``kinds``: the kinds compared, in order (the registry :data:`ad_diff.kinds.KINDS`; a test may add one).
     Raises :class:`ad_diff.errors.AdDiffError` for unusable input (a log or config that cannot be read);
     everything else, unreadable dumps and tensors included, is reported as findings and notes in the result.
     """
@@ -48,7 +51,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress, config=CONFIG)
     findings: list[Finding] = _shared_files(settings)
     skipped: dict[str, Skipped] = {}
-    for kind in KINDS:
+    for kind in kinds:
         section = kind.analyze(ctx)  # parse -> align -> measure, or Skipped(why not)
         if isinstance(section, Skipped):
             skipped[kind.key.name] = section
@@ -61,7 +64,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
                     section.rows,
                 )
         findings += kind.classify(section, ctx)
-    explained = explain(ctx, findings, KINDS)
+    explained = explain(ctx, findings, tuple(kinds))
     return DiffResult(
         baseline=base,
         candidate=cand,

@@ -194,13 +194,14 @@ def run_log(seed: Seed, data: bytes, scratch: Path) -> None:
 def run_dump(seed: Seed, data: bytes, scratch: Path) -> None:
     """The graph dump parser, and render -> parse of whatever parsed."""
     from ad_diff.kinds.graph import parse
+    from ad_diff.kinds.graph.render import render
 
     path = _write(scratch, "007_pattern_matcher_x.txt", data)
     try:
         d = parse.parse(path)
     except AdDiffError:
         return
-    parse.parse_text(parse.render(d), path)
+    parse.parse_text(render(d), path)
 
 
 def _safetensors(header: bytes) -> bytes:

@@ -169,7 +169,7 @@ def classify(analysis: ConfigAnalysis) -> list[Finding]:
 
 
 def _check_finding(ch: ConfigCheck) -> Finding:
-    from ad_diff.kinds.config.model import CheckKind
+    from ad_diff.kinds.config.model import CheckKind  # lazy: the model loads only when a run has a config
 
     origin = ch.origin or "config"
     source = {"config_source": ch.origin or ""}

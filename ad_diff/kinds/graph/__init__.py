@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
+from ad_diff.errors import AdDiffError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import rules
 
@@ -61,8 +62,7 @@ class GraphKind:
         if nb == 0 or nc == 0:
             empty = base if nb == 0 else cand
             return Skipped("empty_one", str(max(nb, nc)), run=empty.run_id)
-        # only now: a comparison without dumps (log-only) never loads the parser and the analysis
-        from ad_diff.errors import AdDiffError
+        # lazy: a comparison without dumps (log-only) never loads the parser and the analysis
         from ad_diff.kinds.graph.analysis import analyze_graphs
 
         try:
@@ -87,6 +87,7 @@ class GraphKind:
                                        analysis="graph analysis")]
             if section.reason in ("no_data", "disabled"):
                 return []
+        # lazy: the listing and the graph findings only where a run has dumps
         from ad_diff.discover import dumps
         from ad_diff.kinds.graph.classify import classify, folder_findings
 
@@ -112,7 +113,7 @@ class GraphKind:
         """Attach what the dumps measured to the findings it explains (root-cause hints on match losses, new
         rewritten regions on the log findings of their transform); the section keeps its own findings for
         the JSON report."""
-        from ad_diff.kinds.graph.evidence import attach
+        from ad_diff.kinds.graph.evidence import attach  # lazy: only where the dumps were analysed
 
         own = {r.code for r in rules.RULES}
         mine = tuple(sorted((f for f in findings if f.code in own), key=Finding.sort_key))
@@ -120,19 +121,20 @@ class GraphKind:
 
     def render_markdown(self, section: GraphAnalysis, result: DiffResult) -> str:
         """The ``Graph dumps`` section."""
-        from ad_diff.kinds.graph.section import render_markdown
+        from ad_diff.kinds.graph.section import render_markdown  # lazy: only where the section is drawn
 
         return render_markdown(section, result.ignored_transforms)
 
     def render_terminal(self, section: GraphAnalysis, result: DiffResult) -> Any:
         """The graph section at a glance."""
-        from ad_diff.kinds.graph.section import render_terminal
+        from ad_diff.kinds.graph.section import render_terminal  # lazy: only where the section is drawn
 
         return render_terminal(section)
 
 
 def _snapshot_coverage(ctx: Context) -> list[Finding]:
     """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
+    # lazy: the coverage check parses the candidate's dumps, only for a snapshot baseline
     from ad_diff.discover.dumps import split_dump_key
     from ad_diff.kinds.graph import snapshot
 

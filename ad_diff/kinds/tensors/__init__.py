@@ -7,10 +7,12 @@ graph order when the dumps provide one.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.model import CANDIDATE
+from ad_diff.core.model import BASELINE, CANDIDATE, State
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
+from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.tensors import rules
 
@@ -43,8 +45,7 @@ class TensorsKind:
         if not ctx.settings.tensors:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
-        # only now: the measurement brings numpy, which a comparison without tensors never needs
-        from ad_diff.errors import AdDiffError, UsageError
+        # lazy: the measurement brings numpy, which a comparison without tensors never needs
         from ad_diff.kinds.tensors.analysis import analyze_tensors
 
         node_order: list[str] | None = None
@@ -102,9 +103,7 @@ class TensorsKind:
         self, section: TensorAnalysis, findings: list[Finding], ctx: Context
     ) -> tuple[TensorAnalysis, list[Finding]]:
         """Every drifting tensor gets its ranked likely causes (:mod:`ad_diff.kinds.tensors.causes`)."""
-        import dataclasses
-
-        from ad_diff.kinds.tensors import causes as C
+        from ad_diff.kinds.tensors import causes as C  # lazy: the cause ranking only where tensors drift
 
         drift = [f for f in findings if f.code in C.DRIFT_CODES]
         if isinstance(section, Skipped) or not drift:
@@ -122,13 +121,13 @@ class TensorsKind:
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
-        from ad_diff.kinds.tensors.section import render_markdown
+        from ad_diff.kinds.tensors.section import render_markdown  # lazy: only where the section is drawn
 
         return render_markdown(section, **result.render_options.get(self.key.name, {}))
 
     def render_terminal(self, section: TensorAnalysis, result: DiffResult) -> Any:
         """The tensor table."""
-        from ad_diff.kinds.tensors.section import render_terminal
+        from ad_diff.kinds.tensors.section import render_terminal  # lazy: only where the section is drawn
 
         return render_terminal(section)
 
@@ -140,8 +139,6 @@ GATHER = "gather_logits_before_lm_head"
 def _gathered(ctx: Context) -> dict[str, str]:
     """Runs whose logits keep only the last position, with the evidence: the transform applied in the log, or
     enabled in the run's AD config (asked through the context: the config kind reads configs)."""
-    from ad_diff.core.model import BASELINE, State
-
     out: dict[str, str] = {}
     for row in ctx.rows:
         if row.transform != GATHER:

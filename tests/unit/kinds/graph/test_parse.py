@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from ad_diff.discover.dumps import read_header
 from ad_diff.errors import InputError
-from ad_diff.kinds.graph.parse import LineMemo, _split_args, as_dict, parse, parse_text, render
+from ad_diff.kinds.graph.parse import LineMemo, _split_args, as_dict, parse, parse_text
+from ad_diff.kinds.graph.render import render
 from scripts.synth_dumps import Spec, build
 
 DIR = Path(__file__).resolve().parents[4] / "fixtures" / "parsers" / "dump"

@@ -1,11 +1,11 @@
-"""Benchmark: parse and align two 80-layer dumps (50k+ nodes each), then twice the size; print time and memory.
+"""Benchmark: parse and align two 80-layer dumps (50k+ nodes each) and twice the size; print time, memory.
 
 Usage: python scripts/bench_align.py [--layers 80] [--experts 72]
 
-The candidate differs from the baseline the way real regressions do: every node counter shifted by one (an extra
-early pass) and one layer whose norms stayed unfused. Reported: time to read the files' lines (the floor any
-parser pays), parse time, alignment time, peak traced memory of the alignment, and the alignment time ratio
-when the graph doubles (near-linear means close to 2).
+The candidate differs from the baseline the way real regressions do: every node counter shifted by one (an
+extra early pass) and one layer whose norms stayed unfused. Reported: time to read the files' lines (the floor
+any parser pays), parse time, alignment time, peak traced memory of the alignment, and the alignment time
+ratio when the graph doubles (near-linear means close to 2).
 """
 
 from __future__ import annotations

@@ -59,7 +59,9 @@ def generate(root: Path, mib: int, name: str) -> tuple[Path, Path]:
     for side in ("baseline", "candidate"):
         p = root / side / "tensors" / "outputs.safetensors"
         paths.append(p)
-        header = json.dumps({name: {"dtype": "BF16", "shape": shape, "data_offsets": [0, 2 * numel]}}).encode()
+        header = json.dumps(
+            {name: {"dtype": "BF16", "shape": shape, "data_offsets": [0, 2 * numel]}}
+        ).encode()
         header += b" " * (-len(header) % 8)
         if p.is_file() and p.stat().st_size == 8 + len(header) + 2 * numel:
             continue
@@ -144,7 +146,9 @@ def main() -> None:
     ap.add_argument("--dir", type=Path, default=Path("/tmp/adbench-tensors"))
     ap.add_argument("--mib", type=int, default=256, help="size of EACH tensor in MiB")
     ap.add_argument("--runs", type=int, default=5)
-    ap.add_argument("--logits", action="store_true", help="name the tensor 'logits' (adds top-1/top-5 per row)")
+    ap.add_argument(
+        "--logits", action="store_true", help="name the tensor 'logits' (adds top-1/top-5 per row)"
+    )
     ap.add_argument("--device", action="append", choices=("cpu", "cuda"),
                     help="--tensor-device to time (repeat for several, side by side; default: cpu)")
     a = ap.parse_args()
@@ -195,8 +199,11 @@ def main() -> None:
               f"CPU {cmed[k] / cmed['floor']:.2f} (target <= 2.0)")
     for d in devices:
         st = results[d].stats
-        print(f"  [{d}] cosine {st.cosine!r} vs exact {cos!r}: |diff| {abs(st.cosine - cos):.2e} (target <= 1e-9); "
-              f"1-cos {st.one_minus_cosine:.6e} vs exact {gap:.6e} (rel. {abs(st.one_minus_cosine - gap) / gap:.1e})")
+        print(
+            f"  [{d}] cosine {st.cosine!r} vs exact {cos!r}: |diff| {abs(st.cosine - cos):.2e} "
+            f"(target <= 1e-9); 1-cos {st.one_minus_cosine:.6e} vs exact {gap:.6e} "
+            f"(rel. {abs(st.one_minus_cosine - gap) / gap:.1e})"
+        )
         rows = st.rows
         if rows is not None:
             print(f"  [{d}] rows judged {rows.rows} x {rows.width}, outliers {rows.outliers}, "

@@ -16,14 +16,17 @@ from ad_diff.catalog import RULES  # noqa: E402
 from ad_diff.core.rules import CATEGORIES  # noqa: E402
 
 CATEGORY_DOC = {
-    "match_loss": "The candidate matched fewer times than the baseline, or a transform that matched stopped running.",
-    "metadata_loss": "Shape/dtype metadata the baseline had and the candidate lacks (`? : N/A`, `? : unknown`, "
-    "a lost dtype). Nothing else.",
+    "match_loss": "The candidate matched fewer times than the baseline, or a transform that matched "
+    "stopped running.",
+    "metadata_loss": "Shape/dtype metadata the baseline had and the candidate lacks (`? : N/A`, "
+    "`? : unknown`, a lost dtype). Nothing else.",
     "shape_change": "A node aligned by structure (not just by name) has another shape or dtype in the "
     "candidate, both known. Not a loss: nothing is missing.",
     "numeric_drift": "Recorded output tensors differ beyond tolerance, or NaN/Inf appeared.",
-    "incomplete_run": "A run crashed, stopped early or was cut; what it never reached cannot be compared. Always gates (except `--fail-on never`).",
-    "state_change": "A transform's state changed (disabled, failed, added, removed, moved) without a match loss of its own.",
+    "incomplete_run": "A run crashed, stopped early or was cut; what it never reached cannot be compared. "
+    "Always gates (except `--fail-on never`).",
+    "state_change": "A transform's state changed (disabled, failed, added, removed, moved) without a match "
+    "loss of its own.",
     "structure_change": "The graph differs in structure between the runs.",
     "consistency": "A run disagrees with itself (ranks, log vs dumps, restarts).",
     "config": "Differences or inconsistencies in the runs' AutoDeploy configuration.",
@@ -34,6 +37,8 @@ CATEGORY_DOC = {
 }
 
 
+# Markdown source of docs/rules.md, which a test compares with this script's output byte for byte: its
+# table rows must stay one line each (a wrapped row is a broken table), hence the noqa on the closing quotes.
 POLICY = """## Gating policy
 
 ad-diff is a CI gate: a red result must always be real, and a green one must never hide a broken or incomplete
@@ -76,7 +81,7 @@ Other levels: `--fail-on match_loss` gates on match losses only, `collapse` on c
 least the collapse fraction), `never` on nothing; `incomplete_run` gates at all of them but `never`. Drop a code
 with `--ignore-code CODE` or a transform with `--ignore-transform GLOB` (both globs); the reports count what was
 ignored.
-"""
+"""  # noqa: E501
 
 
 def render() -> str:

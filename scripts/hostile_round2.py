@@ -275,5 +275,14 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
     comment_limit_small,
 )}
 #: Links and FIFOs: git cannot hold them meaningfully, the test builds them.
-RUNTIME_ONLY = frozenset({"config_symlink_outside", "cli_args_symlink_outside", "layers_symlink_outside",
-                          "config_folder_symlink_outside", "config_fifo", "graphs_symlink_outside", "tensors_symlink_outside"})
+RUNTIME_ONLY = frozenset(
+    {
+        "config_symlink_outside",
+        "cli_args_symlink_outside",
+        "layers_symlink_outside",
+        "config_folder_symlink_outside",
+        "config_fifo",
+        "graphs_symlink_outside",
+        "tensors_symlink_outside",
+    }
+)

@@ -24,9 +24,9 @@ import torch.fx
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ad_diff.kinds.tensors.measure import MeasureOptions, measure  # noqa: E402
 from tiny_llama import build, fuse_swiglu_fp8, prompt_ids  # noqa: E402
 
+from ad_diff.kinds.tensors.measure import MeasureOptions, measure  # noqa: E402
 from ad_diff.kinds.tensors.parse import discover  # noqa: E402
 from ad_diff.recording import capture_nodes, save_tensors  # noqa: E402
 
@@ -48,19 +48,25 @@ def main() -> None:
         model = build(variant, torch.bfloat16, dev)
         with torch.no_grad():
             logits = model(ids)
-        save_tensors(run, {"logits": logits}, inputs={"input_ids": ids}, metadata={**meta, "variant": variant})
+        save_tensors(
+            run, {"logits": logits}, inputs={"input_ids": ids}, metadata={**meta, "variant": variant}
+        )
         save_tensors(run, {"logits": ref}, reference=True, metadata={**meta, "variant": "fp32-reference"})
     # Per-node captures: the baseline graph, and the same graph after an AD-style in-place transform
     # (fuse_swiglu_fp8), so untouched nodes keep their names and captures line up by name.
     gm = torch.fx.symbolic_trace(build("baseline", torch.bfloat16, dev))
     order = [n.name for n in gm.graph.nodes]
-    save_tensors(a.out / "baseline", capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": "baseline"})
+    save_tensors(
+        a.out / "baseline", capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": "baseline"}
+    )
     matches = fuse_swiglu_fp8(gm)
     with torch.no_grad():
         fused_logits = gm(ids)
     same = torch.equal(fused_logits, build("beyond", torch.bfloat16, dev)(ids))
     print(f"fuse_swiglu_fp8: {matches} matches; transformed graph logits == beyond model logits: {same}")
-    save_tensors(a.out / "beyond", capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": "beyond"})
+    save_tensors(
+        a.out / "beyond", capture_nodes(gm, ids), file="nodes", metadata={**meta, "variant": "beyond"}
+    )
     (a.out / "baseline" / "graph_order.json").write_text(json.dumps(order) + "\n")
     (a.out / "beyond" / "graph_order.json").write_text(json.dumps([n.name for n in gm.graph.nodes]) + "\n")
     report(a.out, dev)
@@ -80,8 +86,9 @@ def report(out: Path, dev: str) -> None:
         assert r is not None
         print(
             f"{v} vs baseline: outside={s.outside_share:.1%} nrmse={s.nrmse:.4g} cos={s.cosine:.6f} "
-            f"top1={s.top1:.3f} top5={s.topk:.3f} max_abs={s.max_abs:.4g} | vs ref: rmse base={r.baseline_rmse:.4g} "
-            f"cand={r.candidate_rmse:.4g} ratio={r.ratio:.3f} top1 base={r.baseline_top1:.3f} cand={r.candidate_top1:.3f}"
+            f"top1={s.top1:.3f} top5={s.topk:.3f} max_abs={s.max_abs:.4g} | "
+            f"vs ref: rmse base={r.baseline_rmse:.4g} cand={r.candidate_rmse:.4g} ratio={r.ratio:.3f} "
+            f"top1 base={r.baseline_top1:.3f} cand={r.candidate_top1:.3f}"
         )
 
 

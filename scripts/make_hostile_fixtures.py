@@ -36,12 +36,13 @@ TRANSFORMS = (
 def v3(stage: str, transform: str, result: str, rank: int = 0) -> str:
     """One L3 `[SUMMARY]` result line."""
     tail = "" if result == "disabled" else " | time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)"
-    return f"[AUTO-DEPLOY] [INFO] [RANK {rank}] [stage={stage}, transform={transform}] [SUMMARY] {result}{tail}\n"
+    head = f"[AUTO-DEPLOY] [INFO] [RANK {rank}] [stage={stage}, transform={transform}]"
+    return f"{head} [SUMMARY] {result}{tail}\n"
 
 
 def log_text(transforms: tuple[tuple[str, str, str], ...] = TRANSFORMS, rank: int = 0) -> str:
     """A small complete AD log: one noise line, the result lines, the end-of-build line."""
-    return ("[TensorRT-LLM] TensorRT-LLM version: 1.2.0rc6\n" + "".join(v3(*t, rank=rank) for t in transforms))
+    return "[TensorRT-LLM] TensorRT-LLM version: 1.2.0rc6\n" + "".join(v3(*t, rank=rank) for t in transforms)
 
 
 def dump_text(stage: str, transform: str, rope: bool = True, step: int = 4) -> str:
@@ -99,7 +100,9 @@ def f32(values: list[float]) -> bytes:
     return struct.pack(f"<{len(values)}f", *values)
 
 
-def write_tensors(run: Path, tensors: dict[str, tuple[str, tuple[int, ...], bytes]], name: str = "outputs") -> None:
+def write_tensors(
+    run: Path, tensors: dict[str, tuple[str, tuple[int, ...], bytes]], name: str = "outputs"
+) -> None:
     """``run/tensors/<name>.safetensors``."""
     (run / "tensors").mkdir(parents=True, exist_ok=True)
     (run / "tensors" / f"{name}.safetensors").write_bytes(safetensors_bytes(tensors))
@@ -139,7 +142,11 @@ def log_retry(d: Path) -> None:
 
 def log_ranks_disagree(d: Path) -> None:
     other = tuple((s, t, "matches=3" if t == "match_rope_pattern" else r) for s, t, r in TRANSFORMS)
-    lines = [ln for pair in zip(log_text().splitlines(True), log_text(other, rank=1).splitlines(True)) for ln in pair]
+    lines = [
+        ln
+        for pair in zip(log_text().splitlines(True), log_text(other, rank=1).splitlines(True), strict=True)
+        for ln in pair
+    ]
     _pair(d, "".join(lines))
 
 
@@ -183,7 +190,9 @@ def dump_huge_line(d: Path) -> None:
     _, c = _pair(d)
     p = _last_dump(c)
     args = ", ".join(["1"] * 5_000_000)  # 10 MB of arguments
-    p.write_text(p.read_text().replace("(%mm : 2x8 : torch.float32, 1)", f"(%mm : 2x8 : torch.float32, {args})"))
+    p.write_text(
+        p.read_text().replace("(%mm : 2x8 : torch.float32, 1)", f"(%mm : 2x8 : torch.float32, {args})")
+    )
 
 
 def graphs_gap(d: Path) -> None:
@@ -195,7 +204,9 @@ def graphs_gap(d: Path) -> None:
 def graphs_duplicate_counter(d: Path) -> None:
     _, c = _pair(d)
     g = c / "graphs"
-    (g / "002_post_export_cleanup_noop_slice_copy.txt").write_text(dump_text("post_export", "cleanup_noop_slice", step=2))
+    (g / "002_post_export_cleanup_noop_slice_copy.txt").write_text(
+        dump_text("post_export", "cleanup_noop_slice", step=2)
+    )
 
 
 def graphs_empty(d: Path) -> None:
@@ -213,9 +224,9 @@ def symlink_loop(d: Path) -> None:
     """Links that loop (built at test time: git would not keep them meaningfully)."""
     _, c = _pair(d)
     g = c / "graphs"
-    os.symlink("005_a_b.txt", g / "006_c_d.txt")
-    os.symlink("006_c_d.txt", g / "005_a_b.txt")
-    os.symlink(".", g / "loop")
+    (g / "006_c_d.txt").symlink_to("005_a_b.txt")
+    (g / "005_a_b.txt").symlink_to("006_c_d.txt")
+    (g / "loop").symlink_to(".")
 
 
 def unreadable(d: Path) -> None:
@@ -249,7 +260,9 @@ def safetensors_huge_header(d: Path) -> None:
 
 def safetensors_huge_tensor(d: Path) -> None:
     """The header claims a 2**40-element tensor the file does not hold."""
-    h = json.dumps({"logits": {"dtype": "F32", "shape": [1 << 20, 1 << 20], "data_offsets": [0, 1 << 42]}}).encode()
+    h = json.dumps(
+        {"logits": {"dtype": "F32", "shape": [1 << 20, 1 << 20], "data_offsets": [0, 1 << 42]}}
+    ).encode()
     h += b" " * (-len(h) % 8)
     _tensor_pair(d, struct.pack("<Q", len(h)) + h + f32(LOGITS))
 
@@ -296,7 +309,9 @@ def st_deep_nesting(d: Path) -> None:
 
 
 def st_huge_int(d: Path) -> None:
-    _header_case(d, b'{"logits":{"dtype":"F32","shape":[' + b"9" * 5000 + b'],"data_offsets":[0,64]}}', f32(LOGITS))
+    _header_case(
+        d, b'{"logits":{"dtype":"F32","shape":[' + b"9" * 5000 + b'],"data_offsets":[0,64]}}', f32(LOGITS)
+    )
 
 
 def st_negative_shape(d: Path) -> None:
@@ -374,7 +389,9 @@ def pt_quantized(d: Path) -> None:
 
     import torch
 
-    with warnings.catch_warnings():  # torch deprecates creating quantized tensors; reading old files still matters
+    with (
+        warnings.catch_warnings()
+    ):  # torch deprecates creating quantized tensors; reading old files still matters
         warnings.simplefilter("ignore")
         _pt_case(d, lambda: {"logits": torch.quantize_per_tensor(torch.ones(4, 4), 0.1, 0, torch.qint8)})
 
@@ -455,8 +472,20 @@ CASES: dict[str, Callable[[Path], None]] = {f.__name__: f for f in (
 )}
 #: Built at test time only: too large for git, or not representable in git (links, modes, empty folders), or
 #: made by torch.save (whose archives are not byte-stable).
-RUNTIME_ONLY = frozenset({"dump_huge_line", "symlink_loop", "unreadable", "graphs_empty", "pt_expanded", "pt_meta",
-                          "pt_sparse", "pt_quantized", "pt_self_reference", "pt_deep_list"})
+RUNTIME_ONLY = frozenset(
+    {
+        "dump_huge_line",
+        "symlink_loop",
+        "unreadable",
+        "graphs_empty",
+        "pt_expanded",
+        "pt_meta",
+        "pt_sparse",
+        "pt_quantized",
+        "pt_self_reference",
+        "pt_deep_list",
+    }
+)
 
 # Round two (issue 14: containment, bombs, odd YAML, config takeover, output safety) lives in its own module.
 import hostile_round2  # noqa: E402

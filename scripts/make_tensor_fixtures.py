@@ -54,7 +54,9 @@ def _save(run: Path, tensors: dict[str, torch.Tensor], name: str = "outputs") ->
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent.parent / "fixtures/tensors/synthetic")
+    ap.add_argument(
+        "--out", type=Path, default=Path(__file__).resolve().parent.parent / "fixtures/tensors/synthetic"
+    )
     out = ap.parse_args().out
     shutil.rmtree(out, ignore_errors=True)
     g = torch.Generator().manual_seed(7)
@@ -102,11 +104,16 @@ def main() -> None:
 
 def _gather_log(applied: bool) -> str:
     """A small V3 log whose post_load_fusion stage runs (or skips) gather_logits_before_lm_head."""
-    line = "[AUTO-DEPLOY] [INFO] [RANK 0] [stage={}, transform={}] [SUMMARY] {} | time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)\n"
+    line = (
+        "[AUTO-DEPLOY] [INFO] [RANK 0] [stage={}, transform={}] [SUMMARY] {} "
+        "| time: 0.100s (pre=0.000s, apply=0.100s, post=0.000s)\n"
+    )
     rows = [("export", "export_to_gm", "matches=1"),
             ("post_load_fusion", "gather_logits_before_lm_head", "matches=1" if applied else "disabled"),
             ("compile", "compile_model", "matches=1")]
-    return "".join(line.format(*r) if r[2] != "disabled" else line.format(*r).split(" | time")[0] + "\n" for r in rows)
+    return "".join(
+        line.format(*r) if r[2] != "disabled" else line.format(*r).split(" | time")[0] + "\n" for r in rows
+    )
 
 
 def _row_scenarios(out: Path) -> None:
@@ -115,7 +122,8 @@ def _row_scenarios(out: Path) -> None:
     ref = 3 * torch.randn(batch, seq, vocab, generator=g)  # the fp32 "truth"
     base = (ref + 0.01 * torch.randn(ref.shape, generator=g)).bfloat16()  # bf16 model: rounding-level error
     wrong = base.clone()
-    # the last token of request 2 computed slightly wrong (as for a wrong position id): 16x the row's rounding error
+    # the last token of request 2 computed slightly wrong (as for a wrong position id): 16x the row's rounding
+    # error
     wrong[2, 127] = (base[2, 127].float() + 0.16 * torch.randn(vocab, generator=g)).bfloat16()
     spread = (ref + 0.01 * torch.randn(ref.shape, generator=g)).bfloat16()  # other rounding, every row
 

@@ -56,7 +56,9 @@ class _Builder:
         self.lines.append(f"%{name} : {shape} : {dtype}")
         return name
 
-    def call(self, base: str, target: str, args: list[str], shape: str, dtype: str = BF16, meta: bool = True) -> str:
+    def call(
+        self, base: str, target: str, args: list[str], shape: str, dtype: str = BF16, meta: bool = True
+    ) -> str:
         name = self._name(base)
         rendered = []
         for a in args:
@@ -78,11 +80,20 @@ class _Builder:
 def _norm(g: _Builder, x: str, weight: str, fused: bool, meta: bool, quant: bool = False) -> str:
     h = "1xs0x4096"
     if fused and quant:
-        return g.call("torch_rmsnorm_fp8", "auto_deploy.torch_rmsnorm_fp8.default", [f"%{x}", g.w(weight, "4096"),
-                      "1e-05"], h)
+        return g.call(
+            "torch_rmsnorm_fp8",
+            "auto_deploy.torch_rmsnorm_fp8.default",
+            [f"%{x}", g.w(weight, "4096"), "1e-05"],
+            h,
+        )
     if fused:
-        return g.call("torch_rmsnorm", "auto_deploy.torch_rmsnorm.default", [f"%{x}", g.w(weight, "4096"), "1e-05"],
-                      h, meta=meta)
+        return g.call(
+            "torch_rmsnorm",
+            "auto_deploy.torch_rmsnorm.default",
+            [f"%{x}", g.w(weight, "4096"), "1e-05"],
+            h,
+            meta=meta,
+        )
     t = g.call("to", "aten.to.dtype", [f"%{x}", "torch.float32"], h, "torch.float32")
     p = g.call("pow_1", "aten.pow.Tensor_Scalar", [f"%{t}", "2"], h, "torch.float32")
     m = g.call("mean", "aten.mean.dim", [f"%{p}", "[-1]", "True"], "1xs0x1", "torch.float32")
@@ -98,22 +109,40 @@ def build(spec: Spec, transform: str = "fuse_rmsnorm", stage: str = "post_load_f
     g = _Builder(spec.counter_offset)
     ids = g.ph("input_ids", "1xs0", "torch.int64")
     g.ph("position_ids", "1xs0", "torch.int64")
-    x = g.call("embedding", "aten.embedding.default", [g.w("model_embed_tokens_weight", "32000x4096"), f"%{ids}"],
-               "1xs0x4096")
+    x = g.call(
+        "embedding",
+        "aten.embedding.default",
+        [g.w("model_embed_tokens_weight", "32000x4096"), f"%{ids}"],
+        "1xs0x4096",
+    )
     for L in range(spec.layers):
         p = f"model_layers_{L}_"
         fused = spec.fused_norm and L not in spec.unfused_layers
         h = _norm(g, x, p + "input_layernorm_weight", fused, spec.norm_meta, spec.norm_quant)
-        q = g.call("linear", "aten.linear.default", [f"%{h}", g.w(p + "self_attn_q_proj_weight", "4096x4096")],
-                   "1xs0x4096")
-        k = g.call("linear", "aten.linear.default", [f"%{h}", g.w(p + "self_attn_k_proj_weight", "1024x4096")],
-                   "1xs0x1024")
-        v = g.call("linear", "aten.linear.default", [f"%{h}", g.w(p + "self_attn_v_proj_weight", "1024x4096")],
-                   "1xs0x1024")
+        q = g.call(
+            "linear",
+            "aten.linear.default",
+            [f"%{h}", g.w(p + "self_attn_q_proj_weight", "4096x4096")],
+            "1xs0x4096",
+        )
+        k = g.call(
+            "linear",
+            "aten.linear.default",
+            [f"%{h}", g.w(p + "self_attn_k_proj_weight", "1024x4096")],
+            "1xs0x1024",
+        )
+        v = g.call(
+            "linear",
+            "aten.linear.default",
+            [f"%{h}", g.w(p + "self_attn_v_proj_weight", "1024x4096")],
+            "1xs0x1024",
+        )
         qv = g.call("view", "aten.view.default", [f"%{q}", "[1, -1, 32, 128]"], "1xs0x32x128")
         rope_fused = spec.rope_fused and (spec.rope_fused_layers is None or L in spec.rope_fused_layers)
         if rope_fused:
-            q2 = g.call("torch_rope", "auto_deploy.torch_rope.default", [f"%{qv}", "%position_ids"], "1xs0x32x128")
+            q2 = g.call(
+                "torch_rope", "auto_deploy.torch_rope.default", [f"%{qv}", "%position_ids"], "1xs0x32x128"
+            )
         else:
             if spec.rope_narrow:
                 n1 = g.call("narrow", "aten.narrow.default", [f"%{qv}", "-1", "0", "64"], "1xs0x32x64")
@@ -132,41 +161,86 @@ def build(spec: Spec, transform: str = "fuse_rmsnorm", stage: str = "post_load_f
             q2 = g.call("cat", "aten.cat.default", [f"[{ng}, {q1}]", "-1"], "1xs0x32x128")
         kv = g.call("view", "aten.view.default", [f"%{k}", "[1, -1, 8, 128]"], "1xs0x8x128")
         vv = g.call("view", "aten.view.default", [f"%{v}", "[1, -1, 8, 128]"], "1xs0x8x128")
-        at = g.call("torch_attention", "auto_deploy.torch_attention.default", [f"%{q2}", f"%{kv}", f"%{vv}", "None",
-                    "0.0", "True"], "1xs0x32x128")
+        at = g.call(
+            "torch_attention",
+            "auto_deploy.torch_attention.default",
+            [f"%{q2}", f"%{kv}", f"%{vv}", "None", "0.0", "True"],
+            "1xs0x32x128",
+        )
         av = g.call("view", "aten.view.default", [f"%{at}", "[1, -1, 4096]"], "1xs0x4096")
-        o = g.call("linear", "aten.linear.default", [f"%{av}", g.w(p + "self_attn_o_proj_weight", "4096x4096")],
-                   "1xs0x4096")
+        o = g.call(
+            "linear",
+            "aten.linear.default",
+            [f"%{av}", g.w(p + "self_attn_o_proj_weight", "4096x4096")],
+            "1xs0x4096",
+        )
         x = g.call("add", "aten.add.Tensor", [f"%{x}", f"%{o}"], "1xs0x4096")
         h2 = _norm(g, x, p + "post_attention_layernorm_weight", fused, spec.norm_meta, spec.norm_quant)
         if spec.experts:
-            logits = g.call("linear", "aten.linear.default", [f"%{h2}", g.w(p + "mlp_gate_weight", f"{spec.experts}x4096")],
-                            f"1xs0x{spec.experts}")
+            logits = g.call(
+                "linear",
+                "aten.linear.default",
+                [f"%{h2}", g.w(p + "mlp_gate_weight", f"{spec.experts}x4096")],
+                f"1xs0x{spec.experts}",
+            )
             acc = None
             for e in range(spec.experts):
                 ep = f"{p}mlp_experts_{e}_"
                 sel = g.call("select", "aten.select.int", [f"%{logits}", "-1", str(e)], "1xs0")
-                gt = g.call("linear", "aten.linear.default", [f"%{h2}", g.w(ep + "w1_weight", "1024x4096")], "1xs0x1024")
-                up = g.call("linear", "aten.linear.default", [f"%{h2}", g.w(ep + "w3_weight", "1024x4096")], "1xs0x1024")
+                gt = g.call(
+                    "linear",
+                    "aten.linear.default",
+                    [f"%{h2}", g.w(ep + "w1_weight", "1024x4096")],
+                    "1xs0x1024",
+                )
+                up = g.call(
+                    "linear",
+                    "aten.linear.default",
+                    [f"%{h2}", g.w(ep + "w3_weight", "1024x4096")],
+                    "1xs0x1024",
+                )
                 si = g.call("silu", "aten.silu.default", [f"%{gt}"], "1xs0x1024")
                 mu = g.call("mul", "aten.mul.Tensor", [f"%{si}", f"%{up}"], "1xs0x1024")
-                dn = g.call("linear", "aten.linear.default", [f"%{mu}", g.w(ep + "w2_weight", "4096x1024")], "1xs0x4096")
+                dn = g.call(
+                    "linear",
+                    "aten.linear.default",
+                    [f"%{mu}", g.w(ep + "w2_weight", "4096x1024")],
+                    "1xs0x4096",
+                )
                 us = g.call("unsqueeze", "aten.unsqueeze.default", [f"%{sel}", "-1"], "1xs0x1")
                 sc = g.call("mul", "aten.mul.Tensor", [f"%{dn}", f"%{us}"], "1xs0x4096")
-                acc = sc if acc is None else g.call("add", "aten.add.Tensor", [f"%{acc}", f"%{sc}"], "1xs0x4096")
+                acc = (
+                    sc
+                    if acc is None
+                    else g.call("add", "aten.add.Tensor", [f"%{acc}", f"%{sc}"], "1xs0x4096")
+                )
             mlp = acc
         else:
-            gt = g.call("linear", "aten.linear.default", [f"%{h2}", g.w(p + "mlp_gate_proj_weight", "11008x4096")],
-                        "1xs0x11008")
-            up = g.call("linear", "aten.linear.default", [f"%{h2}", g.w(p + "mlp_up_proj_weight", "11008x4096")],
-                        "1xs0x11008")
+            gt = g.call(
+                "linear",
+                "aten.linear.default",
+                [f"%{h2}", g.w(p + "mlp_gate_proj_weight", "11008x4096")],
+                "1xs0x11008",
+            )
+            up = g.call(
+                "linear",
+                "aten.linear.default",
+                [f"%{h2}", g.w(p + "mlp_up_proj_weight", "11008x4096")],
+                "1xs0x11008",
+            )
             si = g.call("silu", "aten.silu.default", [f"%{gt}"], "1xs0x11008")
             mu = g.call("mul", "aten.mul.Tensor", [f"%{si}", f"%{up}"], "1xs0x11008")
-            mlp = g.call("linear", "aten.linear.default", [f"%{mu}", g.w(p + "mlp_down_proj_weight", "4096x11008")],
-                         "1xs0x4096")
+            mlp = g.call(
+                "linear",
+                "aten.linear.default",
+                [f"%{mu}", g.w(p + "mlp_down_proj_weight", "4096x11008")],
+                "1xs0x4096",
+            )
         x = g.call("add", "aten.add.Tensor", [f"%{x}", f"%{mlp}"], "1xs0x4096")
     hf = _norm(g, x, "model_norm_weight", spec.fused_norm, spec.norm_meta, spec.norm_quant)
-    out = g.call("linear", "aten.linear.default", [f"%{hf}", g.w("lm_head_weight", "32000x4096")], "1xs0x32000")
+    out = g.call(
+        "linear", "aten.linear.default", [f"%{hf}", g.w("lm_head_weight", "32000x4096")], "1xs0x32000"
+    )
     g.lines.append(f"output %{out}")
     sep = "=" * 80
     head = [f"# Transform: {transform}", f"# Stage: {stage}", "# GraphModules found: 1", "", "", sep,
@@ -181,4 +255,6 @@ def write_run(folder, steps: list[tuple[str, str, Spec]]) -> None:  # type: igno
     graphs = Path(folder) / "graphs"
     graphs.mkdir(parents=True, exist_ok=True)
     for k, (stage, transform, spec) in enumerate(steps, start=1):
-        (graphs / f"{k:03d}_{stage}_{transform}.txt").write_text(build(spec, transform, stage), encoding="utf-8")
+        (graphs / f"{k:03d}_{stage}_{transform}.txt").write_text(
+            build(spec, transform, stage), encoding="utf-8"
+        )

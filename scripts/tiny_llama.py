@@ -90,7 +90,9 @@ class Block(nn.Module):
     def norm(self, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
         return rmsnorm_fp32(x, w, 1e-6) if self.v.rmsnorm_upcast else rmsnorm_native(x, w, 1e-6)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
         b, s, _ = x.shape
         h = self.norm(x, self.in_norm)
         if self.v.fused_qkv:
@@ -140,7 +142,11 @@ class TinyLlama(nn.Module):
         cos, sin, mask = self.cos.to(x.dtype), self.sin.to(x.dtype), self.mask.to(x.dtype)
         for layer in self.layers:
             x = layer(x, cos, sin, mask)
-        x = rmsnorm_fp32(x, self.norm_w, 1e-6) if self.v.rmsnorm_upcast else rmsnorm_native(x, self.norm_w, 1e-6)
+        x = (
+            rmsnorm_fp32(x, self.norm_w, 1e-6)
+            if self.v.rmsnorm_upcast
+            else rmsnorm_native(x, self.norm_w, 1e-6)
+        )
         return self.lm_head(x)
 
 

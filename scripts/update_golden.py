@@ -45,13 +45,27 @@ def update_scenario_snapshots() -> int:
     n = 0
     scen_root = ROOT / "fixtures/scenarios"
     manifest = yaml.safe_load((scen_root / "manifest.yaml").read_text())["scenarios"]
-    for scen in sorted(p for p in scen_root.iterdir() if (p / "baseline").is_dir()) if scen_root.is_dir() else []:
+    for scen in (
+        sorted(p for p in scen_root.iterdir() if (p / "baseline").is_dir()) if scen_root.is_dir() else []
+    ):
         exp = scen / "expected"
         exp.mkdir(exist_ok=True)
         rel = scen.relative_to(ROOT)
         extra = [a.replace("{scenario}", str(rel)) for a in (manifest.get(scen.name) or {}).get("args") or ()]
-        args = [sys.executable, "-m", "ad_diff", f"{rel}/baseline", f"{rel}/candidate", *extra,
-                "--markdown", f"{rel}/expected/report.md", "--json", f"{rel}/expected/report.json", "-f", "json"]
+        args = [
+            sys.executable,
+            "-m",
+            "ad_diff",
+            f"{rel}/baseline",
+            f"{rel}/candidate",
+            *extra,
+            "--markdown",
+            f"{rel}/expected/report.md",
+            "--json",
+            f"{rel}/expected/report.json",
+            "-f",
+            "json",
+        ]
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
         (exp / "exit_code").write_text(f"{proc.returncode}\n")

@@ -29,9 +29,10 @@ def _huge(tmp_path: Path, n: int = 2500):
 def test_comment_folds_to_fit_and_says_what_was_folded(tmp_path: Path) -> None:
     result, verdict = _huge(tmp_path)
     texts = {f.value: f.render(result, verdict, comment_limit=COMMENT_LIMIT)
-             for f in (Format.markdown, Format.step_summary, Format.json)}
-    full = len(texts["json"])
-    assert full > 10 * COMMENT_LIMIT  # the report would otherwise be far over the limit
+             for f in (Format.markdown, Format.step_summary)}
+    # the report would otherwise be far over the limit: the step summary (its own limit is 1 MiB) holds it
+    # unfolded. Measured on it, not on the JSON report, whose 3.8 MB took 4 of the test's 7 CPU-seconds.
+    assert len(texts["step_summary"]) > 9 * COMMENT_LIMIT
     md = texts["markdown"]
     assert len(md) <= COMMENT_LIMIT
     # the verdict survives

@@ -54,7 +54,7 @@ def line_limit(size: int, compressed: bool) -> int:
     return min(LOG_LINES_CEILING, max(LOG_LINES_FLOOR, LOG_LINES_PER_BYTE * size))
 
 
-# -- logs: items (enforced by ad_diff.kinds.log.parse.LogParser) -----------------------------------------
+# -- logs: items (enforced by ad_diff.kinds.log.state.LogParser) -----------------------------------------
 LOG_TRANSFORMS = 10_000
 """Transform results one pipeline of one rank may hold: AutoDeploy runs about 100 transforms (the report
 tests build 2,500); a pipeline restart (a transform seen twice) starts a new count."""
@@ -67,7 +67,7 @@ LOG_ISSUES = 10_000
 LOG_ERRORS = 100_000
 """Tracebacks and fatal signals per run (each kept to tell how a rank ended)."""
 
-# -- graph dumps (enforced by ad_diff.kinds.graph.folder.scan) --------------------------------------------
+# -- graph dumps (enforced by ad_diff.discover.dumps.scan) --------------------------------------------
 GRAPH_DUMPS = 10_000
 """Files named like a graph dump in one ``graphs/``: AutoDeploy writes one per transform (about 100)."""
 

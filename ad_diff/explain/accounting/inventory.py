@@ -95,54 +95,93 @@ _DEFINES = re.compile(r"^\s*%?(?P<name>[A-Za-z_]\w*)\s*(?:=|:)")
 _TOKEN = re.compile(r"(?<![\w.])%?([A-Za-z_]\w*)(?![\w.])")
 
 
+class _Canon:
+    """The state of :func:`canonical_dump` over one dump: each defined name's FX base and rank so far."""
+
+    __slots__ = ("names", "ranks")
+
+    def __init__(self, names: dict[str, str] | None = None, ranks: Counter[str] | None = None) -> None:
+        self.names: dict[str, str] = {} if names is None else dict(names)
+        self.ranks: Counter[str] = Counter() if ranks is None else Counter(ranks)
+
+    def define(self, line: str) -> str | None:
+        """Record the name ``line`` defines (``None`` for a comment or a line that defines none)."""
+        if line.startswith("#"):
+            return None
+        m = _DEFINES.match(line)
+        if m is None or line.lstrip().startswith("output"):
+            return None
+        defined = m.group("name")
+        base = fx_base(defined)
+        self.ranks[base] += 1
+        self.names[defined] = f"{base}#{self.ranks[base]}"
+        return defined
+
+    def text(self, line: str) -> str:
+        """``line`` with every node named by its base and rank (call :meth:`define` on it first)."""
+        if line.startswith("#"):
+            return line
+        names = self.names
+
+        def sub(m: re.Match[str]) -> str:
+            got = names.get(m.group(1))
+            return m.group(0) if got is None else m.group(0).replace(m.group(1), got)
+
+        return _TOKEN.sub(sub, line)
+
+
+def _dump_lines(f: BinaryIO) -> Iterator[str]:
+    for raw in iter(partial(f.readline, LINE_CAP), b""):  # bounded: a longer line is read in pieces
+        yield raw.decode("utf-8", "replace").rstrip("\r\n")
+
+
 def canonical_dump(path: Path) -> Iterator[tuple[str, str | None, str]]:
     """The dump's lines with every node named by its FX base and rank (``fx-counter-renames``), each with the
     original name of the node it defines (``None`` for other lines) and the line as written. Streams the
     file."""
-    names: dict[str, str] = {}
-    ranks: Counter[str] = Counter()
-
-    def sub(m: re.Match[str]) -> str:
-        got = names.get(m.group(1))
-        return m.group(0) if got is None else m.group(0).replace(m.group(1), got)
-
+    canon = _Canon()
     with _open(path, "a graph dump") as f:
-        for raw in iter(partial(f.readline, LINE_CAP), b""):  # bounded: a longer line is read in pieces
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            if line.startswith("#"):
-                yield line, None, line
-                continue
-            m = _DEFINES.match(line)
-            defined = None
-            if m is not None and not line.lstrip().startswith("output"):
-                defined = m.group("name")
-                base = fx_base(defined)
-                ranks[base] += 1
-                names[defined] = f"{base}#{ranks[base]}"
-            out = _TOKEN.sub(sub, line)
-            yield out, defined, line
+        for line in _dump_lines(f):
+            defined = canon.define(line)
+            yield canon.text(line), defined, line
 
 
 def dump_difference(base: Path, cand: Path) -> tuple[bool, str | None, int, tuple[str, str]]:
     """Compare two dumps canonically: ``(equal, node of the first differing line, its line number, the two
-    lines as written)``."""
-    b, c = canonical_dump(base), canonical_dump(cand)
-    n = 0
-    while True:
-        n += 1
-        lb, lc = next(b, None), next(c, None)
-        if lb is None and lc is None:
-            return True, None, 0, ("", "")
-        if lb is None or lc is None or lb[0] != lc[0]:
-            node = (lc[1] if lc else None) or (lb[1] if lb else None)
-            return False, node, n, (_said(lb), _said(lc))
+    lines as written)``.
+
+    The same as comparing :func:`canonical_dump` of both line by line, without canonicalising the leading
+    lines that are the same as written: those define the same names in the same order in both dumps, so
+    both have the same names and ranks so far and give each the same canonical text. One state stands for
+    both meanwhile; from the first line that differs as written each dump has its own."""
+    with _open(base, "a graph dump") as fb, _open(cand, "a graph dump") as fc:
+        b, c = _dump_lines(fb), _dump_lines(fc)
+        canon = _Canon()
+        n = 0
+        while True:  # the leading lines the same as written
+            n += 1
+            lb, lc = next(b, None), next(c, None)
+            if lb is None or lc is None or lb != lc:
+                break
+            canon.define(lb)
+        cb, cc = canon, _Canon(canon.names, canon.ranks)
+        while True:
+            if lb is None and lc is None:
+                return True, None, 0, ("", "")
+            db = None if lb is None else cb.define(lb)
+            dc = None if lc is None else cc.define(lc)
+            if lb is None or lc is None or cb.text(lb) != cc.text(lc):
+                node = (dc if lc is not None else None) or (db if lb is not None else None)
+                return False, node, n, (_said(lb), _said(lc))
+            n += 1
+            lb, lc = next(b, None), next(c, None)
 
 
-def _said(line: tuple[str, str | None, str] | None) -> str:
+def _said(line: str | None) -> str:
     """A dump line as written, as a short excerpt (``end of dump`` past the last line)."""
     if line is None:
         return "end of dump"
-    text = line[2].strip()
+    text = line.strip()
     return text if len(text) <= 80 else text[:77] + "..."
 
 

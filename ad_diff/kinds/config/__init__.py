@@ -9,10 +9,13 @@ verdict's explanations would otherwise rest on a guess.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.errors import AdDiffError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.config import rules
+from ad_diff.kinds.config.find import has_config
 
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
@@ -28,15 +31,13 @@ class ConfigKind:
 
     def analyze(self, ctx: Context) -> ConfigAnalysis | Skipped:
         """Load both runs' effective configs, diff them and check each against its log."""
-        from ad_diff.kinds.config.find import has_config
-
         # a snapshot baseline (a file) carries no config
         root_b, explicit_b = ctx.baseline.root, ctx.settings.baseline_config
         has_b = root_b.is_dir() and has_config(root_b, explicit_b)
         has_c = has_config(ctx.candidate.root, ctx.settings.candidate_config)
         if not (has_b or has_c):  # most runs: the loader, the model and YAML are never imported
             return Skipped("no_data", "neither run holds an AD config")
-        from ad_diff.kinds.config import parse
+        from ad_diff.kinds.config import parse  # lazy: the loader, the model and YAML only for a config
 
         bcfg = parse.parse(root_b, explicit_b) if has_b else None
         ccfg = parse.parse(ctx.candidate.root, ctx.settings.candidate_config) if has_c else None
@@ -54,20 +55,43 @@ class ConfigKind:
     def explain(self, section: ConfigAnalysis, findings: list[Finding], ctx: Context) -> tuple[ConfigAnalysis,
                                                                                                 list[Finding]]:
         """Mark findings explained or unexplained by a config change; the section keeps the config ones."""
+        # lazy: the config model only where a run has a config
         from ad_diff.kinds.config.explain import explain_findings, with_explanations
 
         out = list(explain_findings(findings, ctx.rows, section, ctx.settings.config_explained_gates))
         return with_explanations(section, out), out
 
+    def enables(self, root: Path, explicit: Path | None, transform: str) -> bool:
+        """Whether the run's config enables ``transform`` (:class:`~ad_diff.kinds.base.ConfigLookup`: what
+        the tensors kind asks, before this kind ran); ``False`` for a config this kind will report."""
+        from ad_diff.kinds.config import parse  # lazy: the loader, the model and YAML only for a config
+
+        try:
+            if not has_config(root, explicit):
+                return False
+            cfg = parse.parse(root, explicit)
+        except (AdDiffError, OSError, ValueError):
+            return False  # this kind reports unreadable configs
+        return cfg is not None and bool(cfg.enabled(transform))
+
+    def setting_messages(self, section: Any) -> dict[str, str]:
+        """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
+        diff = getattr(section, "diff", None)
+        if diff is None:
+            return {}
+        changed = rules.SETTING_CHANGED
+        return {s.key: changed.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
+                for s in diff.settings}
+
     def render_markdown(self, section: ConfigAnalysis, result: DiffResult) -> str:
         """The ``Configuration`` section."""
-        from ad_diff.kinds.config.section import render_markdown
+        from ad_diff.kinds.config.section import render_markdown  # lazy: only where the section is drawn
 
         return render_markdown(section)
 
     def render_terminal(self, section: ConfigAnalysis, result: DiffResult) -> Any:
         """The configuration section for the terminal."""
-        from ad_diff.kinds.config.section import render_terminal
+        from ad_diff.kinds.config.section import render_terminal  # lazy: only where the section is drawn
 
         return render_terminal(section)
 

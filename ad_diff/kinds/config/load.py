@@ -134,7 +134,7 @@ def _typed(value: str, path: Path, line: int, key: str) -> Any:
     if not value:
         return ""
     try:
-        from ad_diff.core.yamlsafe import load_yaml
+        from ad_diff.core.yamlsafe import load_yaml  # lazy: yaml loads only where a YAML text is read
 
         return load_yaml(value, path)
     except InputError as e:

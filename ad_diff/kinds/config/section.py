@@ -151,7 +151,7 @@ def render_terminal(analysis: ConfigAnalysis) -> Any:
     from rich.console import Group
     from rich.text import Text
 
-    from ad_diff.core.terminal import Responsive
+    from ad_diff.core.terminal import Responsive  # lazy: rich loads only for the terminal report
 
     parts: list[Any] = [Text("Configuration", style="bold")]
     parts.append(Responsive(lambda: Group(*_terminal_tables(analysis, False)),

@@ -3,9 +3,9 @@
 Per dump pair: hash, parse each distinct graph once, align nodes across the runs, measure metadata coverage
 and rewritten regions, and find root-cause hints for match losses (``analysis``: measurements only). The
 rules stage (``classify``, with the rules in ``rules``) turns them into findings, and the folder listings
-(``folder``: gaps, duplicates, unreadable entries) into input findings; a folder that cannot be analysed
-degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's match losses in the
-explain stage.
+(:mod:`ad_diff.discover.dumps`: gaps, duplicates, unreadable entries) into input findings; a folder that
+cannot be analysed degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's
+match losses in the explain stage.
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
-from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
+from ad_diff.errors import AdDiffError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import rules
-from ad_diff.kinds.graph.rules import STANDS
 
 # The graph model, diff and classify modules are imported where a run has dumps: the registry
 # (ad_diff.kinds) imports this module for every comparison, log-only ones included.
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from ad_diff.result import DiffResult
 
 __all__ = ["GRAPH", "STANDS", "GraphKind"]
+
 
 
 class GraphKind:
@@ -51,9 +52,9 @@ class GraphKind:
             return Skipped("disabled", "disabled with --no-graphs")
         # One listing per run, vetted once (links, FIFOs): the analysis reads what it found, and classify
         # reports it (ADI002-005). Imported here: a log-only comparison never lists a graphs/ folder.
-        from ad_diff.kinds.graph import folder
+        from ad_diff.discover import dumps
 
-        listings = (folder.scan(base.graphs), folder.scan(cand.graphs))
+        listings = (dumps.scan(base.graphs), dumps.scan(cand.graphs))
         nb, nc = listings[0].named, listings[1].named
         if nb == 0 and nc == 0:
             ctx.notes.append("graph analysis not run: both graphs/ folders hold no dump files")
@@ -61,8 +62,7 @@ class GraphKind:
         if nb == 0 or nc == 0:
             empty = base if nb == 0 else cand
             return Skipped("empty_one", str(max(nb, nc)), run=empty.run_id)
-        # only now: a comparison without dumps (log-only) never loads the parser and the analysis
-        from ad_diff.errors import AdDiffError
+        # lazy: a comparison without dumps (log-only) never loads the parser and the analysis
         from ad_diff.kinds.graph.analysis import analyze_graphs
 
         try:
@@ -87,14 +87,15 @@ class GraphKind:
                                        analysis="graph analysis")]
             if section.reason in ("no_data", "disabled"):
                 return []
-        from ad_diff.kinds.graph import folder
+        # lazy: the listing and the graph findings only where a run has dumps
+        from ad_diff.discover import dumps
         from ad_diff.kinds.graph.classify import classify, folder_findings
 
         out: list[Finding] = []
         listings = section.listings if not isinstance(section, Skipped) else None
         for k, art in enumerate((base, cand)):
             assert art.graphs is not None
-            out += folder_findings(listings[k] if listings is not None else folder.scan(art.graphs),
+            out += folder_findings(listings[k] if listings is not None else dumps.scan(art.graphs),
                                    art.run_id)
         if isinstance(section, Skipped):
             if section.reason == "empty_one":
@@ -112,7 +113,7 @@ class GraphKind:
         """Attach what the dumps measured to the findings it explains (root-cause hints on match losses, new
         rewritten regions on the log findings of their transform); the section keeps its own findings for
         the JSON report."""
-        from ad_diff.kinds.graph.evidence import attach
+        from ad_diff.kinds.graph.evidence import attach  # lazy: only where the dumps were analysed
 
         own = {r.code for r in rules.RULES}
         mine = tuple(sorted((f for f in findings if f.code in own), key=Finding.sort_key))
@@ -120,21 +121,22 @@ class GraphKind:
 
     def render_markdown(self, section: GraphAnalysis, result: DiffResult) -> str:
         """The ``Graph dumps`` section."""
-        from ad_diff.kinds.graph.section import render_markdown
+        from ad_diff.kinds.graph.section import render_markdown  # lazy: only where the section is drawn
 
         return render_markdown(section, result.ignored_transforms)
 
     def render_terminal(self, section: GraphAnalysis, result: DiffResult) -> Any:
         """The graph section at a glance."""
-        from ad_diff.kinds.graph.section import render_terminal
+        from ad_diff.kinds.graph.section import render_terminal  # lazy: only where the section is drawn
 
         return render_terminal(section)
 
 
 def _snapshot_coverage(ctx: Context) -> list[Finding]:
     """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
-    from ad_diff.kinds.graph.model import split_dump_key
-    from ad_diff.kinds.log import snapshot
+    # lazy: the coverage check parses the candidate's dumps, only for a snapshot baseline
+    from ad_diff.discover.dumps import split_dump_key
+    from ad_diff.kinds.graph import snapshot
 
     out = []
     for key, before, after in snapshot.check_coverage(ctx.settings.baseline, ctx.candidate.graphs):

@@ -35,7 +35,7 @@ from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.index import GraphIndex, has_counter, meta_agrees, strip_counter
 from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
-from ad_diff.kinds.graph.parse import render_node
+from ad_diff.kinds.graph.render import render_node
 
 MAX_SEGMENT = 2000
 """Longest run of unmatched nodes (per side) given to sequence alignment; longer ones stay unmatched."""

@@ -1,8 +1,8 @@
-"""Parser (and renderer) for AutoDeploy graph dumps, formats D1, D2 and D3 (docs/formats.md).
+"""Parser for AutoDeploy graph dumps, formats D1, D2 and D3 (docs/formats.md).
 
 ``parse(path)`` reads one dump file; ``parse_text(text, path)`` does the same on text already read (the
-analysis hashes bytes first and parses each distinct content once). ``render(dump)`` writes the dump back in
-its own format so that ``parse(render(d)) == d``.
+analysis hashes bytes first and parses each distinct content once). :func:`ad_diff.kinds.graph.render.render`
+writes the dump back in its own format so that ``parse(render(d)) == d``.
 
 A node depends only on its line's text and on whether the dump is D1 (dtype only); its line number is kept
 in its section (:attr:`GraphSection.lines`). So ``parse_text(..., memo=LineMemo())`` parses each distinct
@@ -22,9 +22,10 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from ad_diff.core import safepath
 from ad_diff.core.gcpause import paused_gc
+from ad_diff.core.jsonable import to_jsonable
 from ad_diff.discover import dump_counter
+from ad_diff.discover.dumps import header_fields
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
 
@@ -47,47 +48,9 @@ def parse(path: Path) -> GraphDump:
     return parse_text(text, path)
 
 
-HEADER_BYTES = 64 << 10
-"""How much of a dump :func:`read_header` reads: the two header lines are short."""
-
-
-def read_header(path: Path, root: Path | None = None) -> tuple[str, str]:
-    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``root``:
-    the run folder it is opened beneath; ``None`` for a file the caller trusts)."""
-    try:
-        f = path.open("rb") if root is None else safepath.open_file(path, root, "a graph dump")
-        with f:
-            head = f.read(HEADER_BYTES)
-    except OSError as e:
-        raise InputError(path, f"cannot read graph dump ({e.strerror or e})") from e
-    # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
-    # reports it (with its line) when the dump is analysed.
-    first, _, rest = head.decode("utf-8", errors="replace").partition("\n")
-    return _header(path, first.rstrip("\r"), rest.partition("\n")[0].rstrip("\r"))
-
-
-def _header(path: Path, first: str, second: str) -> tuple[str, str]:
-    if not first.startswith("# Transform: "):
-        raise InputError(path, "expected '# Transform: <key>' on the first line of a graph dump", line=1)
-    if not second.startswith("# Stage: "):
-        raise InputError(path, "expected '# Stage: <stage>' on the second line of a graph dump", line=2)
-    transform, stage = first[13:].strip(), second[9:].strip()
-    if not transform or not stage:
-        raise InputError(path, "empty transform or stage name in the dump header",
-                         line=1 if not transform else 2)
-    return transform, stage
-
-
-def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
-    """``(transform, stage)`` from a dump's first two lines; :class:`InputError` if they are not a header."""
-    return _header(path, first, second)
-
-
 def as_dict(dump: GraphDump) -> dict[str, Any]:
     """The parse result as JSON data, with the file's name instead of its path (the parser goldens'
     form: ``fixtures/parsers/dump/*.json``, written by ``scripts/update_golden.py``)."""
-    from ad_diff.core.jsonable import to_jsonable
-
     data: dict[str, Any] = to_jsonable(dump)
     data["path"] = dump.path.name
     for sec, out in zip(dump.sections, data["sections"], strict=True):  # line numbers, written per node
@@ -147,7 +110,7 @@ def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
     lines = text.split("\n")
     if len(lines) < 2:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)
-    transform, stage = _header(path, lines[0], lines[1])
+    transform, stage = header_fields(path, lines[0], lines[1])
     counter = counter_of(path)
     d3 = len(lines) > 2 and lines[2].startswith("# GraphModules found: ")
     fmt = "D3" if d3 else _detect_flat(lines, path)
@@ -401,44 +364,3 @@ def _refs(text: str) -> tuple[str, ...]:
         if tok and tok not in _NOT_REFS and _IDENT.match(tok):
             out.append(tok)
     return tuple(out)
-
-
-# ---------------------------------------------------------------------------------------------- render
-
-
-def render_node(node: GraphNode, fmt: str) -> str:
-    """One SSA line in format ``fmt``."""
-    d1 = fmt == "D1"
-    if node.op == "output":
-        if not node.args:
-            return "output"
-        return "output " + ", ".join(("%" + a.text) if a.node else a.text for a in node.args)
-    meta = node.meta
-    assert meta is not None
-    tail = meta.dtype if d1 else f"{meta.shape} : {meta.dtype}"
-    if node.op == "placeholder":
-        return f"%{node.name} : {tail}"
-    args = ", ".join(_render_arg(a, d1) for a in node.args)
-    return f"%{node.name} = {node.target}({args}) : {tail}"
-
-
-def _render_arg(a: Arg, d1: bool) -> str:
-    if not a.node:
-        return a.text
-    if d1 or a.meta is None:
-        return "%" + a.text
-    return f"%{a.text} : {a.meta.shape} : {a.meta.dtype}"
-
-
-def render(dump: GraphDump) -> str:
-    """Write ``dump`` back as text in its own format (the layout AD writes)."""
-    out = [f"# Transform: {dump.transform}", f"# Stage: {dump.stage}"]
-    if dump.fmt == "D3":
-        out += [f"# GraphModules found: {len(dump.sections)}", ""]
-        for sec in dump.sections:
-            out += ["", SEP, f"# GraphModule: {sec.name}", SEP, ""]
-            out += [render_node(n, "D3") for n in sec.nodes]
-    else:
-        out.append("")
-        out += [render_node(n, dump.fmt) for n in dump.sections[0].nodes]
-    return "\n".join(out) + "\n"

@@ -218,7 +218,7 @@ def render_terminal(a: GraphAnalysis) -> RenderableType:
     from rich.console import Group
     from rich.text import Text
 
-    from ad_diff.core.terminal import Responsive, inline
+    from ad_diff.core.terminal import Responsive, inline  # lazy: rich loads only for the terminal report
 
     parts: list[RenderableType] = []
     if a.first_divergence is not None:

@@ -7,11 +7,21 @@ stands in for the baseline's log.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.discover import snapshot
+from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.log import rules
-from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log import classify, parse, rules
+from ad_diff.kinds.log.attribute import attribute
+from ad_diff.kinds.log.classify import classify_log
+from ad_diff.kinds.log.compare import compare_logs
+from ad_diff.kinds.log.model import LogEnd, RunLog
+from ad_diff.kinds.log.notes import log_notes
+from ad_diff.kinds.log.ranks import with_primary
+from ad_diff.kinds.log.rules import INCOMPLETE
 from ad_diff.kinds.log.section import LogComparison
 
 _DUMPS_MOVED = "ADG013"
@@ -21,19 +31,29 @@ log kind imports nothing of the graph kind."""
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
     from ad_diff.discover import RunArtifacts
+    from ad_diff.discover.logs import LogFile
     from ad_diff.result import DiffResult
+
+
+def read_log(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
+    """A run's AutoDeploy log (one file, or one :class:`LogFile` per rank) parsed into a :class:`RunLog`
+    (:func:`ad_diff.kinds.log.parse.parse`: ``rank`` is the primary rank; raises ``InputError``)."""
+    return parse.parse(source, rank=rank)
+
+
+def attribute_results(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
+    """``log`` with its anonymous (``#n``) results named from the (stage, transform) of each dump file, and
+    a sentence saying what was done (:func:`ad_diff.kinds.log.attribute.attribute`)."""
+    return attribute(log, names)
 
 
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
     """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
-    from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.log.attribute import attribute
-
     if not log.anonymous:
         return log
     names: list[tuple[str, str]] = []
     if art.graphs is not None:
-        from ad_diff.kinds.graph.pair import list_dumps
+        from ad_diff.discover.dumps import list_dumps  # lazy: the dump listing only for anonymous results
 
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
@@ -48,9 +68,6 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
 
 def _shared_primary(blog: RunLog, clog: RunLog) -> tuple[RunLog, RunLog]:
     """Both logs led by the same rank: rank 0 when both have it, else the lowest rank both have."""
-    from ad_diff.errors import InputError
-    from ad_diff.kinds.log.ranks import with_primary
-
     if blog.rank == clog.rank or blog.rank is None or clog.rank is None:
         return blog, clog
     shared = sorted(set(blog.ranks_seen) & set(clog.ranks_seen))
@@ -70,10 +87,6 @@ class LogKind:
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
         """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
-        from ad_diff.kinds.log import parse, snapshot
-        from ad_diff.kinds.log.compare import compare_logs
-        from ad_diff.kinds.log.notes import log_notes
-
         settings = ctx.settings
         ctx.progress("reading logs", 0, 2)
         if ctx.from_snapshot:
@@ -95,7 +108,7 @@ class LogKind:
         """Match losses, state changes and each log's health (ADL rules)."""
         if isinstance(section, Skipped):
             return []
-        return rules.classify(section, ctx.settings.collapse_fraction)
+        return classify.classify(section, ctx.settings.collapse_fraction)
 
     def explain(self, section: LogComparison, findings: list[Finding], ctx: Context) -> tuple[LogComparison,
                                                                                                list[Finding]]:
@@ -114,7 +127,17 @@ class LogKind:
         return None
 
 
-__all__ = ["LOG", "LogComparison", "LogKind"]
+__all__ = [
+    "INCOMPLETE",
+    "LOG",
+    "LogComparison",
+    "LogEnd",
+    "LogKind",
+    "RunLog",
+    "attribute_results",
+    "classify_log",
+    "read_log",
+]
 
 LOG = LogKind()
 """The log kind's one instance (registered in :data:`ad_diff.kinds.KINDS`)."""

@@ -16,7 +16,7 @@ from ad_diff.discover.logs import LogFile
 from ad_diff.errors import InputError
 from ad_diff.kinds.log.lines import WHAT
 from ad_diff.kinds.log.model import AfterEnd, IssueKind, LogEnd, LogIssue, RankLog, RunLog, pipeline_finished
-from ad_diff.kinds.log.parse import Error, LogParser
+from ad_diff.kinds.log.state import Error, LogParser
 
 
 def _where(e: Error | tuple[Path, int], multi: bool) -> str:

@@ -1,17 +1,13 @@
-"""Classification of the per-transform log comparison (codes ``ADL0xx``), rank by rank.
+"""The log kind's rules (codes ``ADL0xx``): what each finding of the per-transform comparison means.
 
-Match counts are exact, deterministic metrics: any drop is real, so there is no tolerance here. The
-only judgement is whether a loss is a *collapse* (to zero, or by at least ``collapse_fraction``). Every rank
-both runs have is compared; a finding about several ranks is reported once, naming its ranks. What ends a
-run early is measured in :mod:`.compare`; the findings are made in :mod:`.health` and :mod:`.rows`.
+This module only describes the findings; :mod:`.classify` draws them (through :mod:`.health` and
+:mod:`.rows`) from the rank-by-rank comparison that :mod:`.compare` measured.
 """
 
 from __future__ import annotations
 
-from ad_diff.core.model import Category, Finding, Severity, TransformComparison
-from ad_diff.core.rules import Rule
-from ad_diff.kinds.log.model import RunLog
-from ad_diff.kinds.log.section import LogComparison
+from ad_diff.core.model import Category, Severity
+from ad_diff.core.rules import RANK_SILENT, Rule
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -135,47 +131,7 @@ REORDERED = Rule(
     "ADL013 instead, and one whose graph dumps show the same move as ADG013 only (reported once).",
 )
 
-RANK_SILENT = Rule(
-    "ADL016", "rank-logged-nothing", Category.INCOMPLETE_RUN, ERR,
-    "the {run} config sets {config} ({origin}) but the {run} log has {log}",
-    "Within one run, the config's `world_size` says N ranks ran, yet the log, which does record several "
-    "ranks (it shows more than one, or the other run's log shows all N), has no transform result from some "
-    "of them: the rank died before its first transform, hung, or its output was never saved. Its pipeline "
-    "cannot be compared, so this is an incomplete run and gates at every `--fail-on` level but `never`, "
-    "like a rank that stopped (ADL009); the world-size change (ADL014) the rank counts show is a "
-    "consequence, not the cause. A log of rank 0 alone in both runs is how some jobs are captured and gives "
-    "no finding; untagged lines say nothing about ranks. The config kind checks it, as it holds the world "
-    "size.",
-)
-
 RULES: tuple[Rule, ...] = (
     COLLAPSE, PARTIAL, STOPPED, FAILED, STATE, ADDED, REMOVED, GAIN, INCOMPLETE, RANKS, UNRECOGNISED,
     RETRY, STAGE_MOVED, WORLD_SIZE, REORDERED, RANK_SILENT,
 )
-
-
-def classify_log(
-    rows: tuple[TransformComparison, ...],
-    baseline: RunLog,
-    candidate: RunLog,
-    collapse_fraction: float = 0.5,
-) -> list[Finding]:
-    """:func:`classify` of ``rows`` paired from the two logs (the other ranks are paired here)."""
-    from dataclasses import replace
-
-    from ad_diff.kinds.log.compare import compare_logs, stops
-
-    section = compare_logs(baseline, candidate)
-    section = replace(section, rows=rows, ranks=(replace(section.ranks[0], rows=rows), *section.ranks[1:]))
-    return classify(replace(section, stops=tuple(stops(section))), collapse_fraction)
-
-
-def classify(section: LogComparison, collapse_fraction: float = 0.5) -> list[Finding]:
-    """Turn the rank-by-rank rows and the two logs' health into findings (unsorted)."""
-    from ad_diff.kinds.log import health
-    from ad_diff.kinds.log.rows import rank_findings
-
-    findings = health.incomplete(section)
-    findings += rank_findings(section, collapse_fraction)
-    findings += health.consistency(section)
-    return findings

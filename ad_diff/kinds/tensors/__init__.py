@@ -7,13 +7,18 @@ graph order when the dumps provide one.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.model import CANDIDATE
-from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.core.model import BASELINE, CANDIDATE, State
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
+from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.graph import GRAPH, STANDS
 from ad_diff.kinds.tensors import rules
+
+_GRAPH = "graph"
+"""The graph kind's section, read by name (the final dumps' node order, the transforms' unmatched nodes):
+this kind imports nothing of the graph kind, and runs without it (no dumps, ``--no-graphs``)."""
 
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
@@ -40,15 +45,14 @@ class TensorsKind:
         if not ctx.settings.tensors:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
             return Skipped("disabled", "disabled with --no-tensors")
-        # only now: the measurement brings numpy, which a comparison without tensors never needs
-        from ad_diff.errors import AdDiffError, UsageError
+        # lazy: the measurement brings numpy, which a comparison without tensors never needs
         from ad_diff.kinds.tensors.analysis import analyze_tensors
 
         node_order: list[str] | None = None
         order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
-        ga = ctx.section(GRAPH.key)
+        ga = ctx.sections.get(_GRAPH)
         try:
             if ga is not None:
                 if ga.final is not None:  # the graph analysis parsed and aligned the last dumps already
@@ -99,46 +103,33 @@ class TensorsKind:
         self, section: TensorAnalysis, findings: list[Finding], ctx: Context
     ) -> tuple[TensorAnalysis, list[Finding]]:
         """Every drifting tensor gets its ranked likely causes (:mod:`ad_diff.kinds.tensors.causes`)."""
-        import dataclasses
-
-        from ad_diff.kinds.tensors import causes as C
+        from ad_diff.kinds.tensors import causes as C  # lazy: the cause ranking only where tensors drift
 
         drift = [f for f in findings if f.code in C.DRIFT_CODES]
         if isinstance(section, Skipped) or not drift:
             return section, findings
         node = next((f for f in findings if f.code == "ADT007"), None)
         config = ctx.sections.get("config")
-        graph = ctx.section(GRAPH.key)
+        graph = ctx.sections.get(_GRAPH)
         evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
         unchecked = [what for what, there in evidence if there is None]
         structural = C.structural_causes(ctx.rows, graph, findings)
         ranked = C.rank(node, structural, C.config_causes(config), unchecked)
         tensors = sorted({f.tensor for f in drift if f.tensor})
-        marked = C.mark_causes(findings, ranked, _setting_messages(config), tensors)
+        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors)
         return dataclasses.replace(section, causes=ranked), marked
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
-        from ad_diff.kinds.tensors.section import render_markdown
+        from ad_diff.kinds.tensors.section import render_markdown  # lazy: only where the section is drawn
 
         return render_markdown(section, **result.render_options.get(self.key.name, {}))
 
     def render_terminal(self, section: TensorAnalysis, result: DiffResult) -> Any:
         """The tensor table."""
-        from ad_diff.kinds.tensors.section import render_terminal
+        from ad_diff.kinds.tensors.section import render_terminal  # lazy: only where the section is drawn
 
         return render_terminal(section)
-
-
-def _setting_messages(config: Any) -> dict[str, str]:
-    """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
-    from ad_diff.kinds.config.rules import SETTING_CHANGED
-
-    diff = getattr(config, "diff", None)
-    if diff is None:
-        return {}
-    return {s.key: SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
-            for s in diff.settings}
 
 
 GATHER = "gather_logits_before_lm_head"
@@ -147,11 +138,7 @@ GATHER = "gather_logits_before_lm_head"
 
 def _gathered(ctx: Context) -> dict[str, str]:
     """Runs whose logits keep only the last position, with the evidence: the transform applied in the log, or
-    enabled in the run's AD config."""
-    from ad_diff.core.model import BASELINE, State
-    from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.config.find import has_config
-
+    enabled in the run's AD config (asked through the context: the config kind reads configs)."""
     out: dict[str, str] = {}
     for row in ctx.rows:
         if row.transform != GATHER:
@@ -161,17 +148,7 @@ def _gathered(ctx: Context) -> dict[str, str]:
                 out[run] = f"{GATHER} applied in its log (matches={side.matches})"
     explicit = {BASELINE: ctx.settings.baseline_config, CANDIDATE: ctx.settings.candidate_config}
     for run, arts in ((BASELINE, ctx.baseline), (CANDIDATE, ctx.candidate)):
-        if run in out or not arts.root.is_dir():
-            continue
-        try:
-            if not has_config(arts.root, explicit[run]):
-                continue
-            from ad_diff.kinds.config import parse as config_parse
-
-            cfg = config_parse.parse(arts.root, explicit[run])
-        except (AdDiffError, OSError, ValueError):
-            continue  # the config kind reports unreadable configs
-        if cfg is not None and cfg.enabled(GATHER):
+        if run not in out and arts.root.is_dir() and ctx.config.enables(arts.root, explicit[run], GATHER):
             out[run] = f"{GATHER} enabled in its AD config"
     return out
 

@@ -15,7 +15,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
-from ad_diff.errors import AdDiffError
+from ad_diff.errors import AdDiffError, UsageError
+from ad_diff.kinds.tensors.gpu import device_note, resolve_device
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import (
     Mismatch,
@@ -28,7 +29,7 @@ from ad_diff.kinds.tensors.model import (
     Unmatched,
     UntrustedReference,
 )
-from ad_diff.kinds.tensors.parse import RunTensors, discover
+from ad_diff.kinds.tensors.parse import SUFFIXES, RunTensors, discover, read_index
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
 from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, needs_relative, resolve, row_limits, verdict
 from ad_diff.settings import Settings
@@ -117,8 +118,6 @@ def analyze_tensors(
 
 def _device(asked: str, notes: list[str]) -> str:
     """``cpu`` (numpy) or ``cuda`` (torch); ``cuda`` that cannot be had raises a UsageError (exit 2)."""
-    from ad_diff.kinds.tensors.gpu import device_note, resolve_device
-
     device, note = resolve_device(asked)
     notes += [n for n in (note, device_note(device)) if n]
     return device
@@ -268,9 +267,6 @@ def trusted_references(
 def read_reference_dir(folder: Path) -> dict[str, TensorRecord]:
     """The reference tensors of a ``--reference`` folder (tensor files keyed by output name, as
     ``tensors/reference/``); a folder that is missing, empty or unreadable is a usage error."""
-    from ad_diff.errors import UsageError
-    from ad_diff.kinds.tensors.parse import SUFFIXES, read_index
-
     if not folder.is_dir():
         raise UsageError(f"--reference {folder}: not a folder; expected a folder of reference tensor files")
     out: dict[str, TensorRecord] = {}

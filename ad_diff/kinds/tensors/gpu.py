@@ -20,11 +20,12 @@ from typing import Any
 
 import numpy as np
 
+from ad_diff.core.lazy import available, install_hint
 from ad_diff.errors import UsageError
-from ad_diff.kinds.tensors.measure import HIST_BINS, HIST_HI, HIST_LO, MeasureOptions, Pass
 from ad_diff.kinds.tensors.model import TensorRecord, TensorStats
 from ad_diff.kinds.tensors.reader import RAW, ChunkReader, compute_dtype, fp8_table, lanes
 from ad_diff.kinds.tensors.rows import Layout
+from ad_diff.kinds.tensors.stats import HIST_BINS, HIST_HI, HIST_LO, MeasureOptions, Pass
 
 GPU_CHUNK = 1 << 23
 """Reals per chunk on the device (8 Mi: few kernel launches per byte, 16 MiB of bf16 per pinned buffer)."""
@@ -56,8 +57,6 @@ def resolve_device(asked: str) -> tuple[str, str | None]:
 
 def _cuda_missing() -> str | None:
     """Why torch cannot compute on a CUDA device here (``None``: it can)."""
-    from ad_diff.core.lazy import available, install_hint
-
     if not available("torch"):
         return f"torch is not installed ({install_hint('torch')}, with a CUDA build of torch)"
     import torch

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff.core import limits, safepath
+from ad_diff.core.lazy import require
 from ad_diff.core.model import RunId
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import ITEMSIZE, read_header
@@ -129,10 +130,8 @@ def read_index(path: Path, kind: TensorKind = TensorKind.OUTPUT,
             TensorRecord(name, path, FileFormat.SAFETENSORS, dtype, shape, begin, kind, root=root)
             for name, (dtype, shape, begin, _end) in sorted(entries.items())
         ]
-    from ad_diff.core.lazy import require
-
     require("torch", f"reading {path.name} (a .pt file; .safetensors files need no torch)")
-    from ad_diff.kinds.tensors.pt import load_pt
+    from ad_diff.kinds.tensors.pt import load_pt  # lazy: the .pt reader (torch) only for .pt files
 
     records = []
     for name, t in load_pt(path, root).items():

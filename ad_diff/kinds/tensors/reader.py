@@ -65,7 +65,7 @@ class ChunkReader:
             except OSError as e:
                 raise InputError(record.path, f"cannot be read ({e.strerror or e})") from e
         else:
-            from ad_diff.kinds.tensors.pt import flat_numpy
+            from ad_diff.kinds.tensors.pt import flat_numpy  # lazy: the .pt reader (torch) only for .pt files
 
             self._flat = flat_numpy(record)
 

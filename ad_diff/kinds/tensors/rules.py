@@ -15,6 +15,7 @@ from ad_diff.core.rules import Rule
 # The model is imported by the functions that draw findings: the kind registry imports these rules for
 # every comparison, and a comparison without tensors must not build the tensor model's classes.
 if TYPE_CHECKING:
+    # lazy: the model loads once tensors are compared (kinds/__init__ imports these rules for every run)
     from ad_diff.kinds.tensors.model import NodeDrift, TensorAnalysis, TensorComparison, Unmatched, Unreadable
 
 DRIFT = Rule(
@@ -138,6 +139,7 @@ RULES: tuple[Rule, ...] = (
 
 def classify(analysis: TensorAnalysis) -> list[Finding]:
     """Every tensor finding of one analysis, in the report's order."""
+    # lazy: the model loads once tensors are compared (kinds/__init__ imports these rules for every run)
     from ad_diff.kinds.tensors.model import TensorKind
 
     findings = unreadable_findings(analysis.unreadable)
@@ -158,6 +160,7 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
 def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | None = None) -> list[Finding]:
     """Findings for output tensors (node captures are summarised by :func:`node_finding`); ``origin`` is the
     first node capture where the outputs' bad rows appear."""
+    # lazy: the model loads once tensors are compared (kinds/__init__ imports these rules for every run)
     from ad_diff.kinds.tensors.model import Mismatch, TensorKind, TensorVerdict
 
     out: list[Finding] = []
@@ -198,6 +201,7 @@ def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | N
 
 def worst_rows_text(c: TensorComparison, origin: str | None = None) -> str:
     """``; worst rows: [2, 127] 16.1x cos 0.978 argmax 311 (ref 95) ...`` for a tensor with outlier rows."""
+    # lazy: the model loads once tensors are compared (kinds/__init__ imports these rules for every run)
     from ad_diff.kinds.tensors.model import times
 
     rows = c.stats.rows if c.stats else None
@@ -258,6 +262,7 @@ def evidence(c: TensorComparison, origin: str | None = None) -> dict[str, object
 
 def unmatched_findings(unmatched: Sequence[Unmatched]) -> list[Finding]:
     """Missing/added outputs; one-sided node captures are expected when transforms fuse nodes."""
+    # lazy: the model loads once tensors are compared (kinds/__init__ imports these rules for every run)
     from ad_diff.kinds.tensors.model import TensorKind
 
     out = []
@@ -278,6 +283,7 @@ def node_nonfinite_findings(
 ) -> list[Finding]:
     """ADT013: the node captures with new NaN/Inf, in the order of ``comparisons`` (graph order when the runs
     give one: ``drift``, :func:`ad_diff.kinds.tensors.analysis.first_drifting_node`, says)."""
+    # lazy: the model loads once tensors are compared (kinds/__init__ imports these rules for every run)
     from ad_diff.kinds.tensors.model import TensorKind
 
     bad = [(c, c.stats) for c in comparisons

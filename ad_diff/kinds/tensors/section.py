@@ -233,7 +233,7 @@ def render_terminal(analysis: TensorAnalysis) -> Any:
     from rich.console import Group
     from rich.text import Text
 
-    from ad_diff.core.terminal import Responsive
+    from ad_diff.core.terminal import Responsive  # lazy: rich loads only for the terminal report
 
     shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed][:50]
     parts: list[Any] = [

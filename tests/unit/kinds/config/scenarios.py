@@ -14,7 +14,7 @@ from ad_diff.kinds.config.rules import classify
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.kinds.log.align import pair_transforms
 from ad_diff.kinds.log.model import RunLog
-from ad_diff.kinds.log.rules import classify_log
+from ad_diff.kinds.log.classify import classify_log
 from tests.conftest import FIXTURES
 
 SCENARIOS = FIXTURES / "config_scenarios"

@@ -65,7 +65,7 @@ def test_not_applied_flagged() -> None:
 def test_no_config_leaves_findings_alone() -> None:
     from ad_diff.kinds.config.compare import analyze_config
     from ad_diff.kinds.config.explain import explain_findings
-    from ad_diff.kinds.log.rules import classify_log
+    from ad_diff.kinds.log.classify import classify_log
     from tests.unit.kinds.config.scenarios import make_log, make_rows
 
     b, c = make_log("explained", 0), make_log("explained", 1)

@@ -17,7 +17,8 @@ from ad_diff.kinds.graph.analysis import analyze_graphs
 from ad_diff.kinds.graph.classify import classify
 from ad_diff.kinds.graph.measure import align_dumps
 from ad_diff.kinds.graph.model import Arg, GraphDump
-from ad_diff.kinds.graph.parse import parse, render
+from ad_diff.kinds.graph.parse import parse
+from ad_diff.kinds.graph.render import render
 from tests.conftest import ROOT
 
 PAIR = ROOT / "fixtures" / "scenarios" / "identical"

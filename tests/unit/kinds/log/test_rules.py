@@ -8,7 +8,7 @@ import pytest
 
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.kinds.log.align import pair_transforms
-from ad_diff.kinds.log.rules import classify_log
+from ad_diff.kinds.log.classify import classify_log
 from tests.conftest import v3
 
 HEAD = v3("export", "export_to_gm", "matches=1")
@@ -130,7 +130,7 @@ def _ranked(body: dict[int, list[tuple[str, str, str]]], tail: bool = True) -> s
 
 def _classify(tmp_path: Path, base: str, cand: str, rank: int | None = None):
     from ad_diff.kinds.log.compare import compare_logs
-    from ad_diff.kinds.log.rules import classify
+    from ad_diff.kinds.log.classify import classify
 
     (tmp_path / "b.log").write_text(base)
     (tmp_path / "c.log").write_text(cand)

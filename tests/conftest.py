@@ -28,7 +28,11 @@ def run_cli(*args: str | os.PathLike[str], cwd: Path = ROOT, env: dict[str, str]
     full_env = {**os.environ, "PYTHONPATH": str(ROOT), **(env or {})}
     full_env.pop("AD_DIFF_DEBUG", None)
     proc = subprocess.run(
-        [sys.executable, "-m", "ad_diff", *map(str, args)], cwd=cwd, env=full_env, capture_output=True, text=True,
+        [sys.executable, "-m", "ad_diff", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     return CliResult(proc.returncode, proc.stdout, proc.stderr)

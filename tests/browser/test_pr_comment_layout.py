@@ -25,7 +25,8 @@ SCENARIOS = yaml.safe_load((FIXTURES / "scenarios/manifest.yaml").read_text())["
 GATED = sorted(n for n, s in SCENARIOS.items() if s["verdict"] == "fail")
 NAMED = ("metadata_loss", "op_form_change", "moe_fusion_collapse")
 """The three pairs issue 21 names: a metadata loss cascading into match losses, an op-form change upstream,
-and a fusion collapse in an MoE model (the benchmark generator's MoE decoder at 4 layers, every AD transform)."""
+and a fusion collapse in an MoE model (the benchmark generator's MoE decoder at 4 layers, every AD
+transform)."""
 EXTRA = {"tensor_drift": (FIXTURES / "tensors/gpu/baseline", FIXTURES / "tensors/gpu/beyond")}
 """A gated pair with recorded tensors, so the tensor tables are measured too."""
 

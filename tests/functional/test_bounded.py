@@ -23,19 +23,19 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from ad_diff.candidates.graphview import LAYER
 from ad_diff.core import limits
 from ad_diff.core.text import LINE_CAP
 from ad_diff.discover.capture import CapturedLines
 from ad_diff.errors import InputError
+from ad_diff.history import cache
+from ad_diff.history.columns import Columns
+from ad_diff.history.load import run_json
 from ad_diff.kinds.log.parse import parse
 from ad_diff.kinds.tensors.header import read_header
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.parse import discover
 from ad_diff.kinds.tensors.pt import load_pt, prescan
-from ad_diff.candidates.graphview import LAYER
-from ad_diff.history import cache
-from ad_diff.history.columns import Columns
-from ad_diff.history.load import run_json
 from tests.conftest import FIXTURES
 
 AD = FIXTURES / "scenarios" / "identical" / "baseline" / "ad.log"

@@ -84,7 +84,7 @@ def _tree(root: Path) -> dict[str, str]:
             p = Path(dirpath, name)
             rel = p.relative_to(root).as_posix()
             if p.is_symlink():
-                out[rel] = "link:" + os.readlink(p)
+                out[rel] = "link:" + str(p.readlink())
             elif p.is_fifo():
                 out[rel] = "fifo"
             elif p.is_file():
@@ -252,7 +252,8 @@ def test_pickle_payload_never_runs(tmp_path: Path) -> None:
 
 
 # ------------------------------------------------------------------------------ permission denied
-# CI runs as root, where chmod 000 blocks nothing: deny the reads in-process instead, the way the kernel would.
+# CI runs as root, where chmod 000 blocks nothing: deny the reads in-process instead, the way the kernel
+# would.
 
 
 def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
@@ -273,7 +274,7 @@ def _deny(monkeypatch: pytest.MonkeyPatch, denied: Path) -> None:
     def guarded_os_open(path: Any, *a: Any, **k: Any) -> int:
         full = Path(path)
         if k.get("dir_fd") is not None:  # the run-folder opener walks names relative to folder descriptors
-            full = Path(os.readlink(f"/proc/self/fd/{k['dir_fd']}")) / path
+            full = Path(f"/proc/self/fd/{k['dir_fd']}").readlink() / path
         if full.resolve() == denied.resolve():
             raise PermissionError(13, "Permission denied", str(path))
         return real_os_open(path, *a, **k)
@@ -298,7 +299,8 @@ def test_unreadable_dump_simulated(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     _deny(monkeypatch, dump)
     result = pipeline.run(_settings(case))
     (f,) = [f for f in result.findings if f.code == "ADI005"]
-    assert str(dump) in f.message and "permission denied" in f.message
+    assert str(dump) in f.message
+    assert "permission denied" in f.message
     assert f.severity.value == "error"
     assert decide(result.findings, "error").exit_code == 1  # missing data never passes
     # the log comparison still stands: every transform is compared
@@ -329,4 +331,5 @@ def test_unreadable_tensor_file_simulated(tmp_path: Path, monkeypatch: pytest.Mo
     _deny(monkeypatch, case / "candidate/tensors/outputs.safetensors")
     result = pipeline.run(_settings(case))
     codes = {f.code for f in result.findings}
-    assert "ADT008" in codes and "ADT005" in codes  # the file is named, and its tensor counts as missing
+    assert "ADT008" in codes  # the file is named,
+    assert "ADT005" in codes  # and its tensor counts as missing

@@ -48,5 +48,6 @@ def test_without_dumps_names_pair_as_is_and_the_mixup_shows(tmp_path: Path) -> N
     drift = [f for f in data["findings"] if f["category"] == "numeric_drift"]
     # the mix-up shows as drift, but without graph dumps no node is named as the first one (issue 13 4)
     assert [f["code"] for f in drift] == ["ADT011"]
-    assert drift[0]["node"] is None and "cannot be named (no graph order" in drift[0]["message"]
+    assert drift[0]["node"] is None
+    assert "cannot be named (no graph order" in drift[0]["message"]
     assert not any("first drifting node in graph order" in f["message"] for f in data["findings"])

@@ -32,7 +32,9 @@ def outputs(tmp_path_factory) -> dict[str, tuple[int, str, str]]:
         rel = Path("fixtures/scenarios") / name
         md, js = tmp / f"{name}.md", tmp / f"{name}.json"
         args = [a.replace("{scenario}", str(rel)) for a in MANIFEST[name].get("args") or ()]
-        res = run_cli(rel / "baseline", rel / "candidate", *args, "--markdown", md, "--json", js, "-f", "json")
+        res = run_cli(
+            rel / "baseline", rel / "candidate", *args, "--markdown", md, "--json", js, "-f", "json"
+        )
         assert res.code in (0, 1), f"{name}: {res.err}"
         assert res.out == js.read_text()
         out[name] = (res.code, md.read_text(), js.read_text())
@@ -161,7 +163,8 @@ def test_the_manifest_test_catches_unlisted_findings() -> None:
     assert unlisted_findings(exp, found) == ["warning ADG005 structure_change at d: m"]
 
 
-#: The scenarios with the most findings of each kind (graph, config, tensors, hostile names), and batch output.
+# : The scenarios with the most findings of each kind (graph, config, tensors, hostile names), and batch
+# output.
 DETERMINISM_CASES = {
     "graph": ("fixtures/scenarios/metadata_loss/baseline", "fixtures/scenarios/metadata_loss/candidate"),
     "graph_fusion": (

@@ -257,13 +257,13 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
 
 def _workflow_reports(tmp: Path, base: Path, cand: Path) -> list[tuple[str, str]]:
     """Every report of history, candidates and note on the hostile runs, rendered in-process."""
-    from ad_diff.workflows import note
     from ad_diff.candidates import find_candidates
     from ad_diff.candidates import render as cr
     from ad_diff.candidates.terminal import render_terminal
     from ad_diff.history import HistoryOptions, run_history, serialize
     from ad_diff.history import render as hr
     from ad_diff.history.export import csv_safe
+    from ad_diff.workflows import note
 
     hist = tmp / "history"
     for i, run in enumerate((base, base, cand, cand)):

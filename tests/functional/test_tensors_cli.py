@@ -18,7 +18,11 @@ GPU = Path("fixtures/tensors/gpu")
 def test_gpu_recorded_drift_verdicts(cand: str, code: int) -> None:
     res = run_cli(GPU / "baseline", GPU / cand, "-f", "json")
     assert res.code == code, res.err
-    drift = [f for f in json.loads(res.out)["findings"] if f["category"] == "numeric_drift" and f["tensor"] == "logits"]
+    drift = [
+        f
+        for f in json.loads(res.out)["findings"]
+        if f["category"] == "numeric_drift" and f["tensor"] == "logits"
+    ]
     assert bool(drift) is (code == 1)
 
 
@@ -62,7 +66,9 @@ def test_reports_are_byte_identical_across_thread_counts(tmp_path: Path) -> None
     for threads in ("1", "2"):
         js, md = tmp_path / f"{threads}.json", tmp_path / f"{threads}.md"
         env = {"OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
-        res = run_cli(GPU / "baseline", GPU / "beyond", "--json", js, "--markdown", md, "--jobs", threads, env=env)
+        res = run_cli(
+            GPU / "baseline", GPU / "beyond", "--json", js, "--markdown", md, "--jobs", threads, env=env
+        )
         assert res.code == 1
         outs.append((js.read_text(), md.read_text()))
     assert outs[0] == outs[1]

@@ -49,7 +49,9 @@ def test_manifest_matches_committed(regenerated: Path) -> None:
 
 
 def test_dump_files_follow_ad_numbering(regenerated: Path) -> None:
-    names = sorted(p.name for p in (regenerated / "scenarios" / "identical" / "baseline" / "graphs").iterdir())
+    names = sorted(
+        p.name for p in (regenerated / "scenarios" / "identical" / "baseline" / "graphs").iterdir()
+    )
     # build_model yields no GraphModule, so the first file is the export; disabled transforms still dump
     assert names[0] == "001_export_export_to_gm.txt"
     gemms = next(i for i, n in enumerate(names) if n.endswith("_post_load_fusion_fuse_gemms.txt"))
@@ -58,7 +60,9 @@ def test_dump_files_follow_ad_numbering(regenerated: Path) -> None:
     assert body(names[gemms]) == body(names[gemms - 1])  # fuse_gemms is disabled: repeats the graph
     assert [int(n[:3]) for n in names] == list(range(1, len(names) + 1))
     text = (regenerated / "scenarios" / "identical" / "baseline" / "graphs" / names[-1]).read_text()
-    assert text.startswith("# Transform: compile_model\n# Stage: compile\n# GraphModules found: 1\n\n\n" + "=" * 80)
+    assert text.startswith(
+        "# Transform: compile_model\n# Stage: compile\n# GraphModules found: 1\n\n\n" + "=" * 80
+    )
     assert "# GraphModule: model\n" in text  # compile_model wraps the GraphModule: root is not one
 
 
@@ -66,14 +70,17 @@ def test_metadata_loss_candidate_has_nodes_without_val(regenerated: Path) -> Non
     graphs = regenerated / "scenarios" / "metadata_loss"
     rope = next((graphs / "candidate" / "graphs").glob("*_match_rope_pattern.txt")).read_text()
     assert "= auto_deploy.torch_rope.default(" in rope
-    assert ") : ? : N/A\n" in rope and ": ? : unknown, 1, 2)" in rope
+    assert ") : ? : N/A\n" in rope
+    assert ": ? : unknown, 1, 2)" in rope
     base = next((graphs / "baseline" / "graphs").glob("*_match_rope_pattern.txt")).read_text()
     assert "? : N/A" not in base
 
 
 def test_no_machine_paths_or_addresses(regenerated: Path) -> None:
-    for path in (regenerated / "scenarios").rglob("*"):
-        if path.is_file():
-            text = path.read_text(encoding="utf-8")
-            assert str(ROOT) not in text and "/tmp/pytest" not in text, path
-            assert " at 0x" not in text, path
+    files = [p for p in (regenerated / "scenarios").rglob("*") if p.is_file()]
+    assert len(files) > 20, "the generator wrote (almost) nothing: the scan below would pass on nothing"
+    for path in files:
+        text = path.read_text(encoding="utf-8")
+        assert str(ROOT) not in text, path
+        assert "/tmp/pytest" not in text, path
+        assert " at 0x" not in text, path

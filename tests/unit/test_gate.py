@@ -32,7 +32,8 @@ info = GAIN.make(transform="t", before=1, after=2)
 )
 def test_gate_levels(findings, fail_on: str, code: int) -> None:
     v = decide(findings, fail_on)
-    assert v.exit_code == code and v.verdict == ("fail" if code else "pass")
+    assert v.exit_code == code
+    assert v.verdict == ("fail" if code else "pass")
     assert bool(v) is (code == 0)
 
 

@@ -36,5 +36,7 @@ def test_enabled_bar_draws_each_task_with_its_counts() -> None:
         bar("parsing dumps", 3, 3)
         bar("unknown total", 1, None)
     drawn = out.getvalue()
-    assert "parsing dumps" in drawn and "3/3" in drawn
-    assert "unknown total" in drawn and "1/?" in drawn
+    assert "parsing dumps" in drawn
+    assert "3/3" in drawn
+    assert "unknown total" in drawn
+    assert "1/?" in drawn

@@ -24,14 +24,20 @@ class _M(torch.nn.Module):
 
 def test_save_and_discover(tmp_path: Path) -> None:
     logits = torch.randn(2, 5).bfloat16()
-    save_tensors(tmp_path, {"logits": logits}, inputs={"input_ids": torch.arange(4)}, metadata={"variant": "x"})
+    save_tensors(
+        tmp_path, {"logits": logits}, inputs={"input_ids": torch.arange(4)}, metadata={"variant": "x"}
+    )
     save_tensors(tmp_path, {"logits": logits.double()}, reference=True)
     run = discover(tmp_path / "tensors", "baseline")
-    assert run.outputs["logits"].shape == (2, 5) and run.outputs["logits"].dtype == "BF16"
+    assert run.outputs["logits"].shape == (2, 5)
+    assert run.outputs["logits"].dtype == "BF16"
     assert run.references["logits"].dtype == "F64"
     assert run.inputs["input_ids"].dtype == "I64"
     index = json.loads((tmp_path / "tensors" / "record.json").read_text())
-    assert index["files"]["outputs.safetensors"]["tensors"]["logits"] == {"dtype": "bfloat16", "shape": [2, 5]}
+    assert index["files"]["outputs.safetensors"]["tensors"]["logits"] == {
+        "dtype": "bfloat16",
+        "shape": [2, 5],
+    }
     assert index["files"]["reference/outputs.safetensors"]["tensors"]["logits"]["dtype"] == "float64"
     assert index["files"]["outputs.safetensors"]["metadata"]["variant"] == "x"
     assert index["files"]["inputs.safetensors"]["tensors"]["input_ids"]["shape"] == [4]

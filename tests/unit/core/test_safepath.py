@@ -106,7 +106,9 @@ def test_walk_lists_files_and_says_what_it_refused(run: Path) -> None:
 
 
 @pytest.mark.parametrize("inside", [False, True])
-def test_walk_refuses_every_link_to_a_folder_whatever_its_name(run: Path, tmp_path: Path, inside: bool) -> None:
+def test_walk_refuses_every_link_to_a_folder_whatever_its_name(
+    run: Path, tmp_path: Path, inside: bool
+) -> None:
     """os.walk does not enter a linked folder: a ``config/overlays`` link (no YAML suffix) lost its layers
     without a word; only links named like ``*.yaml`` were refused."""
     target = run / "kept" if inside else tmp_path / "home" / "layers"
@@ -116,8 +118,12 @@ def test_walk_refuses_every_link_to_a_folder_whatever_its_name(run: Path, tmp_pa
     found, refused = walk_files(run / "config", run, (".yaml",))
     why = dict(refused)[run / "config" / "overlays"]
     if inside:
-        assert why == "is a symbolic link to a folder; folders are not followed through links (copy it instead)"
+        assert (
+            why == "is a symbolic link to a folder; folders are not followed through links (copy it instead)"
+        )
     else:
-        assert why == (f"is a symbolic link to a folder outside the run folder {run}; refusing to read it (copy "
-                       "the folder into the run folder instead of linking it)")
+        assert why == (
+            f"is a symbolic link to a folder outside the run folder {run}; refusing to read it (copy "
+            "the folder into the run folder instead of linking it)"
+        )
     assert "zz_layer.yaml" not in {p.name for p in found}

@@ -20,7 +20,9 @@ def _dumps(folder: Path, names: list[str]) -> Path:
 def test_clean_folder_measures_nothing_wrong(tmp_path: Path) -> None:
     g = _dumps(tmp_path, ["001_export_a.txt", "002_export_b.txt", "notes.txt"])
     s = scan(g)
-    files = tuple(DumpFile(g / n, g.parent, k) for k, n in enumerate(["001_export_a.txt", "002_export_b.txt"], 1))
+    files = tuple(
+        DumpFile(g / n, g.parent, k) for k, n in enumerate(["001_export_a.txt", "002_export_b.txt"], 1)
+    )
     assert s == FolderScan(g, counters=(1, 2), files=files, ignored=("notes.txt",))
     assert s.named == 2
     assert folder_findings(s, "candidate") == []

@@ -173,8 +173,10 @@ def test_an_unused_log_linked_out_is_named_in_the_note(tmp_path: Path, never_ope
     root = _link_run(tmp_path, {"ad.log": AD}, {"old.log": _outside(tmp_path)})
     files, note = find_logs(root, CANDIDATE)
     assert [f.path.name for f in files] == ["ad.log"]
-    assert note == (f"log ad.log (also present, not used: old.log); not read: old.log is a symbolic link to a "
-                    f"file outside the run folder {root}")
+    assert note == (
+        f"log ad.log (also present, not used: old.log); not read: old.log is a symbolic link to a "
+        f"file outside the run folder {root}"
+    )
     assert never_opened == []
 
 
@@ -192,8 +194,9 @@ def test_a_fifo_named_like_a_log_is_refused_unopened(tmp_path: Path, name: str) 
     with pytest.raises(InputError) as e:
         find_logs(root, CANDIDATE)
     assert e.value.path == root / name
-    assert e.value.detail == ("is not a regular file (a FIFO, socket or device); refusing to open it; expected "
-                              "the AutoDeploy log")
+    assert e.value.detail == (
+        "is not a regular file (a FIFO, socket or device); refusing to open it; expected the AutoDeploy log"
+    )
 
 
 def test_a_broken_link_named_like_a_log_is_refused(tmp_path: Path) -> None:
@@ -242,8 +245,10 @@ def test_a_rank_log_fifo_is_refused_unopened(tmp_path: Path) -> None:
     with pytest.raises(InputError) as e:
         find_logs(root, CANDIDATE)
     assert e.value.path == root / "out/1/rank.1/stdout"
-    assert e.value.detail == ("is not a regular file (a FIFO, socket or device); refusing to open it; expected "
-                              "the stdout log of rank 1 (mpirun --output-filename layout)")
+    assert e.value.detail == (
+        "is not a regular file (a FIFO, socket or device); refusing to open it; expected "
+        "the stdout log of rank 1 (mpirun --output-filename layout)"
+    )
 
 
 def test_a_refused_file_of_an_earlier_attempt_is_not_read_and_not_an_error(tmp_path: Path) -> None:
@@ -261,16 +266,20 @@ def test_a_rank_folder_linked_out_is_refused(tmp_path: Path, rel: str) -> None:
     with pytest.raises(InputError) as e:
         find_logs(root, CANDIDATE)
     assert e.value.path == root / rel
-    assert e.value.detail == (f"is a symbolic link to a folder outside the run folder {root}; refusing to read "
-                              "it (copy the folder into the run folder instead of linking it); expected a "
-                              "folder of per-rank logs")
+    assert e.value.detail == (
+        f"is a symbolic link to a folder outside the run folder {root}; refusing to read "
+        "it (copy the folder into the run folder instead of linking it); expected a "
+        "folder of per-rank logs"
+    )
 
 
 def test_a_rank_folder_linked_inside_is_refused_too(tmp_path: Path) -> None:
     root = _write(tmp_path, {"out/1/rank.0/stdout": AD, "keep/stdout": AD})
     (root / "out/1/rank.1").symlink_to(root / "keep")
-    with pytest.raises(InputError, match="rank.1: is a symbolic link to a folder; per-rank log folders are not "
-                                         "followed through links"):
+    with pytest.raises(
+        InputError,
+        match="rank.1: is a symbolic link to a folder; per-rank log folders are not followed through links",
+    ):
         find_logs(root, CANDIDATE)
 
 

@@ -1,4 +1,5 @@
-"""Expected changes: matching findings are acknowledged (not gating), counts must match, stale entries warn."""
+"""Expected changes: matching findings are acknowledged (not gating), counts must match, stale entries
+warn."""
 
 from __future__ import annotations
 
@@ -46,11 +47,13 @@ def test_matching_findings_are_acknowledged_and_do_not_gate(tmp_path: Path) -> N
 def test_counts_must_match_16_to_0_does_not_acknowledge_16_to_3(tmp_path: Path) -> None:
     result, verdict = _run(tmp_path, ROPE_16_TO_0, cand_log=PARTIAL_LOG)
     rope = next(f for f in result.findings if f.transform == "match_rope_pattern")
-    assert rope.acknowledged is None and rope.gating
+    assert rope.acknowledged is None
+    assert rope.gating
     assert verdict.exit_code == 1
     stale = [f for f in result.findings if f.code == "ADX001"]
     # both entries are stale here: rope went 16 -> 3, and fuse_gemms still runs
-    assert len(stale) == 2 and all(f.severity.value == "warning" for f in stale)
+    assert len(stale) == 2
+    assert all(f.severity.value == "warning" for f in stale)
     assert "expected.yaml:2" in stale[0].message or "expected.yaml:2" in stale[1].message
 
 
@@ -77,7 +80,11 @@ def test_acknowledged_finding_is_shown_in_every_report(tmp_path: Path, cli) -> N
     [
         ("- transform: x\n", "needs a non-empty `reason`", 1),
         ("- reason: r\n", "must name at least one of", 1),
-        ("- transform: a\n  reason: r\n- transform: b\n  reason: r\n  befor: 3\n", "unknown field 'befor'", 3),
+        (
+            "- transform: a\n  reason: r\n- transform: b\n  reason: r\n  befor: 3\n",
+            "unknown field 'befor'",
+            3,
+        ),
         ("- transform: a\n  reason: r\n  after: lots\n", "must be a match count", 1),
         ("expectations: []\n", "unknown top-level key 'expectations'", 1),
         ("- [a\n", "not valid YAML", None),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ad_diff.core.model import Category
@@ -43,22 +45,23 @@ def test_every_state_has_a_word_the_schema_accepts() -> None:
             assert re.match(STATUS_PATTERN, status_text(Side(state, 3), conflict)), state
 
 
-def test_conflict_is_shown_in_every_format() -> None:
+def test_conflict_is_shown_in_every_format(tmp_path: Path) -> None:
     """The log_dump_conflict scenario: the candidate's log says match_rope_pattern matched, its dumps say
-    nothing changed. Every format's transform table says CONFLICT for the candidate side only."""
+    nothing changed. Every format's transform table says CONFLICT for the candidate side only (one run of
+    the CLI writes all three: the terminal table on stdout, markdown and JSON to their files)."""
     import json
 
     from tests.conftest import FIXTURES, run_cli
 
     pair = FIXTURES / "scenarios/log_dump_conflict"
     want = "CONFLICT (APPLIED 4)"
-    for fmt in ("terminal", "markdown", "json"):
-        res = run_cli(pair / "baseline", pair / "candidate", "-f", fmt, "--no-color", env={"COLUMNS": "200"})
-        assert res.code == 1, res.err
-        if fmt == "json":
-            row = next(r for r in json.loads(res.out)["transforms"] if r["transform"] == "match_rope_pattern")
-            assert (row["baseline"]["status"], row["candidate"]["status"]) == ("APPLIED 4", want)
-        else:
-            line = next(ln for ln in res.out.splitlines() if "match_rope_pattern" in ln and "APPLIED" in ln)
-            assert want in line
-            assert line.index("APPLIED 4") < line.index(want)  # the baseline side is not in conflict
+    md, js = tmp_path / "r.md", tmp_path / "r.json"
+    res = run_cli(pair / "baseline", pair / "candidate", "-f", "terminal", "--markdown", md, "--json", js,
+                  "--no-color", env={"COLUMNS": "200"})
+    assert res.code == 1, res.err
+    row = next(r for r in json.loads(js.read_text())["transforms"] if r["transform"] == "match_rope_pattern")
+    assert (row["baseline"]["status"], row["candidate"]["status"]) == ("APPLIED 4", want)
+    for text in (res.out, md.read_text()):
+        line = next(ln for ln in text.splitlines() if "match_rope_pattern" in ln and "APPLIED" in ln)
+        assert want in line
+        assert line.index("APPLIED 4") < line.index(want)  # the baseline side is not in conflict

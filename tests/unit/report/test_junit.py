@@ -1,4 +1,5 @@
-"""JUnit XML: one test case per transform (and tensor), failures for gated findings, valid per junit-10.xsd."""
+"""JUnit XML: one test case per transform (and tensor), failures for gated findings, valid per
+junit-10.xsd."""
 
 from __future__ import annotations
 
@@ -41,7 +42,8 @@ def test_one_case_per_transform_and_failures_for_gated_findings(tmp_path: Path) 
     assert cases["match_rope_pattern"].find("failure").get("type") == "ADL001"
     assert cases["fuse_gemms"].find("failure").get("type") == "ADL003"
     assert cases["fuse_rmsnorm"].find("failure") is None
-    assert root.get("failures") == "2" and root.get("tests") == "4"  # 3 transforms + the run case
+    assert root.get("failures") == "2"
+    assert root.get("tests") == "4"  # 3 transforms + the run case
 
 
 def test_non_gated_findings_go_to_system_out(tmp_path: Path) -> None:
@@ -59,13 +61,20 @@ def test_tensor_cases_and_control_characters(tmp_path: Path) -> None:
     from ad_diff.kinds.log.rules import STATE
 
     result, verdict = _result(tmp_path)
-    drift = replace(STATE.make(transform=None, bstate="a", cstate="b"), code="ADT001", category="numeric_drift",
-                    severity=Severity.ERROR, tensor="logits", message="logits drift \x1b[31mred\x1b[0m")
+    drift = replace(
+        STATE.make(transform=None, bstate="a", cstate="b"),
+        code="ADT001",
+        category="numeric_drift",
+        severity=Severity.ERROR,
+        tensor="logits",
+        message="logits drift \x1b[31mred\x1b[0m",
+    )
     result = replace(result, findings=(*result.findings, drift))
     xml = junit.render(result, gate.decide(result.findings, "error"))
     XSD.validate(xml)
     case = ET.fromstring(xml).find("testsuite[@name='tensors']/testcase[@name='logits']")
-    assert case.find("failure").get("type") == "ADT001" and "\x1b" not in xml
+    assert case.find("failure").get("type") == "ADT001"
+    assert "\x1b" not in xml
 
 
 def test_batch_junit_is_valid_and_has_an_error_per_broken_model(tmp_path: Path) -> None:
@@ -81,7 +90,8 @@ def test_batch_junit_is_valid_and_has_an_error_per_broken_model(tmp_path: Path) 
     assert root.find("testsuite[@name='m1.transforms']") is not None
     assert root.find("testsuite[@name='m2.run']/testcase/error") is not None
     assert root.find("testsuite[@name='unpaired']/testcase[@name='m3']/failure") is not None
-    assert root.get("errors") == "1" and root.get("failures") == "3"
+    assert root.get("errors") == "1"
+    assert root.get("failures") == "3"
 
 
 def test_every_compared_output_tensor_is_a_test_case() -> None:

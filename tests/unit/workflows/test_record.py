@@ -16,7 +16,9 @@ CHILD = """
 import os, pathlib, sys
 d = pathlib.Path(os.environ["AD_DUMP_GRAPHS_DIR"])
 d.mkdir(parents=True)
-(d / "001_export_export_to_gm.txt").write_text("# Transform: export_to_gm\\n# Stage: export\\n\\n%x : 2 : torch.float32\\noutput %x\\n")
+(d / "001_export_export_to_gm.txt").write_text(
+    "# Transform: export_to_gm\\n# Stage: export\\n\\n%x : 2 : torch.float32\\noutput %x\\n"
+)
 print("[AUTO-DEPLOY] [INFO] [RANK 0] [stage=pattern_matcher, transform=fuse_gemms] [SUMMARY] matches=4 | "
       "time: 0.1s (pre=0.0s, apply=0.1s, post=0.0s)")
 print("a warning on stderr", file=sys.stderr)
@@ -36,19 +38,26 @@ def test_record_succeeding_and_failing_command(tmp_path: Path, status: int) -> N
     assert info["exit_code"] == status
     assert info["status"] == ("succeeded" if status == 0 else f"failed with exit code {status}")
     log = (run / "ad.log").read_text()
-    assert "[SUMMARY] matches=4" in log and "a warning on stderr" in log  # both streams in the log
-    assert b"[SUMMARY]" in out.getvalue() and b"a warning on stderr" in err.getvalue()  # and shown live
+    # both streams in the log
+    assert "[SUMMARY] matches=4" in log
+    assert "a warning on stderr" in log
+    # and shown live
+    assert b"[SUMMARY]" in out.getvalue()
+    assert b"a warning on stderr" in err.getvalue()
     assert sorted(p.name for p in (run / "graphs").iterdir()) == ["001_export_export_to_gm.txt"]
     saved = json.loads((run / "run.json").read_text())
-    assert saved["exit_code"] == status and saved["dump_files"] == 1
+    assert saved["exit_code"] == status
+    assert saved["dump_files"] == 1
     assert saved["env"]["AD_DUMP_GRAPHS_DIR"] == str((run / "graphs").resolve())
-    assert saved["command"][0] == sys.executable and saved["python"]
+    assert saved["command"][0] == sys.executable
+    assert saved["python"]
     assert sorted(p.name for p in run.iterdir()) == ["ad.log", "graphs", "run.json"]  # nothing else written
 
 
 def test_missing_command_leaves_a_clear_status(tmp_path: Path) -> None:
     info = record(tmp_path / "r", ["no-such-command-ad-diff"], Sink(), Sink())
-    assert info["exit_code"] == 127 and "command not found" in info["status"]
+    assert info["exit_code"] == 127
+    assert "command not found" in info["status"]
     assert json.loads((tmp_path / "r" / "run.json").read_text())["exit_code"] == 127
 
 
@@ -66,12 +75,24 @@ def test_refuses_to_overwrite_without_force(tmp_path: Path) -> None:
 def test_cli_exit_code_is_the_commands(tmp_path: Path, cli) -> None:
     res = cli("record", tmp_path / "r", "--", sys.executable, "-c", CHILD, "5")
     assert res.code == 5
-    assert "[SUMMARY] matches=4" in res.out and "failed with exit code 5" in res.err
+    assert "[SUMMARY] matches=4" in res.out
+    assert "failed with exit code 5" in res.err
     # the recorded folder is a usable run folder
     snap = cli("snapshot", tmp_path / "r")
-    assert snap.code == 0 and "fuse_gemms" in snap.out
+    assert snap.code == 0
+    assert "fuse_gemms" in snap.out
 
 
 def test_cli_passes_options_of_the_command_through(tmp_path: Path, cli) -> None:
-    res = cli("record", tmp_path / "r", "--", sys.executable, "-c", "import sys; print(sys.argv[1:])", "--model", "x")
-    assert res.code == 0 and "['--model', 'x']" in res.out
+    res = cli(
+        "record",
+        tmp_path / "r",
+        "--",
+        sys.executable,
+        "-c",
+        "import sys; print(sys.argv[1:])",
+        "--model",
+        "x",
+    )
+    assert res.code == 0
+    assert "['--model', 'x']" in res.out

@@ -18,7 +18,8 @@ The chain, applied to the nodes still unmatched after each step:
 Pairs of steps 1-3 are confident: a shape change on them is reported as such (``shape_change``).
 
 Unmatched nodes are grouped into rewritten regions: connected unmatched nodes of both runs that share the
-matched frontier around them (a fusion is many-to-one, so it is one region, not a list of adds and removes).
+matched frontier around them (a fusion is many-to-one, so it is one region, not a list of adds and removes:
+:mod:`ad_diff.kinds.graph.regions`).
 Every step is a linear pass with dict lookups; only ``sequence`` is quadratic, and only inside one segment
 between anchors, which is capped.
 """
@@ -32,16 +33,12 @@ from difflib import SequenceMatcher
 from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
-from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.index import GraphIndex, has_counter, meta_agrees, strip_counter
 from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
-from ad_diff.kinds.graph.render import render_node
+from ad_diff.kinds.graph.regions import group_regions
 
 MAX_SEGMENT = 2000
 """Longest run of unmatched nodes (per side) given to sequence alignment; longer ones stay unmatched."""
-MAX_FRONTIER_FANOUT = 16
-"""Matched nodes with more users than this (placeholders, sym sizes) do not tie regions together."""
-MAX_REGION_LINES = 60
 _SCOPE = re.compile(r"^(.*?layers?_\d+)_")
 
 
@@ -129,7 +126,7 @@ def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionA
     al = SectionAlignment(b.name, B, GraphIndex(c, like=B))
     match_chain(al)
     _rewired(al)
-    _regions(al, fmt_b, fmt_c)
+    group_regions(al, fmt_b, fmt_c)
     return al
 
 
@@ -161,7 +158,7 @@ def match_rest(al: SectionAlignment) -> None:
 
 def mark_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
     """Group the unmatched nodes of ``al`` into regions (fills ``al.regions`` and ``al.unmatched``)."""
-    _regions(al, fmt_b, fmt_c)
+    group_regions(al, fmt_b, fmt_c)
 
 
 def identical_alignment(sec: GraphSection) -> list[NodePair]:
@@ -205,25 +202,30 @@ def _exact(al: SectionAlignment) -> None:
 def _bases(x: GraphIndex, m: list[int]) -> list[str]:
     """Each node's name without its counter, for the nodes still unmatched (``""`` for the others)."""
     names = x.names
-    return [strip_counter(names[i]) if j < 0 else "" for i, j in enumerate(m)]
+    out = [""] * len(m)
+    for i, j in enumerate(m):
+        if j < 0:
+            out[i] = strip_counter(names[i])
+    return out
+
+
+def _keys(free: list[int], cols: tuple[list[Any], ...]) -> list[tuple[Any, ...]]:
+    """The key of each node of ``free``: its values in the columns ``cols``."""
+    return list(zip(*[[col[i] for i in free] for col in cols], strict=True))
 
 
 def _unique(al: SectionAlignment, kind: MatchKind, cols_b: tuple[list[Any], ...],
             cols_c: tuple[list[Any], ...]) -> int:
     """Pair unmatched nodes whose key (their values in the columns ``cols_*``, one list per key part) is
-    unique among the unmatched nodes of each side."""
-    keys_b = list(zip(*cols_b, strict=True))
-    keys_c = list(zip(*cols_c, strict=True))
+    unique among the unmatched nodes of each side. Keys are made for the unmatched nodes alone."""
     kb: dict[object, int] = {}
-    for i, j in enumerate(al.mb):
-        if j < 0:
-            k = keys_b[i]
-            kb[k] = -1 if k in kb else i
+    free_b = [i for i, j in enumerate(al.mb) if j < 0]
+    for i, k in zip(free_b, _keys(free_b, cols_b), strict=True):
+        kb[k] = -1 if k in kb else i
     kc: dict[object, int] = {}
-    for j, i in enumerate(al.mc):
-        if i < 0:
-            k = keys_c[j]
-            kc[k] = -1 if k in kc else j
+    free_c = [j for j, i in enumerate(al.mc) if i < 0]
+    for j, k in zip(free_c, _keys(free_c, cols_c), strict=True):
+        kc[k] = -1 if k in kc else j
     n = 0
     for key, j in kc.items():
         if j >= 0:
@@ -334,70 +336,3 @@ def _reads_other(C: GraphIndex, paired: int, read: int) -> bool:
     signatures compute the same value (``unsqueeze`` of ``cos`` in every layer): reading either is the same
     wiring, and which of them a name pairs with is chance (a rename deals the name to the other)."""
     return paired >= 0 and paired != read and C.fwd[paired] != C.fwd[read]
-
-
-def _regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
-    B, C, mb, mc = al.b, al.c, al.mb, al.mc
-    nb = len(B)
-    parent = list(range(nb + len(C)))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    def union(x: int, y: int) -> None:
-        rx, ry = find(x), find(y)
-        if rx != ry:
-            parent[max(rx, ry)] = min(rx, ry)
-
-    via: dict[int, int] = {}  # frontier pair (baseline index) -> first unmatched node touching it
-    frontier: dict[int, set[int]] = {}
-
-    def touch(node: int, pair_b: int) -> None:
-        frontier.setdefault(node, set()).add(pair_b)
-        # Graph inputs and widely shared nodes border every region; tying through them would merge all.
-        users = len(B.users[pair_b]) if B.fanout is None else B.fanout[pair_b]
-        if B.section.nodes[pair_b].op == "placeholder" or users > MAX_FRONTIER_FANOUT:
-            return
-        first = via.setdefault(pair_b, node)
-        if first != node:
-            union(first, node)
-
-    for i in range(nb):
-        if mb[i] >= 0:
-            continue
-        for x in B.inputs[i]:
-            union(i, x) if mb[x] < 0 else touch(i, x)
-        for u, _ in B.users[i]:
-            union(i, u) if mb[u] < 0 else touch(i, u)
-    for j in range(len(C)):
-        if mc[j] >= 0:
-            continue
-        for y in C.inputs[j]:
-            union(nb + j, nb + y) if mc[y] < 0 else touch(nb + j, mc[y])
-        for u, _ in C.users[j]:
-            union(nb + j, nb + u) if mc[u] < 0 else touch(nb + j, mc[u])
-    groups: dict[int, list[int]] = {}
-    for x in [i for i in range(nb) if mb[i] < 0] + [nb + j for j in range(len(C)) if mc[j] < 0]:
-        groups.setdefault(find(x), []).append(x)
-    for rid, root in enumerate(sorted(groups)):
-        members = groups[root]
-        bs = [x for x in members if x < nb]
-        cs = [x - nb for x in members if x >= nb]
-        fr = sorted({(B.names[p], C.names[mb[p]]) for x in members for p in frontier.get(x, ())})
-        region = Region(
-            id=rid,
-            section=al.section,
-            baseline=tuple(B.names[i] for i in bs),
-            candidate=tuple(C.names[j] for j in cs),
-            frontier=tuple(fr),
-            baseline_lines=tuple(render_node(B.section.nodes[i], fmt_b) for i in bs[:MAX_REGION_LINES]),
-            candidate_lines=tuple(render_node(C.section.nodes[j], fmt_c) for j in cs[:MAX_REGION_LINES]),
-        )
-        al.regions.append(region)
-        reason = region.kind
-        sec = al.section
-        al.unmatched.extend(Unmatched(BASELINE, B.names[i], B.targets[i], reason, sec, rid) for i in bs)
-        al.unmatched.extend(Unmatched(CANDIDATE, C.names[j], C.targets[j], reason, sec, rid) for j in cs)

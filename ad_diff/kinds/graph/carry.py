@@ -27,26 +27,27 @@ Where the methods can differ, and why that is safe, is in docs/graph-dumps.md ("
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from itertools import filterfalse
-from operator import attrgetter
 
 from ad_diff.kinds.graph.align import (
-    AlignedSection,
     SectionAlignment,
     align_sections,
     mark_regions,
     match_exact,
     match_rest,
 )
-from ad_diff.kinds.graph.diff import MetaChange
+from ad_diff.kinds.graph.carried import (
+    Carried,
+    Full,
+    Side,
+    exact_now,
+    is_rewired,
+    rewired_at,
+    update_readers,
+    uses,
+)
 from ad_diff.kinds.graph.index import (
     GraphIndex,
-    has_counter,
-    meta_agrees,
-    meta_key,
-    norm_target,
-    strip_counter,
 )
 from ad_diff.kinds.graph.measure import (
     BodyChange,
@@ -56,7 +57,7 @@ from ad_diff.kinds.graph.measure import (
     full_outcome,
     meta_change,
 )
-from ad_diff.kinds.graph.model import GraphDump, GraphNode, GraphSection, MatchKind, Region
+from ad_diff.kinds.graph.model import GraphDump, GraphNode, GraphSection, MatchKind
 
 MAX_SHARE = 0.08
 """Largest share of a section's nodes (both runs) the incremental step aligns again (free nodes and twice the
@@ -65,150 +66,6 @@ anchors); above it the full chain runs. Measured on the 160-layer worst-case Lla
 chain's by position), so it pays only well below that; 0.08 is an estimate, not a measured break-even. The
 step is tried only where three times the nodes the two runs added fit the share (the free nodes are about
 three times the new ones), so a transform that rewrites every layer costs no failed attempt."""
-
-_NAME = attrgetter("name")
-Readers = dict[str, dict[int, GraphNode]]
-_Full = tuple[str, tuple[GraphNode, ...], tuple[GraphNode, ...], tuple[list[int], ...],
-              list["MatchKind | None"], SectionOutcome]
-"""A full alignment as kept for the next transform: the section, both runs' nodes, the pairing both ways and
-the signatures (``mb, mc, fwd_b, fwd_c, bwd_b, bwd_c``: the indexes' other columns are let go), the match
-kinds and the outcome (made into a :class:`Carried` only when the next transform aligns incrementally)."""
-"""One run's section: node name -> the nodes whose arguments name it (by object id)."""
-
-
-def _readers(nodes: tuple[GraphNode, ...]) -> Readers:
-    out: Readers = {}
-    for n in nodes:
-        for x in n.inputs():
-            out.setdefault(x, {})[id(n)] = n
-    return out
-
-
-def _update(readers: Readers, gone: list[GraphNode], new: list[GraphNode]) -> None:
-    for n in gone:
-        for x in n.inputs():
-            got = readers.get(x)
-            if got is not None:
-                got.pop(id(n), None)
-    for n in new:
-        for x in n.inputs():
-            readers.setdefault(x, {})[id(n)] = n
-
-
-Wiring = tuple[list[str], tuple[str, ...], tuple[str, ...]]
-"""A node's inputs (names), external names and literals."""
-
-
-def _wiring(node: GraphNode, i: int, pos: dict[str, int]) -> Wiring:
-    """A node's inputs (names), external names and literals as :class:`GraphIndex` resolves them."""
-    if node.op == "placeholder":
-        return [], (), ()
-    ins: list[str] = []
-    ext: list[str] = []
-    lits: list[str] = []
-    for a in node.args:
-        if a.node:
-            j = pos.get(a.text)
-            if j is None or j >= i:
-                ext.append(strip_counter(a.text))
-            else:
-                ins.append(a.text)
-        elif a.refs:
-            resolved = False
-            for r in a.refs:
-                j = pos.get(r)
-                if j is not None and j < i:
-                    resolved = True
-                    ins.append(r)
-            if not resolved:
-                lits.append(a.text)
-        else:
-            lits.append(a.text)
-    return ins, tuple(ext), tuple(lits)
-
-
-def _uses(reader: GraphNode, name: str) -> int:
-    """How many user entries ``reader`` gives node ``name`` in a :class:`GraphIndex`."""
-    return sum(int(a.text == name) if a.node else a.refs.count(name) for a in reader.args)
-
-
-class Carried:
-    """One section's alignment as the next transform reads it: pairs by node object."""
-
-    __slots__ = ("section", "nodes_b", "nodes_c", "partner", "back", "kind", "same", "rewired", "meta",
-                 "free_b", "free_c", "outcome", "readers_b", "readers_c")
-
-    def __init__(self, section: str, nodes_b: tuple[GraphNode, ...], nodes_c: tuple[GraphNode, ...]
-                 ) -> None:
-        self.section = section
-        self.nodes_b, self.nodes_c = nodes_b, nodes_c
-        self.partner: dict[int, GraphNode] = {}
-        """Baseline node id -> its candidate counterpart."""
-        self.back: dict[int, GraphNode] = {}
-        """Candidate node id -> its baseline counterpart."""
-        self.kind: dict[int, MatchKind] = {}
-        self.same: dict[int, tuple[bool, bool]] = {}
-        """Whether a pair's forward and backward signatures are equal (as far as the steps saw them)."""
-        self.rewired: dict[int, tuple[str, str]] = {}
-        self.meta: dict[int, MetaChange] = {}
-        self.free_b: dict[int, GraphNode] = {}
-        self.free_c: dict[int, GraphNode] = {}
-        self.outcome: SectionOutcome | None = None
-        self.readers_b: Readers = {}
-        self.readers_c: Readers = {}
-
-    @classmethod
-    def of_full(cls, src: _Full) -> Carried:
-        """The carried form of a full alignment."""
-        section, nb, nc, (mb, mc, fb, fc, bb, bc), kinds, out = src
-        c = cls(section, nb, nc)
-        for i, j in enumerate(mb):
-            if j >= 0:
-                x, y = nb[i], nc[j]
-                c.partner[id(x)], c.back[id(y)] = y, x
-                c.kind[id(x)] = kinds[i] or MatchKind.STRUCTURAL
-                c.same[id(x)] = (fb[i] == fc[j], bb[i] == bc[j])
-            else:
-                c.free_b[id(nb[i])] = nb[i]
-        c.free_c = {id(y): y for j, y in enumerate(nc) if mc[j] < 0}
-        by_b = dict(zip(map(_NAME, nb), nb, strict=True))
-        c.rewired = {id(by_b[p[0]]): p for p in out.rewired}
-        c.meta = {id(by_b[m.baseline]): m for m in out.changes}
-        c.outcome = out
-        c.readers_b, c.readers_c = _readers(nb), _readers(nc)
-        return c
-
-    def aligned(self, regions: tuple[Region, ...]) -> AlignedSection:
-        """The :class:`AlignedSection` of this alignment (made when the hints or the tensor step read it)."""
-        nb, nc = self.nodes_b, self.nodes_c
-        names_b, names_c = list(map(_NAME, nb)), list(map(_NAME, nc))
-        pos_b = dict(zip(names_b, range(len(nb)), strict=True))
-        pos_c = dict(zip(names_c, range(len(nc)), strict=True))
-        partner = self.partner
-        mb = [pos_c[p.name] if (p := partner.get(id(x))) is not None else -1 for x in nb]
-        inputs_c = [[pos_c[n] for n in _wiring(y, j, pos_c)[0]] for j, y in enumerate(nc)]
-        return AlignedSection(self.section, names_b, pos_b, _targets(nb), mb, names_c, pos_c, _targets(nc),
-                              inputs_c, regions)
-
-
-def _targets(nodes: tuple[GraphNode, ...]) -> list[str]:
-    return [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target) for n in nodes]
-
-
-@dataclass
-class _Side:
-    """One run's section at the new transform, by name."""
-
-    nodes: tuple[GraphNode, ...]
-    by_name: dict[str, GraphNode]
-    pos: dict[str, int]
-
-    @classmethod
-    def of(cls, sec: GraphSection) -> _Side:
-        names = list(map(_NAME, sec.nodes))
-        return cls(sec.nodes, dict(zip(names, sec.nodes, strict=True)), dict(zip(names, range(len(names)),
-                                                                                  strict=True)))
-
 
 def _release(c: Carried, x: GraphNode, gone_b: set[int], gone_c: set[int]) -> None:
     """Unpair baseline node ``x`` (paired) and free the survivors."""
@@ -224,7 +81,7 @@ def _release(c: Carried, x: GraphNode, gone_b: set[int], gone_c: set[int]) -> No
         c.free_c[id(y)] = y
 
 
-def _free(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode], list[GraphNode]],
+def _free(prev: Carried, sb: Side, sc: Side, change_b: tuple[list[GraphNode], list[GraphNode]],
           change_c: tuple[list[GraphNode], list[GraphNode]], extra: dict[int, GraphNode]) -> Carried:
     """The carried pairs that survive the two runs' changes, and the nodes to align again."""
     (gone_b, new_b), (gone_c, new_c) = change_b, change_c
@@ -233,8 +90,8 @@ def _free(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode], 
     c.kind, c.same = dict(prev.kind), dict(prev.same)
     c.rewired, c.meta = dict(prev.rewired), dict(prev.meta)
     c.readers_b, c.readers_c = prev.readers_b, prev.readers_c  # they follow each run (updated in place)
-    _update(c.readers_b, gone_b, new_b)
-    _update(c.readers_c, gone_c, new_c)
+    update_readers(c.readers_b, gone_b, new_b)
+    update_readers(c.readers_c, gone_c, new_c)
     ids_b, ids_c = set(map(id, gone_b)), set(map(id, gone_c))
     c.free_b = {k: x for k, x in prev.free_b.items() if k not in ids_b}
     c.free_c = {k: y for k, y in prev.free_c.items() if k not in ids_c}
@@ -276,7 +133,7 @@ def _free(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode], 
     return c
 
 
-def _anchors(c: Carried, sb: _Side, sc: _Side) -> tuple[dict[int, GraphNode], set[int]]:
+def _anchors(c: Carried, sb: Side, sc: Side) -> tuple[dict[int, GraphNode], set[int]]:
     """The pairs (by baseline node) around the free nodes: inputs, users, and the pair before each; and the
     ones among them that read a free node (the only carried pairs whose exact or rewired test can change)."""
     out: dict[int, GraphNode] = {}
@@ -303,53 +160,6 @@ def _anchors(c: Carried, sb: _Side, sc: _Side) -> tuple[dict[int, GraphNode], se
     return out, users
 
 
-def _exact_now(x: GraphNode, y: GraphNode, c: Carried, sb: _Side, sc: _Side) -> bool:
-    """Whether the ``exact`` step would pair ``x`` and ``y`` given the pairs in ``c`` (by their inputs; the
-    signature test is not made)."""
-    if x.name != y.name or _target(x) != _target(y):
-        return False
-    agree = meta_agrees(meta_key(x.meta), meta_key(y.meta))
-    if x.op != "call":
-        return agree or x.op == "output" or not has_counter(x.name)
-    return agree and _inputs_exact(x, y, c, sb, sc)
-
-
-def _target(n: GraphNode) -> str:
-    return strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
-
-
-def _inputs_exact(x: GraphNode, y: GraphNode, c: Carried, sb: _Side, sc: _Side) -> bool:
-    ib, eb, lb = _wiring(x, sb.pos[x.name], sb.pos)
-    ic, ec, lc = _wiring(y, sc.pos[y.name], sc.pos)
-    if len(ib) != len(ic) or eb != ec or lb != lc:
-        return False
-    for u, v in zip(ib, ic, strict=True):
-        p = c.partner.get(id(sb.by_name[u]))
-        if p is None or p.name != v or c.kind[id(sb.by_name[u])] is not MatchKind.EXACT:
-            return False
-    return True
-
-
-def _rewired_at(al: SectionAlignment, i: int, j: int) -> bool:
-    """The rewired test of the chain on a pair of the part (all its inputs are in the part)."""
-    B, C = al.b, al.c
-    ib, ic = B.inputs[i], C.inputs[j]
-    if len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
-        return True
-    got = [al.mb[x] for x in ib]
-    return got != ic and any(m >= 0 and m != v for m, v in zip(got, ic, strict=True))
-
-
-def _is_rewired(x: GraphNode, y: GraphNode, c: Carried, sb: _Side, sc: _Side) -> bool:
-    """The rewired test of the chain (inputs not aligned to each other, or literals changed), by name."""
-    ib, eb, lb = _wiring(x, sb.pos[x.name], sb.pos)
-    ic, ec, lc = _wiring(y, sc.pos[y.name], sc.pos)
-    if len(ib) != len(ic) or lb != lc or eb != ec:
-        return True
-    got = [p.name if (p := c.partner.get(id(sb.by_name[u]))) is not None else None for u in ib]
-    return got != ic and any(m is not None and m != v for m, v in zip(got, ic, strict=True))
-
-
 def _kept_order(old: tuple[GraphNode, ...], new: tuple[GraphNode, ...],
                 change: tuple[list[GraphNode], list[GraphNode]]) -> bool:
     """Whether the nodes a run kept are in the same order (positions decide segments and inputs)."""
@@ -367,7 +177,7 @@ def step(prev: Carried, sec_b: GraphSection, sec_c: GraphSection,
          fmts: tuple[str, str]) -> Carried | None:
     """``prev`` carried to the sections ``sec_b``/``sec_c`` given what each run changed in them (``None``:
     align fully instead)."""
-    sb, sc = _Side.of(sec_b), _Side.of(sec_c)
+    sb, sc = Side.of(sec_b), Side.of(sec_c)
     if not (_kept_order(prev.nodes_b, sb.nodes, change_b) and _kept_order(prev.nodes_c, sc.nodes, change_c)):
         return None
     extra: dict[int, GraphNode] = {}
@@ -379,7 +189,7 @@ def step(prev: Carried, sec_b: GraphSection, sec_c: GraphSection,
     return None
 
 
-def _attempt(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode], list[GraphNode]],
+def _attempt(prev: Carried, sb: Side, sc: Side, change_b: tuple[list[GraphNode], list[GraphNode]],
              change_c: tuple[list[GraphNode], list[GraphNode]], fmts: tuple[str, str],
              extra: dict[int, GraphNode]) -> Carried | dict[int, GraphNode] | None:
     """One try of :func:`step` with the pairs of ``extra`` (baseline nodes) freed too: the carried alignment,
@@ -388,6 +198,41 @@ def _attempt(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode
     anchors, users = _anchors(c, sb, sc)
     if len(c.free_b) + len(c.free_c) + 2 * len(anchors) > MAX_SHARE * (len(sb.nodes) + len(sc.nodes)):
         return None
+    al, part_b, part_c, seeds_b = _align_part(c, anchors, sb, sc)
+    # An anchor the new pairs contradict (the exact step would now decide it otherwise) is freed next time.
+    wrong = {}
+    for i in seeds_b:
+        x = part_b[i]
+        if id(x) not in users:
+            continue
+        y = c.partner[id(x)]
+        exact = exact_now(x, y, c, sb, sc)
+        if exact != (c.kind[id(x)] is MatchKind.EXACT) and (exact or x.name == y.name):
+            wrong[id(x)] = x
+    if wrong:
+        return wrong
+    for i, j in enumerate(al.mb):  # the rewired test, by name for anchors (their inputs lie outside)
+        if j >= 0 and (i not in seeds_b or id(part_b[i]) in users):
+            x, y = part_b[i], part_c[j]
+            if is_rewired(x, y, c, sb, sc) if i in seeds_b else rewired_at(al, i, j):
+                c.rewired[id(x)] = (x.name, y.name)
+            else:
+                c.rewired.pop(id(x), None)
+    mark_regions(al, *fmts)
+    counts: dict[MatchKind, int] = {}
+    for k in c.kind.values():
+        counts[k] = counts.get(k, 0) + 1
+    metas = sorted(c.meta.values(), key=lambda m: sb.pos[m.baseline])
+    regions = tuple(al.regions)
+    c.outcome = SectionOutcome(lambda: c.aligned(regions), counts, al.regions, al.unmatched,
+                               list(c.rewired.values()), metas)
+    return c
+
+
+def _part(c: Carried, anchors: dict[int, GraphNode], sb: Side, sc: Side
+          ) -> tuple[GraphIndex, GraphIndex, list[GraphNode], list[GraphNode], dict[int, tuple[int, int]]]:
+    """The indexes of the part to align again (the free nodes and the anchors, in dump order), each anchor
+    seeded with its pair's signatures, and the part's nodes and baseline seeds."""
     part_b = sorted([*c.free_b.values(), *anchors.values()], key=lambda x: sb.pos[x.name])
     part_c = sorted([*c.free_c.values(), *(c.partner[k] for k in anchors)], key=lambda y: sc.pos[y.name])
     # An anchor stands for its pair: the same signature in both runs where the pair's own were equal.
@@ -404,10 +249,17 @@ def _attempt(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode
                           hash(("B", id(xb))) if b else hash(("B", id(xb), 0)))
     B = GraphIndex(GraphSection("", tuple(part_b)), seeds=seeds_b)
     C = GraphIndex(GraphSection("", tuple(part_c)), seeds=seeds_c)
-    B.fanout = [sum(_uses(r, x.name) for r in c.readers_b.get(x.name, {}).values()
+    B.fanout = [sum(uses(r, x.name) for r in c.readers_b.get(x.name, {}).values()
                     if sb.pos.get(r.name, -1) > sb.pos[x.name]) if i in seeds_b else len(B.users[i])
                 for i, x in enumerate(part_b)]
-    al = SectionAlignment(prev.section, B, C)
+    return B, C, part_b, part_c, seeds_b
+
+
+def _align_part(c: Carried, anchors: dict[int, GraphNode], sb: Side, sc: Side
+                ) -> tuple[SectionAlignment, list[GraphNode], list[GraphNode], dict[int, tuple[int, int]]]:
+    """The chain on the part, the carried anchors preset; its new pairs are entered into ``c``."""
+    B, C, part_b, part_c, seeds_b = _part(c, anchors, sb, sc)
+    al = SectionAlignment(c.section, B, C)
     # The exact step sees the carried exact pairs only: the others are made after it by the full chain.
     later = []
     for i in seeds_b:
@@ -432,34 +284,7 @@ def _attempt(prev: Carried, sb: _Side, sc: _Side, change_b: tuple[list[GraphNode
             m = meta_change(x, y, B.metas[i], C.metas[j])
             if m is not None:
                 c.meta[id(x)] = m
-    # An anchor the new pairs contradict (the exact step would now decide it otherwise) is freed next time.
-    wrong = {}
-    for i in seeds_b:
-        x = part_b[i]
-        if id(x) not in users:
-            continue
-        y = c.partner[id(x)]
-        exact = _exact_now(x, y, c, sb, sc)
-        if exact != (c.kind[id(x)] is MatchKind.EXACT) and (exact or x.name == y.name):
-            wrong[id(x)] = x
-    if wrong:
-        return wrong
-    for i, j in enumerate(al.mb):  # the rewired test, by name for anchors (their inputs lie outside)
-        if j >= 0 and (i not in seeds_b or id(part_b[i]) in users):
-            x, y = part_b[i], part_c[j]
-            if _is_rewired(x, y, c, sb, sc) if i in seeds_b else _rewired_at(al, i, j):
-                c.rewired[id(x)] = (x.name, y.name)
-            else:
-                c.rewired.pop(id(x), None)
-    mark_regions(al, *fmts)
-    counts: dict[MatchKind, int] = {}
-    for k in c.kind.values():
-        counts[k] = counts.get(k, 0) + 1
-    metas = sorted(c.meta.values(), key=lambda m: sb.pos[m.baseline])
-    regions = tuple(al.regions)
-    c.outcome = SectionOutcome(lambda: c.aligned(regions), counts, al.regions, al.unmatched,
-                               list(c.rewired.values()), metas)
-    return c
+    return al, part_b, part_c, seeds_b
 
 
 class Aligner:
@@ -472,7 +297,7 @@ class Aligner:
 
     def __init__(self, incremental: bool = True) -> None:
         self.incremental = incremental
-        self.carried: dict[str, Carried | _Full] = {}
+        self.carried: dict[str, Carried | Full] = {}
         self.last: tuple[object, object] | None = None
         """The sections of the last dumps aligned (what ``carried`` describes)."""
 
@@ -487,11 +312,11 @@ class Aligner:
         known = all(ch is not None for ch in changes)
         prev = self.carried if ok else {}
         self.carried = {}  # what is not carried on is let go before the full chain runs (memory)
-        carried: dict[str, Carried | _Full] = {}
+        carried: dict[str, Carried | Full] = {}
 
         def one(sb: GraphSection, sc: GraphSection, fmt_b: str, fmt_c: str) -> SectionOutcome:
             p = prev.pop(sb.name, None)
-            got: Carried | _Full | None = None
+            got: Carried | Full | None = None
             cb, cc = by_b.get(sb.name, ([], [])), by_c.get(sc.name, ([], []))
             # Small changes now are the sign of small changes next (a pass that touches every layer makes
             # every later pass touch it too): only then is a full alignment kept to be carried forward.

@@ -117,6 +117,45 @@ def shared_prefix(a: tuple[GraphNode, ...], b: tuple[GraphNode, ...]) -> int:
     return n
 
 
+_NORM: dict[str, str] = {}
+
+
+def _targets(nodes: tuple[GraphNode, ...]) -> list[str]:
+    """Each node's target as compared: a placeholder's name without its counter, else :func:`norm_target`
+    (remembered per target text: the same few hundred targets come back in every index of a comparison)."""
+    norm = _NORM
+    if len(norm) >= _STRIPPED_MAX:
+        norm.clear()
+    out: list[str] = []
+    add = out.append
+    for n in nodes:
+        if n.op == "placeholder":
+            add(strip_counter(n.name))
+            continue
+        t = n.target
+        got = norm.get(t)
+        if got is None:
+            got = norm[t] = norm_target(t)
+        add(got)
+    return out
+
+
+def _metas(nodes: tuple[GraphNode, ...]) -> list[MetaKey]:
+    """:func:`meta_key` of every node, computed once per metadata object (the parser shares one per text;
+    the nodes keep every one of them alive meanwhile, so no id is reused)."""
+    keys: dict[int, MetaKey] = {}
+    out: list[MetaKey] = []
+    add = out.append
+    for n in nodes:
+        m = n.meta
+        k = id(m)
+        if k in keys:
+            add(keys[k])
+        else:
+            add(keys.setdefault(k, meta_key(m)))
+    return out
+
+
 class GraphIndex:
     """Positions, edges and signatures of one section's nodes (dump order = topological order).
 
@@ -138,8 +177,7 @@ class GraphIndex:
         """Users per node where :attr:`users` lists only some of them (a part of a section: see ``seeds``)."""
         nodes = section.nodes
         self.names = names = [n.name for n in nodes]
-        pos = dict(zip(names, range(len(names)), strict=True))
-        self.pos = pos
+        self.pos = pos = dict(zip(names, range(len(names)), strict=True))
         n = len(nodes)
         shared = 0
         if like is not None and len(pos) == n and len(like.pos) == len(like):
@@ -149,39 +187,47 @@ class GraphIndex:
         # A placeholder's target is its name; a counter name (``fused_weight_3``) is no identity, so those
         # pair by the structure around them, like call nodes. A renamed graph input takes the other run's name
         # (see :func:`input_names`), so a rename reaches no signature.
-        self.targets = targets = [strip_counter(n.name) if n.op == "placeholder" else norm_target(n.target)
-                                  for n in nodes]
+        self.targets = targets = _targets(nodes)
         if like is not None:
             for i, name in input_names(like.section.nodes, nodes).items():
                 targets[i] = name
-        # Few distinct metadata objects (the parser shares one per text): compute each key once, by identity
-        # (the nodes keep every one of them alive meanwhile, so no id is reused).
-        keys: dict[int, MetaKey] = {}
-        self.metas = [keys[m] if (m := id(n.meta)) in keys else keys.setdefault(m, meta_key(n.meta))
-                      for n in nodes]
+        self.metas = _metas(nodes)
         """:func:`meta_key` of every node."""
         self.inputs: list[list[int]] = [[] for _ in range(n)]
         self.users: list[list[tuple[int, int]]] = [[] for _ in range(n)]
-        users = self.users
         self.ext: list[tuple[str, ...]] = [()] * n
         """External (undumped) names each node reads, e.g. weights, counter suffix removed."""
         self.lits: list[tuple[str, ...]] = [()] * n
         """Literal args, with list literals reduced to their non-node text."""
-        fwd = [0] * n
+        self.fwd = [0] * n
         if like is not None and shared:
-            # Read-only once built, so the lists can be the same objects in both indexes.
-            self.inputs[:shared] = like.inputs[:shared]
-            self.ext[:shared] = like.ext[:shared]
-            self.lits[:shared] = like.lits[:shared]
-            fwd[:shared] = like.fwd[:shared]
-            cut = (shared,)  # users are appended in node order: the leading nodes' users come first
-            for q, us in enumerate(like.users[:shared]):
-                if us:
-                    users[q] = us[:bisect_left(us, cut)]
-        get = pos.get
+            self._take(like, shared)
+        placeholder = self._forward(shared, seeds)
+        for i in range(shared):  # the shared leading nodes were not visited by _forward
+            placeholder[i] = nodes[i].op == "placeholder"
+        self.bwd = self._backward(placeholder, seeds)
+
+    def _take(self, like: GraphIndex, shared: int) -> None:
+        """Take the leading ``shared`` nodes' inputs, literals, forward signatures and their users among
+        themselves from ``like`` (read-only once built, so the lists can be the same objects in both)."""
+        self.inputs[:shared] = like.inputs[:shared]
+        self.ext[:shared] = like.ext[:shared]
+        self.lits[:shared] = like.lits[:shared]
+        self.fwd[:shared] = like.fwd[:shared]
+        users = self.users
+        cut = (shared,)  # users are appended in node order: the leading nodes' users come first
+        for q, us in enumerate(like.users[:shared]):
+            if us:
+                users[q] = us[:bisect_left(us, cut)]
+
+    def _forward(self, start: int, seeds: dict[int, tuple[int, int]] | None) -> list[bool]:
+        """Inputs, users, external names, literals and forward signatures of the nodes from ``start`` on, in
+        dump order (an input's signature is made before its readers'); returns which are placeholders."""
+        nodes, targets, fwd, users = self.section.nodes, self.targets, self.fwd, self.users
+        get = self.pos.get
         inputs_all, ext_all, lits_all = self.inputs, self.ext, self.lits
-        placeholder = [False] * n
-        for i in range(shared, n):
+        placeholder = [False] * len(nodes)
+        for i in range(start, len(nodes)):
             node = nodes[i]
             if node.op == "placeholder":
                 placeholder[i] = True
@@ -235,9 +281,12 @@ class GraphIndex:
             # A part of a section (:mod:`ad_diff.kinds.graph.carry`): a seeded node stands for an aligned
             # pair whose surroundings lie outside the part, so it takes the pair's value in both runs.
             fwd[i] = hash((targets[i], tuple(labels))) if seeds is None or i not in seeds else seeds[i][0]
-        for i in range(shared):  # the shared leading nodes were not visited above
-            placeholder[i] = nodes[i].op == "placeholder"
-        self.fwd = fwd
+        return placeholder
+
+    def _backward(self, placeholder: list[bool], seeds: dict[int, tuple[int, int]] | None) -> list[int]:
+        """Backward signatures, from the output up (a user's signature is made before its inputs')."""
+        targets, users = self.targets, self.users
+        n = len(users)
         bwd = [0] * n
         for i in range(n - 1, -1, -1):
             us = users[i]
@@ -251,7 +300,7 @@ class GraphIndex:
             bwd[i] = hash(("P", targets[i], key)) if placeholder[i] else hash((targets[i], key))
             if seeds is not None and i in seeds:
                 bwd[i] = seeds[i][1]
-        self.bwd = bwd
+        return bwd
 
     def __len__(self) -> int:
         return len(self.names)

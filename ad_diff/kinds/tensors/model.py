@@ -226,7 +226,7 @@ class NodeDrift:
 class TensorAnalysis:
     """Everything the tensor comparison measured; the ``tensors`` section of ``DiffResult``.
 
-    Measurements only: :func:`ad_diff.kinds.tensors.rules.classify` draws the findings from it.
+    Measurements only: :func:`ad_diff.kinds.tensors.classify.classify` draws the findings from it.
     """
 
     comparisons: tuple[TensorComparison, ...]

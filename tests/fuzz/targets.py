@@ -253,7 +253,8 @@ def run_ad_config(seed: Seed, data: bytes, scratch: Path) -> None:
     """One file of an AD config folder (a YAML/JSON layer, cli_args.txt, an order file, a registry) beside a
     real default.yaml, through the whole config kind: parse, diff against the seed, classify, JSON, render."""
     from ad_diff.core.jsonable import to_jsonable
-    from ad_diff.kinds.config import parse, rules
+    from ad_diff.kinds.config import parse
+    from ad_diff.kinds.config.classify import classify
     from ad_diff.kinds.config.compare import analyze_config
     from ad_diff.kinds.config.section import render_markdown
 
@@ -265,7 +266,7 @@ def run_ad_config(seed: Seed, data: bytes, scratch: Path) -> None:
     except AdDiffError:
         return
     analysis = analyze_config(_base_config(), cfg, None, None)
-    rules.classify(analysis)
+    classify(analysis)
     json.dumps(to_jsonable(analysis))
     render_markdown(analysis)
 

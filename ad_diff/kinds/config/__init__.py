@@ -50,7 +50,11 @@ class ConfigKind:
 
     def classify(self, section: ConfigAnalysis | Skipped, ctx: Context) -> list[Finding]:
         """The ADC findings: config changes, a config on one side only, config-vs-log disagreements."""
-        return [] if isinstance(section, Skipped) else rules.classify(section)
+        if isinstance(section, Skipped):
+            return []
+        from ad_diff.kinds.config.classify import classify  # lazy: the config model only for a config
+
+        return classify(section)
 
     def explain(self, section: ConfigAnalysis, findings: list[Finding], ctx: Context) -> tuple[ConfigAnalysis,
                                                                                                 list[Finding]]:

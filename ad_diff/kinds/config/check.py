@@ -43,7 +43,7 @@ def _suggest(key: str, known: frozenset[str]) -> tuple[str, ...]:
 
 def check_run(run: RunId, cfg: EffectiveConfig, log: RunLog, order: list[str],
               known: frozenset[str] = frozenset()) -> list[ConfigCheck]:
-    """The disagreements between ``cfg`` and ``log``, in pipeline order (``rules.classify`` reports them).
+    """The disagreements between ``cfg`` and ``log``, in pipeline order (``classify.classify`` reports them).
     ``known``: transform keys the runs show (:func:`known_transforms`), which a key enabled here but never
     logged may be a misspelling of."""
     records: dict[str, list[TransformRecord]] = {}

@@ -1,6 +1,6 @@
 """Compare two effective AD configs (with deepdiff) and build the :class:`ConfigAnalysis`.
 
-Measurement only: this module lists differences and config-vs-log disagreements; ``rules.classify`` turns
+Measurement only: this module lists differences and config-vs-log disagreements; ``classify.classify`` turns
 them into ADC findings, and ``explain.explain_findings`` later uses them to explain log findings.
 """
 
@@ -43,7 +43,7 @@ def analyze_config(
     baseline_log: RunLog | None,
     candidate_log: RunLog | None,
 ) -> ConfigAnalysis:
-    """Diff the two configs and check each against its own log (measurements only; see ``rules.classify``)."""
+    """Diff the two configs and check each against its own log (measurements only; see :mod:`.classify`)."""
     notes: list[str] = []
     order = pipeline_order(baseline, candidate, baseline_log, candidate_log)
     diff: ConfigDiff | None = None

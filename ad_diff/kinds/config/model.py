@@ -3,7 +3,7 @@ and whether each run's log agrees with its own config.
 
 Flow: ``parse`` builds one :class:`EffectiveConfig` per run (from an effective dump or by merging layers,
 :class:`ConfigSource` says which); ``compare.analyze_config`` turns two of them plus the logs into a
-:class:`ConfigAnalysis` (measurements only); ``rules.classify`` turns that into ADC findings and
+:class:`ConfigAnalysis` (measurements only); ``classify.classify`` turns that into ADC findings and
 ``explain.explain_findings`` marks log findings as explained (or not) by config. The JSON form of every
 model comes from :mod:`ad_diff.core.jsonable` through the field metadata below.
 """

@@ -1,5 +1,6 @@
-"""Rules of the configuration analysis (``ADC0xx``, category ``config``) and :func:`classify`, which turns
-the measurements of ``compare.analyze_config`` (config diff, config-vs-log checks) into their findings.
+"""Rules of the configuration analysis (``ADC0xx``, category ``config``): what each finding means.
+:mod:`.classify` turns the measurements of ``compare.analyze_config`` (config diff, config-vs-log checks)
+into their findings.
 
 ``ADC008`` (a state change no config change explains) is made by ``explain.explain_findings``, since it
 needs the log findings; every finding is built through these rules so codes, severities and wording stay
@@ -8,15 +9,8 @@ in one place.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from typing_extensions import assert_never
-
-from ad_diff.core.model import BASELINE, CANDIDATE, Category, Finding, Severity
-from ad_diff.core.rules import RANK_SILENT, Rule
-
-if TYPE_CHECKING:  # the model comes with a run that has a config (kinds.config.analyze)
-    from ad_diff.kinds.config.model import ConfigAnalysis, ConfigCheck
+from ad_diff.core.model import Category, Severity
+from ad_diff.core.rules import Rule
 
 TRANSFORM_CONFIG_CHANGED = Rule(
     code="ADC001",
@@ -146,59 +140,3 @@ RULES: tuple[Rule, ...] = (
     CONFIG_MISSING,
     KEY_MISSPELLED,
 )
-
-
-
-def classify(analysis: ConfigAnalysis) -> list[Finding]:
-    """The ADC findings of one analysis: config changes, a one-sided config, then each run's checks."""
-    findings: list[Finding] = []
-    if analysis.diff is not None:
-        for t in analysis.diff.transforms:
-            findings.append(TRANSFORM_CONFIG_CHANGED.make(
-                transform=t.transform, stage=t.stage, cause=t.describe(),
-                evidence={"config_changes": tuple(c.key for c in t.changes),
-                          "config_source": ", ".join(t.sources())},
-            ))
-        for s in analysis.diff.settings:
-            findings.append(SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}",
-                                                 evidence={"config_source": s.origin() or ""}))
-    elif (analysis.baseline is None) != (analysis.candidate is None):
-        findings.append(CONFIG_MISSING.make(run=BASELINE if analysis.baseline is None else CANDIDATE))
-    findings.extend(_check_finding(ch) for ch in analysis.checks)
-    return findings
-
-
-def _check_finding(ch: ConfigCheck) -> Finding:
-    from ad_diff.kinds.config.model import CheckKind  # lazy: the model loads only when a run has a config
-
-    origin = ch.origin or "config"
-    source = {"config_source": ch.origin or ""}
-    if ch.kind is CheckKind.NOT_IN_CONFIG:
-        return NOT_IN_CONFIG.make(transform=ch.transform, stage=ch.stage, run=ch.run,
-                                  evidence={"log_line": ch.log_line})
-    if ch.kind is CheckKind.ENABLED_BUT_DISABLED:
-        return ENABLED_BUT_DISABLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
-                                         line=ch.log_line, evidence={**source, "log_line": ch.log_line})
-    if ch.kind is CheckKind.RANKS_MISSING:
-        return RANK_SILENT.make(run=ch.run, config=ch.config_value, origin=origin, log=ch.log_value,
-                                evidence=source)
-    if ch.kind is CheckKind.ENABLED_BUT_ABSENT and ch.suggestions:
-        return KEY_MISSPELLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
-                                   suggestion=" or ".join(ch.suggestions),
-                                   severity=None if ch.run == CANDIDATE else Severity.WARNING,
-                                   evidence={**source, "did_you_mean": list(ch.suggestions)})
-    if ch.kind is CheckKind.ENABLED_BUT_ABSENT:
-        return ENABLED_BUT_ABSENT.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
-                                       evidence=source)
-    if ch.kind is CheckKind.DISABLED_BUT_RAN:
-        return DISABLED_BUT_RAN.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
-                                     state=ch.log_value, line=ch.log_line,
-                                     evidence={**source, "log_line": ch.log_line})
-    if ch.kind is CheckKind.STAGE_MISMATCH:
-        return STAGE_MISMATCH.make(transform=ch.transform, stage=ch.stage, run=ch.run,
-                                   config_stage=ch.config_stage, log_stage=ch.stage, origin=origin,
-                                   evidence={**source, "log_line": ch.log_line})
-    assert_never(ch.kind)
-
-
-__all__ = ["RULES", "classify"]

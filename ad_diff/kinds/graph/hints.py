@@ -76,27 +76,7 @@ def find_hints(
                 "from upstream",
             )
         ]
-    meta: dict[str, list[str]] = {}
-    form: dict[str, list[tuple[AlignedSection, int]]] = {}
-    for al in prev:
-        prefix = "" if al.section == "(root)" else al.section + "/"
-        for full in consumed:
-            if prefix and not full.startswith(prefix):
-                continue
-            i = al.pos_b.get(full[len(prefix) :])
-            if i is None:
-                continue
-            j = al.mb[i]
-            if j < 0:
-                cause = unmatched_b_since.get(al.names_b[i])
-                if cause:
-                    form.setdefault(cause, []).append((al, i))
-                continue
-            for k in [j, *al.inputs_c[j]]:
-                cname = al.names_c[k]
-                cause = lost_since.get(cname)
-                if cause and cname not in meta.get(cause, []):
-                    meta.setdefault(cause, []).append(cname)
+    meta, form = _trace(prev, consumed, lost_since, unmatched_b_since)
     hints: list[Hint] = []
     for cause in sorted(meta):
         stage, transform, _ = split_dump_key(cause)
@@ -133,3 +113,36 @@ def find_hints(
             )
         )
     return hints
+
+
+def _trace(
+    prev: Sequence[AlignedSection],
+    consumed: Sequence[str],
+    lost_since: dict[str, str],
+    unmatched_b_since: dict[str, str],
+) -> tuple[dict[str, list[str]], dict[str, list[tuple[AlignedSection, int]]]]:
+    """Where the baseline nodes a transform consumed came from in the candidate, by upstream cause: candidate
+    nodes (the match or its inputs) without metadata since a dump, and baseline nodes with no candidate
+    match since a dump (``(section, index)``)."""
+    meta: dict[str, list[str]] = {}
+    form: dict[str, list[tuple[AlignedSection, int]]] = {}
+    for al in prev:
+        prefix = "" if al.section == "(root)" else al.section + "/"
+        for full in consumed:
+            if prefix and not full.startswith(prefix):
+                continue
+            i = al.pos_b.get(full[len(prefix) :])
+            if i is None:
+                continue
+            j = al.mb[i]
+            if j < 0:
+                cause = unmatched_b_since.get(al.names_b[i])
+                if cause:
+                    form.setdefault(cause, []).append((al, i))
+                continue
+            for k in [j, *al.inputs_c[j]]:
+                cname = al.names_c[k]
+                cause = lost_since.get(cname)
+                if cause and cname not in meta.get(cause, []):
+                    meta.setdefault(cause, []).append(cname)
+    return meta, form

@@ -84,7 +84,9 @@ class TensorsKind:
         """The tensor findings (ADT), or why the comparison did not run."""
         base, cand = ctx.baseline, ctx.candidate
         if not isinstance(section, Skipped):
-            return rules.classify(section)
+            from ad_diff.kinds.tensors.classify import classify  # lazy: the tensor model once tensors ran
+
+            return classify(section)
         if section.reason == "one_sided":
             present, missing = (base, cand) if section.run == base.run_id else (cand, base)
             return [

@@ -3,7 +3,7 @@
 :func:`analyze_tensors` is what the tensors kind calls when both runs have ``tensors/``. Graph alignment
 (another kind) supplies ``node_order`` (baseline node names in graph order, with ``order_source`` saying
 where it came from) and ``node_transform`` (candidate node -> the transform that introduced or rewrote it)
-for the first-drifting-node search; both are plain inputs here. ``rules.classify`` makes the findings.
+for the first-drifting-node search; both are plain inputs here. ``classify.classify`` makes the findings.
 """
 
 from __future__ import annotations

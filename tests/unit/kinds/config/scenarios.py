@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from ad_diff.core.model import Finding, State, TransformComparison
+from ad_diff.kinds.config.classify import classify
 from ad_diff.kinds.config.compare import analyze_config
 from ad_diff.kinds.config.explain import explain_findings
 from ad_diff.kinds.config.model import ConfigAnalysis
 from ad_diff.kinds.config.parse import parse
-from ad_diff.kinds.config.rules import classify
 from ad_diff.kinds.log import parse as log_parser
 from ad_diff.kinds.log.align import pair_transforms
-from ad_diff.kinds.log.model import RunLog
 from ad_diff.kinds.log.classify import classify_log
+from ad_diff.kinds.log.model import RunLog
 from tests.conftest import FIXTURES
 
 SCENARIOS = FIXTURES / "config_scenarios"

@@ -7,9 +7,9 @@ from dataclasses import replace
 
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import State
+from ad_diff.kinds.config.classify import classify
 from ad_diff.kinds.config.compare import analyze_config, diff_configs, pipeline_order
 from ad_diff.kinds.config.model import CheckKind, ConfigSource, EffectiveConfig, SourceKind
-from ad_diff.kinds.config.rules import classify
 from ad_diff.kinds.log.model import LogEnd
 from tests.unit.kinds.config.scenarios import make_log, run_scenario
 

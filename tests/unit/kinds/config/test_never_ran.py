@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from ad_diff import gate
 from ad_diff.core.model import Severity
 from ad_diff.core.spelling import distance, near
+from ad_diff.kinds.config.classify import classify
 from ad_diff.kinds.config.compare import analyze_config
 from ad_diff.kinds.config.model import ConfigSource, EffectiveConfig, SourceKind
-from ad_diff.kinds.config.rules import classify
 from tests.unit.kinds.config.scenarios import make_log
 
 LOG = make_log("explained", 0)

@@ -8,8 +8,8 @@ from pathlib import Path
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import Severity
 from ad_diff.kinds.tensors.analysis import analyze_tensors
+from ad_diff.kinds.tensors.classify import classify
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
-from ad_diff.kinds.tensors.rules import classify
 from ad_diff.settings import Settings
 
 FIX = Path(__file__).resolve().parents[4] / "fixtures" / "tensors"

@@ -119,8 +119,8 @@ def batch(
 ) -> None:
     """Compare run folders paired by name (one per model) in parallel; write one combined report.
 
-    Exit code: the worst of all models (2 input error, 1 regression, 0 pass). A model with a baseline but
-    no candidate run gates; a model only in the candidate root is listed as new.
+    Exit code: the worst of all models (3 internal error, 2 input error, 1 regression, 0 pass). A model with
+    a baseline but no candidate run gates; a model only in the candidate root is listed as new.
     """
 
     wants_json = json_on_stdout(ctx)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from ad_diff.core.escape import excerpt
 from ad_diff.core.headline import cap_parts, evidence_rank_scope
@@ -32,8 +33,11 @@ from ad_diff.core.redact import redact_text
 from ad_diff.core.rules import MESSAGE_LIMIT
 from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints, parent, positions, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
-from ad_diff.gate import gates
+from ad_diff.gate import report_rank
 from ad_diff.kinds.tensors.causes import DRIFT_CODES, cause_transform, drift_title, first_causes
+
+if TYPE_CHECKING:
+    from ad_diff.result import DiffResult
 
 STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED)
 """Categories whose findings are about a run or an artifact, never a consequence of a transform."""
@@ -298,16 +302,6 @@ class _Builder:
         return CauseKind.IMPROVEMENT, title, ev
 
 
-def _band(g: CauseGroup, fail_on: str) -> int:
-    if any(gates(f, fail_on) for f in g.findings):
-        return 0
-    if g.cause is CauseKind.IMPROVEMENT:
-        return 3
-    if g.settled:
-        return 2
-    return 1 if g.severity is not Severity.INFO else 4
-
-
 def build(
     findings: Sequence[Finding],
     rows: tuple[TransformComparison, ...],
@@ -368,7 +362,7 @@ def build(
         raw.append((kind, title, "", where, pos[where] if where else None, [f], []))
     groups = [_group(k, title, ev, t, by_row[t].stage if t in by_row else None, p, rf, cf)
               for k, title, ev, t, p, rf, cf in raw]
-    groups.sort(key=lambda g: (_band(g, fail_on), -1 if g.position is None else g.position, g.title))
+    groups.sort(key=lambda g: (report_rank(g, fail_on), -1 if g.position is None else g.position, g.title))
     numbered: list[CauseGroup] = []
     ordered: list[Finding] = []
     for i, g in enumerate(groups, 1):
@@ -460,4 +454,14 @@ def _drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int
     )
 
 
-__all__ = ["build", "marked"]
+__all__ = ["build", "marked", "regroup"]
+
+
+def regroup(result: DiffResult, fail_on: str) -> DiffResult:
+    """``result`` with its findings grouped anew: for a result built or edited by hand (tests, tools), whose
+    groups no longer cover its findings; the pipeline's results are grouped already."""
+    findings, groups = build(
+        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
+        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) == "snapshot",
+    )
+    return dataclasses.replace(result, findings=tuple(findings), groups=groups)

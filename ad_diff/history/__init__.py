@@ -17,7 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 from ad_diff.errors import UsageError
-from ad_diff.gate import EXIT_INPUT_ERROR, decide
+from ad_diff.gate import decide, exit_with_input_errors
 from ad_diff.history.layout import find_leaves, natural_key, order_runs, when
 from ad_diff.history.model import (
     ERROR,
@@ -136,7 +136,7 @@ def run_history(
     ]
     verdict = decide(findings, opts.fail_on)
     errors = any(p.in_window and p.status == ERROR for p in problems)
-    exit_code = max(verdict.exit_code, EXIT_INPUT_ERROR if errors else 0)
+    exit_code = exit_with_input_errors(verdict, errors)
 
     infos = []
     for n in models:

@@ -110,7 +110,7 @@ def base_result() -> tuple[object, object]:
 
     scen = FIXTURES / "scenarios" / "failed_transform"
     result = pipeline.run(Settings(baseline=scen / "baseline", candidate=scen / "candidate"))
-    return result, gate.decide(result.findings, "error")
+    return result, gate.judge(result, "error")
 
 
 MEDIA = ("terminal", "r.md", "r.json", "r.xml", "summary.md", "r.html")
@@ -148,11 +148,13 @@ def _with_text(result: Any, text: str) -> Any:
 def test_every_medium_redacts_every_corpus_entry(base_result: tuple[object, object], tmp_path: Path) -> None:
     """Each entry is put in the run's notes and in the first finding's message (JUnit shows findings only);
     each medium must show the entry's context (so the text did reach it) and never its secret part."""
+    from ad_diff import gate
+
     result, verdict = base_result
     for i, (name, text, secret) in enumerate(CORPUS):
         tag = f"CTX{i:03d}Q"
         changed = _with_text(result, f"{tag} {text}")
-        for medium, body in _reports(changed, verdict, tmp_path / name).items():
+        for medium, body in _reports(changed, gate.judge(changed, verdict.fail_on), tmp_path / name).items():
             assert tag in body, f"{name}: the entry never reached {medium}"
             assert secret not in body, f"{name}: the secret survives in {medium}"
 

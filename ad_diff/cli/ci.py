@@ -131,8 +131,6 @@ def batch(
 
         opts = resolve_options(ctx)
         wants_json.append(opts["format"] == "json")
-        if opts.get("jobs") is not None and opts["jobs"] < 1:
-            raise UsageError(f"--jobs must be at least 1, not {opts['jobs']}")
 
         def make(name: str, b: Path, c: Path):  # noqa: ANN202
             return build_settings(opts, b, c, model=name or None)

@@ -8,13 +8,18 @@ explain passes over all findings. Rendering and gating happen after, on the retu
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from ad_diff import __version__
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, Finding
 from ad_diff.core.rules import SHARED_WITH_BASELINE
-from ad_diff.discover import RunArtifacts, discover, identity
+from ad_diff.discover import RunArtifacts, discover, identity, snapshot
 from ad_diff.explain import run as explain
-from ad_diff.kinds import KINDS, LOG
+from ad_diff.kinds import CONFIG, KINDS, LOG
 from ad_diff.kinds.base import Context, Skipped
+from ad_diff.kinds.log import parse as log_parser
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.result import DiffResult
 from ad_diff.settings import Settings
@@ -22,8 +27,6 @@ from ad_diff.settings import Settings
 
 def _runs(settings: Settings) -> tuple[RunArtifacts, RunArtifacts, bool]:
     """Both runs' artifacts; a snapshot baseline (``ad-diff snapshot``) stands in for a whole run folder."""
-    from ad_diff.kinds.log import snapshot
-
     identity.check_distinct(settings.baseline, settings.candidate, (BASELINE, CANDIDATE))
     cand = discover(settings.candidate, CANDIDATE, settings.candidate_log)
     if snapshot.is_snapshot(settings.baseline):
@@ -42,7 +45,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     everything else, unreadable dumps and tensors included, is reported as findings and notes in the result.
     """
     base, cand, from_snapshot = _runs(settings)
-    ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress)
+    ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress, config=CONFIG)
     findings: list[Finding] = _shared_files(settings)
     skipped: dict[str, Skipped] = {}
     for kind in KINDS:
@@ -76,6 +79,39 @@ def run(settings: Settings, progress: ProgressFn = no_progress) -> DiffResult:
     )
 
 
+def take_snapshot(run: Path, rank: int = 0, log: Path | None = None) -> dict[str, Any]:
+    """Read run folder ``run`` and return its snapshot as plain data (``ad-diff snapshot``; written out by
+    :func:`ad_diff.discover.snapshot.dump`): the log's per-transform states and counts, and the dumps'
+    metadata coverage."""
+    from ad_diff.kinds.graph.snapshot import coverage_to_record  # parses dumps: only when a snapshot is taken
+    art = discover(run, BASELINE, log)
+    assert art.log is not None  # discover raises otherwise
+    parsed = log_parser.parse(art.logs, rank=rank)
+    transforms = []
+    for t in parsed.transforms:
+        row: dict[str, Any] = {"stage": t.stage, "transform": t.transform, "state": t.state.value,
+                               "matches": t.matches}
+        if t.occurrence:
+            row["occurrence"] = t.occurrence
+        transforms.append(row)
+    data: dict[str, Any] = {
+        snapshot.MARKER: snapshot.SNAPSHOT_VERSION,
+        "tool": f"ad-diff {__version__}",
+        "source": str(run),
+        "log": art.log.name,
+        "rank": parsed.rank,
+        "log_formats": list(parsed.formats),
+        "log_prefixes": list(parsed.prefixes),
+        "end": parsed.end.value,
+        "end_detail": parsed.end_detail,
+        "transforms": transforms,
+    }
+    coverage = coverage_to_record(art.graphs, run)
+    if coverage:
+        data["metadata_coverage"] = coverage
+    return data
+
+
 def _shared_files(settings: Settings) -> list[Finding]:
     """ADI007 when candidate files are the baseline's own (:func:`ad_diff.discover.identity.shared_files`)."""
     given_c = [*settings.candidate_log, *([settings.candidate_config] if settings.candidate_config else [])]
@@ -91,4 +127,4 @@ def _shared_files(settings: Settings) -> list[Finding]:
         evidence={"shared": [[s.candidate, s.baseline, s.how] for s in shared[:50]]})]
 
 
-__all__ = ["run"]
+__all__ = ["run", "take_snapshot"]

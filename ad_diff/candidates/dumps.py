@@ -1,6 +1,6 @@
 """Which dump ``ad-diff candidates`` scans, and reading it, through the comparison's containment.
 
-The run's ``graphs/`` is listed once by :func:`ad_diff.kinds.graph.folder.scan`, which vets every entry named
+The run's ``graphs/`` is listed once by :func:`ad_diff.discover.dumps.scan`, which vets every entry named
 like a dump: a link leaving the run folder, a FIFO, a broken or looping link is refused unread. The command
 scans one dump (the last by counter, or the last written after ``--transform``), so:
 
@@ -18,9 +18,9 @@ from pathlib import Path
 
 from ad_diff.core import safepath
 from ad_diff.discover import dump_order
+from ad_diff.discover.dumps import DumpFile, scan
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.cache import MAX_DUMP_BYTES
-from ad_diff.kinds.graph.folder import DumpFile, scan
 from ad_diff.kinds.graph.model import GraphDump
 from ad_diff.kinds.graph.pair import DumpRef, list_dumps
 from ad_diff.kinds.graph.parse import parse_text

@@ -48,9 +48,10 @@ def snapshot(
     """
 
     def go() -> int:
-        from ad_diff.kinds.log import snapshot as snap
+        from ad_diff.discover import snapshot as snap
+        from ad_diff.pipeline import take_snapshot
 
-        data = {**snap.take(run, rank=rank, log=log), "source": snapshot_source(run, output)}
+        data = {**take_snapshot(run, rank=rank, log=log), "source": snapshot_source(run, output)}
         text = snap.dump(data)
         if output is None:
             sys.stdout.write(safe_text(text))

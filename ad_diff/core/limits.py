@@ -67,7 +67,7 @@ LOG_ISSUES = 10_000
 LOG_ERRORS = 100_000
 """Tracebacks and fatal signals per run (each kept to tell how a rank ended)."""
 
-# -- graph dumps (enforced by ad_diff.kinds.graph.folder.scan) --------------------------------------------
+# -- graph dumps (enforced by ad_diff.discover.dumps.scan) --------------------------------------------
 GRAPH_DUMPS = 10_000
 """Files named like a graph dump in one ``graphs/``: AutoDeploy writes one per transform (about 100)."""
 

@@ -77,6 +77,10 @@ ONE_SIDED = Rule(
     "data must not read as a pass. Re-run the other side with AD_DUMP_GRAPHS_DIR set (or record tensors).",
 )
 
+STANDS = "the per-transform match counts from the logs still stand"
+"""What still holds when an analysis beside the logs cannot run (the ``stands`` of :data:`ANALYSIS_FAILED`
+that the graph and tensors kinds draw)."""
+
 ANALYSIS_FAILED = Rule(
     "ADI006", "analysis-unreadable-input", Category.INPUT, Severity.ERROR,
     "{analysis} could not run: {error}; {stands}",
@@ -100,3 +104,20 @@ SHARED_WITH_BASELINE = Rule(
 )
 
 RULES: tuple[Rule, ...] = (ONE_SIDED, ANALYSIS_FAILED, SHARED_WITH_BASELINE)
+
+# A log rule that the config kind draws (it holds the world size): defined here so that neither kind imports
+# the other. It is listed with the log rules (ad_diff.kinds.log.rules.RULES), not in RULES above.
+
+RANK_SILENT = Rule(
+    "ADL016", "rank-logged-nothing", Category.INCOMPLETE_RUN, Severity.ERROR,
+    "the {run} config sets {config} ({origin}) but the {run} log has {log}",
+    "Within one run, the config's `world_size` says N ranks ran, yet the log, which does record several "
+    "ranks (it shows more than one, or the other run's log shows all N), has no transform result from some "
+    "of them: the rank died before its first transform, hung, or its output was never saved. Its pipeline "
+    "cannot be compared, so this is an incomplete run and gates at every `--fail-on` level but `never`, "
+    "like a rank that stopped (ADL009); the world-size change (ADL014) the rank counts show is a "
+    "consequence, not the cause. A log of rank 0 alone in both runs is how some jobs are captured and gives "
+    "no finding; untagged lines say nothing about ranks. The config kind checks it, as it holds the world "
+    "size.",
+)
+

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from fnmatch import fnmatchcase
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ad_diff.errors import UsageError
 from ad_diff.gate import decide, exit_with_input_errors
@@ -23,6 +24,7 @@ from ad_diff.history.model import (
     ERROR,
     INCOMPLETE,
     OK,
+    Change,
     History,
     Leaf,
     LeafMeta,
@@ -31,6 +33,12 @@ from ad_diff.history.model import (
     RunInfo,
 )
 from ad_diff.progress import ProgressFn, no_progress
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from ad_diff.gate import Verdict
 
 __all__ = ["HistoryOptions", "run_history"]
 
@@ -64,12 +72,9 @@ def run_history(
     root: Path, options: HistoryOptions | None = None, progress: ProgressFn = no_progress
 ) -> History:
     """Read the history under ``root`` and find its steps; raise :class:`AdDiffError` for unusable input."""
-    import numpy as np
-
     from ad_diff.history import segments
     from ad_diff.history.load import build_table, read_all
-    from ad_diff.history.steps import find_changes, judge
-    from ad_diff.kinds.log.rules import INCOMPLETE as RUN_INCOMPLETE
+    from ad_diff.history.steps import find_changes
 
     opts = options or HistoryOptions()
     if opts.min_run < 1:
@@ -81,24 +86,8 @@ def run_history(
     runs, order, order_note = order_runs(leaves, metas, opts.order)
     since = _since_index(runs, opts.since)
     models = sorted({lf.model for lf in leaves}, key=natural_key)
-    run_index = {n: i for i, n in enumerate(runs)}
-    model_code = {n: i for i, n in enumerate(models)}
-
-    table = build_table(leaves, datas, runs, models, cols)
-    if opts.ignore_transforms:
-        names = [
-            n
-            for n in table["transform"].cat.categories
-            if any(fnmatchcase(n, p) for p in opts.ignore_transforms)
-        ]
-        table = table[~table["transform"].isin(names)].reset_index(drop=True)
-    used: list[set[int]] = [set() for _ in models]
-    commits: dict[tuple[int, int], str | None] = {}
-    for lf, m in zip(leaves, metas, strict=False):
-        commits[(model_code[lf.model], run_index[lf.run])] = m.commit
-        if m.status == OK:
-            used[model_code[lf.model]].add(run_index[lf.run])
-    model_runs = [np.array(sorted(u), dtype=np.int64) for u in used]
+    table = _ignore(build_table(leaves, datas, runs, models, cols), opts.ignore_transforms)
+    model_runs, commits = _used_runs(leaves, metas, runs, models)
     seg = segments.build(table, model_runs)
     steps, pending, flaky, current = find_changes(
         seg,
@@ -112,8 +101,63 @@ def run_history(
         (opts.collapse_fraction, opts.fail_on),
         since,
     )
+    problems = _problems(leaves, metas, runs, since)
+    verdict, exit_code = _gate(steps, problems, opts)
+    stats["cells"] = len(table)
+    return History(
+        root,
+        layout,
+        order,
+        order_note,
+        opts.min_run,
+        opts.collapse_fraction,
+        opts.fail_on,
+        opts.since,
+        _run_infos(leaves, metas, runs),
+        _model_infos(models, model_runs, runs),
+        problems,
+        tuple(steps),
+        tuple(pending),
+        tuple(flaky),
+        current,
+        verdict,
+        exit_code,
+        tuple(notes),
+        stats,
+        table,
+    )
 
-    problems = tuple(
+
+def _ignore(table: pd.DataFrame, patterns: tuple[str, ...]) -> pd.DataFrame:
+    """``table`` without the transforms ``--ignore-transform`` names (glob patterns)."""
+    if not patterns:
+        return table
+    names = [n for n in table["transform"].cat.categories if any(fnmatchcase(n, p) for p in patterns)]
+    return table[~table["transform"].isin(names)].reset_index(drop=True)
+
+
+def _used_runs(
+    leaves: list[Leaf], metas: list[LeafMeta], runs: list[str], models: list[str]
+) -> tuple[list[np.ndarray], dict[tuple[int, int], str | None]]:
+    """Per model, the (sorted) indexes of the runs whose leaf was read completely; and per (model, run)
+    index pair, the leaf's commit."""
+    import numpy as np
+
+    run_index = {n: i for i, n in enumerate(runs)}
+    model_code = {n: i for i, n in enumerate(models)}
+    used: list[set[int]] = [set() for _ in models]
+    commits: dict[tuple[int, int], str | None] = {}
+    for lf, m in zip(leaves, metas, strict=False):
+        commits[(model_code[lf.model], run_index[lf.run])] = m.commit
+        if m.status == OK:
+            used[model_code[lf.model]].add(run_index[lf.run])
+    return [np.array(sorted(u), dtype=np.int64) for u in used], commits
+
+
+def _problems(leaves: list[Leaf], metas: list[LeafMeta], runs: list[str], since: int) -> tuple[Problem, ...]:
+    """The leaves whose counts are not used, in run order then model order."""
+    run_index = {n: i for i, n in enumerate(runs)}
+    return tuple(
         sorted(
             (
                 Problem(lf.run, lf.model, lf.path, m.status, m.detail, run_index[lf.run] >= since)
@@ -123,6 +167,14 @@ def run_history(
             key=lambda p: (run_index[p.run], natural_key(p.model)),
         )
     )
+
+
+def _gate(steps: list[Change], problems: tuple[Problem, ...], opts: HistoryOptions) -> tuple[Verdict, int]:
+    """The verdict over the steps and incomplete runs in the window, and the command's exit code (an
+    unreadable leaf in the window exits as an input error at least)."""
+    from ad_diff.history.logkind import INCOMPLETE as RUN_INCOMPLETE
+    from ad_diff.history.steps import judge
+
     findings = [
         f
         for s in steps
@@ -136,37 +188,19 @@ def run_history(
     ]
     verdict = decide(findings, opts.fail_on)
     errors = any(p.in_window and p.status == ERROR for p in problems)
-    exit_code = exit_with_input_errors(verdict, errors)
+    return verdict, exit_with_input_errors(verdict, errors)
 
+
+def _model_infos(models: list[str], model_runs: list[np.ndarray], runs: list[str]) -> tuple[ModelInfo, ...]:
+    """Per model with a complete leaf: its first and last used run, how many, and whether it stopped
+    before the history's last run."""
+    model_code = {n: i for i, n in enumerate(models)}
     infos = []
     for n in models:
         u = model_runs[model_code[n]]
         if len(u):
             infos.append(ModelInfo(n, runs[int(u[0])], runs[int(u[-1])], len(u), int(u[-1]) != len(runs) - 1))
-    run_infos = _run_infos(leaves, metas, runs)
-    stats["cells"] = len(table)
-    return History(
-        root,
-        layout,
-        order,
-        order_note,
-        opts.min_run,
-        opts.collapse_fraction,
-        opts.fail_on,
-        opts.since,
-        run_infos,
-        tuple(infos),
-        problems,
-        tuple(steps),
-        tuple(pending),
-        tuple(flaky),
-        current,
-        verdict,
-        exit_code,
-        tuple(notes),
-        stats,
-        table,
-    )
+    return tuple(infos)
 
 
 def _run_infos(leaves: list[Leaf], metas: list[LeafMeta], runs: list[str]) -> tuple[RunInfo, ...]:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from ad_diff.core import limits, safepath
 from ad_diff.core.model import RunId, TransformRecord
+from ad_diff.discover import discover
 from ad_diff.errors import AdDiffError
 from ad_diff.history import snapfast
 from ad_diff.history.columns import (
@@ -27,8 +28,8 @@ from ad_diff.history.columns import (
     from_strings,
     row_dtype,
 )
+from ad_diff.history.logkind import LogEnd, attribute, load_snapshot, read_log
 from ad_diff.history.model import ERROR, INCOMPLETE, OK, SNAPSHOT, Leaf, LeafMeta
-from ad_diff.kinds.log.model import LogEnd, RunLog
 from ad_diff.progress import ProgressFn, no_progress
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _from_records(cols: Columns, records: tuple[TransformRecord, ...], meta: Lea
 
 
 SNAPSHOT_LIMIT = 16 << 20
-"""Largest snapshot read (bytes), as for a snapshot baseline of ``compare`` (kinds.log.snapshot)."""
+"""Largest snapshot read (bytes), as for a snapshot baseline of ``compare``."""
 
 
 def _read_file(path: Path, root: Path) -> tuple[bytes, int]:
@@ -83,8 +84,6 @@ def _read_file(path: Path, root: Path) -> tuple[bytes, int]:
 
 
 def _snapshot(cols: Columns, path: Path, root: Path) -> LeafData:
-    from ad_diff.kinds.log import snapshot
-
     try:
         raw, mtime = _read_file(path, root)
     except OSError as e:
@@ -94,7 +93,7 @@ def _snapshot(cols: Columns, path: Path, root: Path) -> LeafData:
     except UnicodeDecodeError:
         fast = None
     if fast is None:
-        _, log = snapshot.load_as_run(path, raw)  # the bytes read, not the path again
+        _, log = load_snapshot(path, raw)  # the bytes read, not the path again
         status, detail = _status(log.end, log.end_detail)
         return _from_records(
             cols, log.transforms, LeafMeta(status, detail, mtime_ns=mtime, transforms=len(log.transforms))
@@ -140,28 +139,11 @@ def run_json(folder: Path) -> RunJson:
     )
 
 
-def _attribute(log: RunLog, graphs: Path | None) -> RunLog:
-    """Name result lines that carry no transform (L2 logger) from the dump order, as ``compare`` does."""
-    if not log.anonymous or graphs is None:
-        return log
-    from ad_diff.kinds.graph.pair import list_dumps
-    from ad_diff.kinds.log.attribute import attribute
-
-    try:
-        names = [(d.stage, d.transform) for d in list_dumps(graphs)[0]]
-    except AdDiffError:
-        return log  # the results stay positional (#n), as in compare
-    return attribute(log, names)[0]
-
-
 def _folder(cols: Columns, path: Path, rank: int) -> LeafData:
-    from ad_diff.discover import discover
-    from ad_diff.kinds.log import parse as log_parser
-
     info = run_json(path)
     art = discover(path, _HISTORY)
     assert art.log is not None  # discover raises otherwise
-    log = _attribute(log_parser.parse(art.logs, rank=rank), art.graphs)
+    log = attribute(read_log(art.logs, rank=rank), art.graphs)
     status, detail = _status(log.end, log.end_detail)
     try:
         mtime = art.log.stat().st_mtime_ns

@@ -60,8 +60,23 @@ def _empty() -> np.ndarray:
     return np.zeros(0, np.int64)
 
 
-def build(table: pd.DataFrame, model_runs: list[np.ndarray]) -> Segments:
-    """Segments of every key of ``table``'s complete leaves; ``model_runs[m]``: model m's used runs."""
+@dataclass(frozen=True)
+class _Rows:
+    """The complete leaves' rows, one per (key, position), sorted by key then position."""
+
+    key: np.ndarray
+    pos: np.ndarray
+    """Place of the row's run among its model's used runs."""
+    value: np.ndarray
+    model: np.ndarray
+    transform: np.ndarray
+    occurrence: np.ndarray
+    stage: np.ndarray
+    position: np.ndarray
+
+
+def _rows(table: pd.DataFrame, model_runs: list[np.ndarray]) -> _Rows:
+    """Key, run position and value code of every row of a complete leaf (status code 0)."""
     import pandas as pd
 
     ok = table["status"].cat.codes.to_numpy() == 0
@@ -79,7 +94,6 @@ def build(table: pd.DataFrame, model_runs: list[np.ndarray]) -> Segments:
     n_runs = max((int(r.max()) + 1 for r in model_runs if len(r)), default=1)
     used = np.concatenate([mi * n_runs + r.astype(np.int64) for mi, r in enumerate(model_runs)] or [_empty()])
     model_start = np.cumsum([0] + [len(r) for r in model_runs])
-    n_of_model = np.diff(model_start)
     pos = np.searchsorted(used, m * n_runs + run) - model_start[m]
     # keys: (model, transform, occurrence), factorized in two steps so no product can overflow
     pair, _ = pd.factorize(m * (int(t.max(initial=0)) + 1) + t)
@@ -91,27 +105,31 @@ def build(table: pd.DataFrame, model_runs: list[np.ndarray]) -> Segments:
     # one row per (key, position): a hand-edited snapshot may repeat a transform; the last one counts
     keep = np.ones(len(key), bool)
     keep[:-1] = (key[1:] != key[:-1]) | (pos[1:] != pos[:-1])
-    key, pos, value, m, t, o, stage, position = (a[keep] for a in (key, pos, value, m, t, o, stage, position))
-    n_keys = int(key.max(initial=-1)) + 1
-    key_model, key_t, key_o, key_stage, key_pos = (
-        np.zeros(n_keys, a.dtype) for a in (m, t, o, stage, position)
-    )
-    # assigning in sorted order leaves each key's last row (its latest run) in place
-    key_model[key], key_t[key], key_o[key], key_stage[key], key_pos[key] = m, t, o, stage, position
+    return _Rows(*(a[keep] for a in (key, pos, value, m, t, o, stage, position)))
 
+
+def _runs(key: np.ndarray, pos: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Key, first and last position and value of each stretch of sorted rows with one value over
+    consecutive positions."""
     first_row = np.ones(len(key), bool)
     first_row[1:] = key[1:] != key[:-1]
     new = first_row.copy()
     new[1:] |= (pos[1:] != pos[:-1] + 1) | (value[1:] != value[:-1])
     starts = np.flatnonzero(new)
     ends = np.append(starts[1:], len(key))[: len(starts)] - 1
-    s_key, s_p0, s_p1, s_val = key[starts], pos[starts], pos[ends], value[starts]
-    # absent stretches: before a key's first row, between rows whose positions skip, after its last row
+    return key[starts], pos[starts], pos[ends], value[starts]
+
+
+def _absent(
+    s_key: np.ndarray, s_p0: np.ndarray, s_p1: np.ndarray, last_pos: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Key, first and last position of the absent stretches around the row stretches ``s_*`` (sorted by
+    key then position): before a key's first row, between rows whose positions skip, after its last row
+    (``last_pos``: per stretch, the last position of its key's model)."""
     s_first = np.ones(len(s_key), bool)
     s_first[1:] = s_key[1:] != s_key[:-1]
     s_last = np.ones(len(s_key), bool)
     s_last[:-1] = s_key[1:] != s_key[:-1]
-    last_pos = n_of_model[key_model[s_key]] - 1
     lead = s_first & (s_p0 > 0)
     gap = ~s_first
     gap[1:] &= s_p0[1:] > s_p1[:-1] + 1
@@ -120,6 +138,23 @@ def build(table: pd.DataFrame, model_runs: list[np.ndarray]) -> Segments:
     a_key = np.concatenate([s_key[lead], s_key[gap_idx], s_key[trail]])
     a_p0 = np.concatenate([np.zeros(int(lead.sum()), np.int64), s_p1[gap_idx - 1] + 1, s_p1[trail] + 1])
     a_p1 = np.concatenate([s_p0[lead] - 1, s_p0[gap_idx] - 1, last_pos[trail]])
+    return a_key, a_p0, a_p1
+
+
+def build(table: pd.DataFrame, model_runs: list[np.ndarray]) -> Segments:
+    """Segments of every key of ``table``'s complete leaves; ``model_runs[m]``: model m's used runs."""
+    r = _rows(table, model_runs)
+    n_of_model = np.diff(np.cumsum([0] + [len(u) for u in model_runs]))
+    n_keys = int(r.key.max(initial=-1)) + 1
+    key_model, key_t, key_o, key_stage, key_pos = (
+        np.zeros(n_keys, a.dtype) for a in (r.model, r.transform, r.occurrence, r.stage, r.position)
+    )
+    # assigning in sorted order leaves each key's last row (its latest run) in place
+    key_model[r.key], key_t[r.key], key_o[r.key] = r.model, r.transform, r.occurrence
+    key_stage[r.key], key_pos[r.key] = r.stage, r.position
+
+    s_key, s_p0, s_p1, s_val = _runs(r.key, r.pos, r.value)
+    a_key, a_p0, a_p1 = _absent(s_key, s_p0, s_p1, n_of_model[key_model[s_key]] - 1)
     all_key = np.concatenate([s_key, a_key])
     all_p0 = np.concatenate([s_p0, a_p0])
     all_p1 = np.concatenate([s_p1, a_p1])

@@ -6,7 +6,7 @@ would read: header lines ``key: scalar`` with plain scalars that are certainly s
 integers and ``null``; transform lines ``  - {stage: S, transform: T, state: X, matches: N[, occurrence:
 K]}`` whose names are plain words that YAML reads as strings; and, after them, ``metadata_coverage`` lines
 of four counts. Anything else (a hand-edited file, a name that needs quoting, CRLF) returns ``None`` and
-the caller reads the file with :func:`ad_diff.kinds.log.snapshot.load_as_run`, which also gives the
+the caller reads the file with :func:`ad_diff.discover.snapshot.load_as_run`, which also gives the
 error messages. A test compares both readers on generated snapshots.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ad_diff.history.columns import NO_COUNT, ROW, STATE_CODE, Columns
-from ad_diff.kinds.log.model import LogEnd
+from ad_diff.history.logkind import LogEnd
 
 _ROW = re.compile(
     r"  - \{stage: ([A-Za-z_][A-Za-z0-9_]*), transform: ([A-Za-z_][A-Za-z0-9_]*), state: ([a-z]+), "

@@ -20,10 +20,9 @@ import numpy as np
 
 from ad_diff.core.model import Finding, Side, State, TransformComparison
 from ad_diff.gate import decide
+from ad_diff.history.logkind import LogEnd, RunLog, classify_log
 from ad_diff.history.model import Cell, Change, Flaky, RunValue, Value
 from ad_diff.history.segments import Segments, decode
-from ad_diff.kinds.log.model import LogEnd, RunLog
-from ad_diff.kinds.log.rules import classify_log
 
 _LOG = RunLog(Path("history"), (), None, (), (), (), (), LogEnd.COMPLETE, "")
 _GAINS = ("ADL006", "ADL008")  # transform-added (with matches), match-gain

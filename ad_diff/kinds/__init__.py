@@ -20,4 +20,4 @@ KINDS: tuple[Kind[Any], ...] = (LOG, GRAPH, TENSORS, CONFIG)
 SECTION_KINDS: tuple[Kind[Any], ...] = tuple(k for k in KINDS if k is not LOG)
 """The kinds whose sections the reports render after the transforms table."""
 
-__all__ = ["KINDS", "LOG", "SECTION_KINDS"]
+__all__ = ["CONFIG", "KINDS", "LOG", "SECTION_KINDS"]

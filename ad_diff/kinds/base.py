@@ -25,7 +25,7 @@ from ad_diff.settings import Settings
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
-    from ad_diff.kinds.log.model import RunLog
+    from ad_diff.core.runlog import RunLog
     from ad_diff.result import DiffResult
 
 S = TypeVar("S")
@@ -56,6 +56,33 @@ class Skipped:
     path: Path | None = None
 
 
+class ConfigLookup(Protocol):
+    """What a kind other than the config kind may ask of a run's AD config. The config kind implements it and
+    the pipeline passes it in the :class:`Context`, so no kind imports the config kind (or another)."""
+
+    def enables(self, root: Path, explicit: Path | None, transform: str) -> bool:
+        """Whether the AD config of the run at ``root`` (``explicit``: the one given on the command line)
+        enables ``transform``; ``False`` without a config, or with one that cannot be read (the config kind
+        reports that)."""
+        ...
+
+    def setting_messages(self, section: Any) -> dict[str, str]:
+        """Config key -> the message of its setting-changed finding, from the config kind's ``section``."""
+        ...
+
+
+class NoConfig:
+    """The :class:`ConfigLookup` of a comparison without the config kind: no run has a config."""
+
+    def enables(self, root: Path, explicit: Path | None, transform: str) -> bool:
+        """Never: there is no config to enable anything."""
+        return False
+
+    def setting_messages(self, section: Any) -> dict[str, str]:
+        """None: no config, no setting changed."""
+        return {}
+
+
 @dataclass
 class Context:
     """What the stages of one comparison share: settings, both runs, the log spine and earlier sections."""
@@ -72,6 +99,8 @@ class Context:
     """The per-transform comparison (set by the log kind, read by every later kind)."""
     sections: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    config: ConfigLookup = field(default_factory=NoConfig)
+    """The config lookup other kinds read (the tensors kind: is the logits gather enabled?)."""
 
     def section(self, key: SectionKey[S]) -> S | None:
         """The section of an earlier kind, when it ran."""

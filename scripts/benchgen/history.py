@@ -8,7 +8,7 @@ Layout ``model-run``: ``OUT/<model>/<run>.yaml`` (``kind="snapshot"``) or ``OUT/
 ``ad.log`` and ``run.json`` (``kind="folder"``); ``layout="flat"`` drops the model level (one model).
 Every (model, transform) has a fixed base value; :class:`Event` values override it from a run on, or for a
 few runs (a blip). Snapshot text is written directly, in exactly the form ``ad-diff snapshot`` writes
-(a test compares it with ``ad_diff.kinds.log.snapshot.dump``), because dumping 1.8 million rows through
+(a test compares it with ``ad_diff.discover.snapshot.dump``), because dumping 1.8 million rows through
 PyYAML would take minutes.
 """
 

@@ -110,7 +110,7 @@ def test_sparse_plain_log_keeps_bounded_lines(tmp_path: Path) -> None:
 
 
 def test_graphs_folder_past_its_dump_cap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from ad_diff.kinds.graph.folder import scan
+    from ad_diff.discover.dumps import scan
 
     monkeypatch.setattr(limits, "GRAPH_DUMPS", 20)
     graphs = tmp_path / "graphs"

@@ -69,7 +69,7 @@ def test_log_only_comparison_loads_no_graph_or_tensor_code(tmp_path: Path) -> No
     assert any(f["category"] == "match_loss" for f in json.loads(out)["findings"])
     assert _loaded(modules, LIGHT) == []
     heavy_parts = ("ad_diff.kinds.graph.model", "ad_diff.kinds.graph.parse", "ad_diff.kinds.graph.analysis",
-                   "ad_diff.kinds.graph.diff", "ad_diff.kinds.graph.folder", "ad_diff.kinds.tensors.model",
+                   "ad_diff.kinds.graph.diff", "ad_diff.discover.dumps", "ad_diff.kinds.tensors.model",
                    "ad_diff.kinds.tensors.analysis", "ad_diff.report.markdown",
                    # neither run holds a config: its model, loader and parser stay unloaded
                    "ad_diff.kinds.config.model", "ad_diff.kinds.config.parse", "ad_diff.kinds.config.load",

@@ -342,21 +342,23 @@ EXPECTED_SEEDS: list[Seed] = [
 
 def run_snapshot(seed: Seed, data: bytes, scratch: Path) -> None:
     """A snapshot file used as the baseline, and its metadata coverage against a dump folder."""
-    from ad_diff.kinds.log import snapshot
+    from ad_diff.discover import snapshot
+    from ad_diff.kinds.graph.snapshot import check_coverage
 
     path = _write(scratch, "counts.yaml", data)
     graphs = FIXTURES / "hostile/dump_crlf/baseline/graphs"
-    _accept(lambda: (snapshot.load_as_run(path), snapshot.check_coverage(path, graphs)))
+    _accept(lambda: (snapshot.load_as_run(path), check_coverage(path, graphs)))
 
 
 @lru_cache(maxsize=1)
 def _snapshot_seeds() -> list[Seed]:
-    from ad_diff.kinds.log import snapshot
+    from ad_diff.discover import snapshot
+    from ad_diff.pipeline import take_snapshot
 
     out = []
     cases = ("hostile/dump_crlf/baseline", "scenarios/multi_rank/baseline", "scenarios/crash_midway/baseline")
     for case in cases:
-        out.append(("counts.yaml", snapshot.dump(snapshot.take(FIXTURES / case)).encode()))
+        out.append(("counts.yaml", snapshot.dump(take_snapshot(FIXTURES / case)).encode()))
     return out
 
 

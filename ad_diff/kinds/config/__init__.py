@@ -9,6 +9,7 @@ verdict's explanations would otherwise rest on a guess.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.kinds.base import Context, SectionKey, Skipped
@@ -58,6 +59,30 @@ class ConfigKind:
 
         out = list(explain_findings(findings, ctx.rows, section, ctx.settings.config_explained_gates))
         return with_explanations(section, out), out
+
+    def enables(self, root: Path, explicit: Path | None, transform: str) -> bool:
+        """Whether the run's config enables ``transform`` (:class:`~ad_diff.kinds.base.ConfigLookup`: what
+        the tensors kind asks, before this kind ran); ``False`` for a config this kind will report."""
+        from ad_diff.errors import AdDiffError
+        from ad_diff.kinds.config import parse
+        from ad_diff.kinds.config.find import has_config
+
+        try:
+            if not has_config(root, explicit):
+                return False
+            cfg = parse.parse(root, explicit)
+        except (AdDiffError, OSError, ValueError):
+            return False  # this kind reports unreadable configs
+        return cfg is not None and bool(cfg.enabled(transform))
+
+    def setting_messages(self, section: Any) -> dict[str, str]:
+        """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
+        diff = getattr(section, "diff", None)
+        if diff is None:
+            return {}
+        changed = rules.SETTING_CHANGED
+        return {s.key: changed.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
+                for s in diff.settings}
 
     def render_markdown(self, section: ConfigAnalysis, result: DiffResult) -> str:
         """The ``Configuration`` section."""

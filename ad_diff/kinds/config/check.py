@@ -5,8 +5,8 @@ from __future__ import annotations
 from itertools import islice
 
 from ad_diff.core.model import RunId, State, TransformRecord
+from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.kinds.config.model import CheckKind, ConfigCheck, EffectiveConfig
-from ad_diff.kinds.log.model import LogEnd, RunLog
 
 _RAN = (State.APPLIED, State.SKIPPED, State.FAILED)
 
@@ -35,7 +35,7 @@ def known_transforms(*logs: RunLog | None) -> frozenset[str]:
 def _suggest(key: str, known: frozenset[str]) -> tuple[str, ...]:
     """The known transform keys ``key`` is one typo away from (:func:`ad_diff.core.spelling.near`), the
     logs' and the catalogue's (imported only here: most runs have no key that never ran)."""
-    from ad_diff.candidates.lookup import KNOWN
+    from ad_diff.core.known import KNOWN
     from ad_diff.core.spelling import near
 
     catalogue = {k for _, keys in KNOWN.values() for k in keys}

@@ -10,6 +10,7 @@ from dataclasses import replace
 from typing import Any
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, STAGES
+from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.kinds.config.check import check_run, known_transforms, log_order, missing_ranks
 from ad_diff.kinds.config.model import (
     ChangeKind,
@@ -21,7 +22,6 @@ from ad_diff.kinds.config.model import (
     KeyPath,
     TransformConfigChange,
 )
-from ad_diff.kinds.log.model import LogEnd, RunLog
 
 #: Top-level settings shown first, in this order (FORMATS.md 4.2); the rest follow by name.
 KEY_SETTINGS: tuple[str, ...] = (

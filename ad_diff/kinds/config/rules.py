@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from typing_extensions import assert_never
 
 from ad_diff.core.model import BASELINE, CANDIDATE, Category, Finding, Severity
-from ad_diff.core.rules import Rule
+from ad_diff.core.rules import RANK_SILENT, Rule
 
 if TYPE_CHECKING:  # the model comes with a run that has a config (kinds.config.analyze)
     from ad_diff.kinds.config.model import ConfigAnalysis, ConfigCheck
@@ -180,8 +180,6 @@ def _check_finding(ch: ConfigCheck) -> Finding:
         return ENABLED_BUT_DISABLED.make(transform=ch.transform, stage=ch.stage, run=ch.run, origin=origin,
                                          line=ch.log_line, evidence={**source, "log_line": ch.log_line})
     if ch.kind is CheckKind.RANKS_MISSING:
-        from ad_diff.kinds.log.rules import RANK_SILENT
-
         return RANK_SILENT.make(run=ch.run, config=ch.config_value, origin=origin, log=ch.log_value,
                                 evidence=source)
     if ch.kind is CheckKind.ENABLED_BUT_ABSENT and ch.suggestions:

@@ -3,9 +3,9 @@
 Per dump pair: hash, parse each distinct graph once, align nodes across the runs, measure metadata coverage
 and rewritten regions, and find root-cause hints for match losses (``analysis``: measurements only). The
 rules stage (``classify``, with the rules in ``rules``) turns them into findings, and the folder listings
-(``folder``: gaps, duplicates, unreadable entries) into input findings; a folder that cannot be analysed
-degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's match losses in the
-explain stage.
+(:mod:`ad_diff.discover.dumps`: gaps, duplicates, unreadable entries) into input findings; a folder that
+cannot be analysed degrades to ``ADI006`` while the log comparison stands. The hints attach to the log's
+match losses in the explain stage.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import Finding
-from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.graph import rules
-from ad_diff.kinds.graph.rules import STANDS
 
 # The graph model, diff and classify modules are imported where a run has dumps: the registry
 # (ad_diff.kinds) imports this module for every comparison, log-only ones included.
@@ -26,6 +25,7 @@ if TYPE_CHECKING:
     from ad_diff.result import DiffResult
 
 __all__ = ["GRAPH", "STANDS", "GraphKind"]
+
 
 
 class GraphKind:
@@ -51,9 +51,9 @@ class GraphKind:
             return Skipped("disabled", "disabled with --no-graphs")
         # One listing per run, vetted once (links, FIFOs): the analysis reads what it found, and classify
         # reports it (ADI002-005). Imported here: a log-only comparison never lists a graphs/ folder.
-        from ad_diff.kinds.graph import folder
+        from ad_diff.discover import dumps
 
-        listings = (folder.scan(base.graphs), folder.scan(cand.graphs))
+        listings = (dumps.scan(base.graphs), dumps.scan(cand.graphs))
         nb, nc = listings[0].named, listings[1].named
         if nb == 0 and nc == 0:
             ctx.notes.append("graph analysis not run: both graphs/ folders hold no dump files")
@@ -87,14 +87,14 @@ class GraphKind:
                                        analysis="graph analysis")]
             if section.reason in ("no_data", "disabled"):
                 return []
-        from ad_diff.kinds.graph import folder
+        from ad_diff.discover import dumps
         from ad_diff.kinds.graph.classify import classify, folder_findings
 
         out: list[Finding] = []
         listings = section.listings if not isinstance(section, Skipped) else None
         for k, art in enumerate((base, cand)):
             assert art.graphs is not None
-            out += folder_findings(listings[k] if listings is not None else folder.scan(art.graphs),
+            out += folder_findings(listings[k] if listings is not None else dumps.scan(art.graphs),
                                    art.run_id)
         if isinstance(section, Skipped):
             if section.reason == "empty_one":
@@ -133,8 +133,8 @@ class GraphKind:
 
 def _snapshot_coverage(ctx: Context) -> list[Finding]:
     """Metadata lost against the coverage a snapshot recorded (transform-level counts only)."""
-    from ad_diff.kinds.graph.model import split_dump_key
-    from ad_diff.kinds.log import snapshot
+    from ad_diff.discover.dumps import split_dump_key
+    from ad_diff.kinds.graph import snapshot
 
     out = []
     for key, before, after in snapshot.check_coverage(ctx.settings.baseline, ctx.candidate.graphs):

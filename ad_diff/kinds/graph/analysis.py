@@ -21,6 +21,8 @@ from pathlib import Path
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
+from ad_diff.core.runlog import RunLog
+from ad_diff.discover.dumps import FolderScan, scan
 from ad_diff.kinds.graph.align import AlignedSection, align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
 from ad_diff.kinds.graph.carry import Aligner
@@ -36,7 +38,6 @@ from ad_diff.kinds.graph.diff import (
     TransformGraphDiff,
     UnreadableDump,
 )
-from ad_diff.kinds.graph.folder import FolderScan, scan
 from ad_diff.kinds.graph.hints import find_hints
 from ad_diff.kinds.graph.measure import (
     BodyChange,
@@ -58,7 +59,6 @@ from ad_diff.kinds.graph.pair import (
     log_index,
     pair_dumps,
 )
-from ad_diff.kinds.log.model import RunLog
 
 RegionSig = tuple[tuple[str, ...], tuple[str, ...]]
 """A region as its sorted baseline and candidate targets: the same region after a rename within a run."""

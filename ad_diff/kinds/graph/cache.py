@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 import xxhash
 
 from ad_diff.core import safepath
+from ad_diff.discover.dumps import DumpRef, header_fields
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.model import GraphDump
-from ad_diff.kinds.graph.pair import DumpRef
-from ad_diff.kinds.graph.parse import LineMemo, header_fields, parse_text
+from ad_diff.kinds.graph.parse import LineMemo, parse_text
 
 MAX_DUMP_BYTES = 256 << 20
 """Largest dump file read (bytes): a 50,000-node dump is about 10 MB; a bigger file is refused unread."""

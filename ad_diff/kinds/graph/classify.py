@@ -8,6 +8,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.core.model import (
     BASELINE,
@@ -19,16 +20,14 @@ from ad_diff.core.model import (
     TransformComparison,
     TransformRecord,
 )
-from ad_diff.core.rules import ANALYSIS_FAILED
+from ad_diff.core.rules import ANALYSIS_FAILED, STANDS
+from ad_diff.core.runlog import RunLog
 from ad_diff.discover import dump_counter
+from ad_diff.discover.dumps import FolderScan, ranges
 from ad_diff.kinds.graph import rules as R
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
 from ad_diff.kinds.graph.evidence import regions_evidence
-from ad_diff.kinds.graph.folder import FolderScan, ranges
-from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.pair import log_index
-from ad_diff.kinds.graph.rules import STANDS
-from ad_diff.kinds.log.model import RunLog
 
 MAX_EVIDENCE_NODES = 50
 GRAPH_STAGES = frozenset({"post_export", "pattern_matcher", "post_load_fusion"})
@@ -219,7 +218,7 @@ def _metadata(d: TransformGraphDiff) -> list[Finding]:
             )
         )
     elif untyped:
-        ops = ", ".join(f"{short_target(t)} ({n})" for t, n in untyped[:5])
+        ops = ", ".join(f"{op_name(t)} ({n})" for t, n in untyped[:5])
         out.append(R.COVERAGE_DROPPED.make(
             transform=d.transform, stage=d.stage, count=sum(n for _, n in untyped), ops=ops,
             evidence={**cov_ev, "ops": [[t, n] for t, n in untyped[:MAX_EVIDENCE_NODES]]}))

@@ -14,7 +14,7 @@ from typing import Any
 
 from ad_diff.core.jsonable import json_capped, json_first, json_omit, json_pairs
 from ad_diff.core.model import BASELINE, Finding, RunId
-from ad_diff.kinds.graph.folder import FolderScan
+from ad_diff.discover.dumps import FolderScan
 from ad_diff.kinds.graph.model import MatchKind, Region, Unmatched, dump_key
 
 

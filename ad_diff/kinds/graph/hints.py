@@ -17,9 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from ad_diff.core.graphops import op_name
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State
 from ad_diff.kinds.graph.diff import Hint, HintKind, RunDelta
-from ad_diff.kinds.graph.index import short_target
 from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
@@ -31,7 +31,7 @@ def chain(targets: list[str]) -> str:
     """Distinct short targets in first-seen order, joined with `` -> ``."""
     seen: list[str] = []
     for t in targets:
-        s = short_target(t)
+        s = op_name(t)
         if s not in seen:
             seen.append(s)
     return " -> ".join(seen)

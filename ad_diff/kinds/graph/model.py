@@ -14,6 +14,8 @@ from pathlib import Path
 
 from ad_diff.core.jsonable import json_omit
 from ad_diff.core.model import RunId
+from ad_diff.discover.dumps import dump_key as dump_key  # re-exported: the graph kind's modules name pairs
+from ad_diff.discover.dumps import split_dump_key as split_dump_key
 
 #: dtype texts meaning "this node/argument has no ``meta["val"]``" (docs/formats.md: ``N/A`` on call lines,
 #: ``unknown`` on placeholders and arguments).
@@ -108,18 +110,6 @@ class GraphDump:
     def node_count(self) -> int:
         """Number of SSA lines (all sections, output lines included)."""
         return sum(len(s.nodes) for s in self.sections)
-
-
-def dump_key(stage: str, transform: str, occurrence: int = 0) -> str:
-    """``stage/transform``, plus ``#occurrence`` when the transform repeats: the name of one dump pair."""
-    return f"{stage}/{transform}" + (f"#{occurrence}" if occurrence else "")
-
-
-def split_dump_key(key: str) -> tuple[str, str, int]:
-    """``(stage, transform, occurrence)`` of a :func:`dump_key`."""
-    stage, _, rest = key.partition("/")
-    transform, _, occ = rest.partition("#")
-    return stage, transform, int(occ) if occ.isdigit() else 0
 
 
 class MatchKind(str, Enum):

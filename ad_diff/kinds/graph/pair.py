@@ -8,15 +8,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from pathlib import Path
 
 from ad_diff.core.model import BASELINE, RUNS, RunId, State, TransformRecord, other_run
-from ad_diff.errors import InputError
+from ad_diff.core.runlog import LogEnd, RunLog
+from ad_diff.discover.dumps import DumpRef as DumpRef  # re-exported: a pair holds two of them
+from ad_diff.discover.dumps import dump_key
+from ad_diff.discover.dumps import list_dumps as list_dumps  # re-exported: listed, then paired
 from ad_diff.kinds.graph.diff import Absence
-from ad_diff.kinds.graph.folder import FolderScan, scan
-from ad_diff.kinds.graph.model import dump_key
-from ad_diff.kinds.graph.parse import read_header
-from ad_diff.kinds.log.model import LogEnd, RunLog
 
 LogIndex = dict[tuple[str, int], TransformRecord]
 """One run's log records by ``(transform, occurrence)``: how a dump pair finds its log lines."""
@@ -25,25 +23,6 @@ LogIndex = dict[tuple[str, int], TransformRecord]
 def log_index(log: RunLog | None) -> LogIndex:
     """``(transform, occurrence) -> record`` of one run's log (empty without a log)."""
     return {} if log is None else {(r.transform, r.occurrence): r for r in log.transforms}
-
-
-@dataclass(frozen=True, slots=True)
-class DumpRef:
-    """One dump file, its header and its place in the run (no graph parsed yet)."""
-
-    path: Path
-    stage: str
-    transform: str
-    occurrence: int
-    """0 for the first dump of this transform key in the run, 1 for the second, ..."""
-    counter: int | None
-    root: Path | None = None
-    """The run folder ``path`` is opened beneath (``None``: the folder holding ``graphs/``)."""
-
-    @property
-    def key(self) -> str:
-        """The :func:`~ad_diff.kinds.graph.model.dump_key` of this dump."""
-        return dump_key(self.stage, self.transform, self.occurrence)
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,29 +51,6 @@ class TransformPair:
     def ref(self, run: str) -> DumpRef | None:
         """The dump of ``run``."""
         return self.baseline if run == BASELINE else self.candidate
-
-
-def list_dumps(graphs_dir: Path, root: Path | None = None, listing: FolderScan | None = None
-               ) -> tuple[list[DumpRef], list[str]]:
-    """Dump files of one run in pipeline order, plus notes about files that were ignored. Entries that
-    :func:`~ad_diff.kinds.graph.folder.scan` refuses (a link leaving the run folder ``root``, a FIFO, a
-    broken link) are left out unread; the scan's findings report them (ADI005). ``listing``: that scan,
-    when the caller made it already."""
-    root = graphs_dir.parent if root is None else root
-    if not graphs_dir.is_dir():
-        raise InputError(graphs_dir, "expected a folder of graph dumps (AD_DUMP_GRAPHS_DIR content)")
-    if listing is None:
-        listing = scan(graphs_dir, root)
-    notes = [f"{graphs_dir / name}: ignored (not named NNN_<stage>_<transform>.txt)"
-             for name in listing.ignored]
-    seen: dict[str, int] = {}
-    refs: list[DumpRef] = []
-    for f in listing.files:
-        transform, stage = read_header(f.path, f.root)
-        occ = seen.get(transform, 0)
-        seen[transform] = occ + 1
-        refs.append(DumpRef(f.path, stage, transform, occ, f.counter, f.root))
-    return refs, sorted(notes)
 
 
 def pair_dumps(baseline: list[DumpRef], candidate: list[DumpRef]) -> list[TransformPair]:

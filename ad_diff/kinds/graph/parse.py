@@ -22,9 +22,9 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from ad_diff.core import safepath
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.discover import dump_counter
+from ad_diff.discover.dumps import header_fields
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
 
@@ -45,42 +45,6 @@ def parse(path: Path) -> GraphDump:
     except (OSError, UnicodeDecodeError) as e:
         raise InputError(path, f"cannot read graph dump ({e})") from e
     return parse_text(text, path)
-
-
-HEADER_BYTES = 64 << 10
-"""How much of a dump :func:`read_header` reads: the two header lines are short."""
-
-
-def read_header(path: Path, root: Path | None = None) -> tuple[str, str]:
-    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``root``:
-    the run folder it is opened beneath; ``None`` for a file the caller trusts)."""
-    try:
-        f = path.open("rb") if root is None else safepath.open_file(path, root, "a graph dump")
-        with f:
-            head = f.read(HEADER_BYTES)
-    except OSError as e:
-        raise InputError(path, f"cannot read graph dump ({e.strerror or e})") from e
-    # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
-    # reports it (with its line) when the dump is analysed.
-    first, _, rest = head.decode("utf-8", errors="replace").partition("\n")
-    return _header(path, first.rstrip("\r"), rest.partition("\n")[0].rstrip("\r"))
-
-
-def _header(path: Path, first: str, second: str) -> tuple[str, str]:
-    if not first.startswith("# Transform: "):
-        raise InputError(path, "expected '# Transform: <key>' on the first line of a graph dump", line=1)
-    if not second.startswith("# Stage: "):
-        raise InputError(path, "expected '# Stage: <stage>' on the second line of a graph dump", line=2)
-    transform, stage = first[13:].strip(), second[9:].strip()
-    if not transform or not stage:
-        raise InputError(path, "empty transform or stage name in the dump header",
-                         line=1 if not transform else 2)
-    return transform, stage
-
-
-def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
-    """``(transform, stage)`` from a dump's first two lines; :class:`InputError` if they are not a header."""
-    return _header(path, first, second)
 
 
 def as_dict(dump: GraphDump) -> dict[str, Any]:
@@ -147,7 +111,7 @@ def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
     lines = text.split("\n")
     if len(lines) < 2:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)
-    transform, stage = _header(path, lines[0], lines[1])
+    transform, stage = header_fields(path, lines[0], lines[1])
     counter = counter_of(path)
     d3 = len(lines) > 2 and lines[2].startswith("# GraphModules found: ")
     fmt = "D3" if d3 else _detect_flat(lines, path)

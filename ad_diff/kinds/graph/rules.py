@@ -2,7 +2,7 @@
 ``graphs/`` folders say about themselves (``ADI002``-``ADI005``).
 
 This module only describes the findings; :mod:`ad_diff.kinds.graph.classify` draws them from the measured
-:class:`~ad_diff.kinds.graph.diff.GraphAnalysis` and :class:`~ad_diff.kinds.graph.folder.FolderScan`.
+:class:`~ad_diff.kinds.graph.diff.GraphAnalysis` and :class:`~ad_diff.discover.dumps.FolderScan`.
 Root-cause hints for a match loss, and the rewritten regions where a match count changed, are not rules of
 their own: they attach to the log's findings as evidence (``root_cause``, ``graph_regions``) in the explain
 stage. Every ``doc`` says whether and why the rule gates.
@@ -14,8 +14,6 @@ from ad_diff.core.model import Category, Severity
 from ad_diff.core.rules import Rule
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
-STANDS = "the per-transform match counts from the logs still stand"
-"""What still holds when an analysis beside the logs cannot run (said by the findings that report it)."""
 
 METADATA_LOST = Rule(
     "ADG001", "metadata-lost", Category.METADATA_LOSS, ERR,

@@ -7,11 +7,14 @@ stands in for the baseline's log.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.log import rules
-from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.model import LogEnd, RunLog
+from ad_diff.kinds.log.rules import INCOMPLETE, classify_log
 from ad_diff.kinds.log.section import LogComparison
 
 _DUMPS_MOVED = "ADG013"
@@ -21,7 +24,27 @@ log kind imports nothing of the graph kind."""
 if TYPE_CHECKING:
     from ad_diff.core.model import Finding
     from ad_diff.discover import RunArtifacts
+    from ad_diff.discover.logs import LogFile
     from ad_diff.result import DiffResult
+
+
+# The readers below import their module on call, as LogKind.analyze does: the registry imports this package
+# for every command, and the parser pulls in the discover layer (capture, log listing).
+def read_log(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
+    """A run's AutoDeploy log (one file, or one :class:`LogFile` per rank) parsed into a :class:`RunLog`
+    (:func:`ad_diff.kinds.log.parse.parse`: ``rank`` is the primary rank; raises ``InputError``)."""
+    from ad_diff.kinds.log.parse import parse
+
+    return parse(source, rank=rank)
+
+
+
+def attribute_results(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
+    """``log`` with its anonymous (``#n``) results named from the (stage, transform) of each dump file, and
+    a sentence saying what was done (:func:`ad_diff.kinds.log.attribute.attribute`)."""
+    from ad_diff.kinds.log.attribute import attribute
+
+    return attribute(log, names)
 
 
 def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
@@ -33,7 +56,7 @@ def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
         return log
     names: list[tuple[str, str]] = []
     if art.graphs is not None:
-        from ad_diff.kinds.graph.pair import list_dumps
+        from ad_diff.discover.dumps import list_dumps
 
         try:
             names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
@@ -70,7 +93,8 @@ class LogKind:
 
     def analyze(self, ctx: Context) -> LogComparison | Skipped:
         """Parse both logs (every rank, or ``settings.rank``) and pair their transforms rank by rank."""
-        from ad_diff.kinds.log import parse, snapshot
+        from ad_diff.discover import snapshot
+        from ad_diff.kinds.log import parse
         from ad_diff.kinds.log.compare import compare_logs
         from ad_diff.kinds.log.notes import log_notes
 
@@ -114,7 +138,17 @@ class LogKind:
         return None
 
 
-__all__ = ["LOG", "LogComparison", "LogKind"]
+__all__ = [
+    "INCOMPLETE",
+    "LOG",
+    "LogComparison",
+    "LogEnd",
+    "LogKind",
+    "RunLog",
+    "attribute_results",
+    "classify_log",
+    "read_log",
+]
 
 LOG = LogKind()
 """The log kind's one instance (registered in :data:`ad_diff.kinds.KINDS`)."""

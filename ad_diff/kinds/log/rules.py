@@ -9,7 +9,7 @@ run early is measured in :mod:`.compare`; the findings are made in :mod:`.health
 from __future__ import annotations
 
 from ad_diff.core.model import Category, Finding, Severity, TransformComparison
-from ad_diff.core.rules import Rule
+from ad_diff.core.rules import RANK_SILENT, Rule
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.kinds.log.section import LogComparison
 
@@ -133,19 +133,6 @@ REORDERED = Rule(
     "overlay key order): the pipeline is not the same even when every count is. It does not gate by itself; "
     "when the new order loses matches, those losses gate. A transform whose stage changed is reported as "
     "ADL013 instead, and one whose graph dumps show the same move as ADG013 only (reported once).",
-)
-
-RANK_SILENT = Rule(
-    "ADL016", "rank-logged-nothing", Category.INCOMPLETE_RUN, ERR,
-    "the {run} config sets {config} ({origin}) but the {run} log has {log}",
-    "Within one run, the config's `world_size` says N ranks ran, yet the log, which does record several "
-    "ranks (it shows more than one, or the other run's log shows all N), has no transform result from some "
-    "of them: the rank died before its first transform, hung, or its output was never saved. Its pipeline "
-    "cannot be compared, so this is an incomplete run and gates at every `--fail-on` level but `never`, "
-    "like a rank that stopped (ADL009); the world-size change (ADL014) the rank counts show is a "
-    "consequence, not the cause. A log of rank 0 alone in both runs is how some jobs are captured and gives "
-    "no finding; untagged lines say nothing about ranks. The config kind checks it, as it holds the world "
-    "size.",
 )
 
 RULES: tuple[Rule, ...] = (

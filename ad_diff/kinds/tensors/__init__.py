@@ -10,10 +10,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import CANDIDATE
-from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED
+from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
 from ad_diff.kinds.base import Context, SectionKey, Skipped
-from ad_diff.kinds.graph import GRAPH, STANDS
 from ad_diff.kinds.tensors import rules
+
+_GRAPH = "graph"
+"""The graph kind's section, read by name (the final dumps' node order, the transforms' unmatched nodes):
+this kind imports nothing of the graph kind, and runs without it (no dumps, ``--no-graphs``)."""
 
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
@@ -48,7 +51,7 @@ class TensorsKind:
         order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
-        ga = ctx.section(GRAPH.key)
+        ga = ctx.sections.get(_GRAPH)
         try:
             if ga is not None:
                 if ga.final is not None:  # the graph analysis parsed and aligned the last dumps already
@@ -108,13 +111,13 @@ class TensorsKind:
             return section, findings
         node = next((f for f in findings if f.code == "ADT007"), None)
         config = ctx.sections.get("config")
-        graph = ctx.section(GRAPH.key)
+        graph = ctx.sections.get(_GRAPH)
         evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
         unchecked = [what for what, there in evidence if there is None]
         structural = C.structural_causes(ctx.rows, graph, findings)
         ranked = C.rank(node, structural, C.config_causes(config), unchecked)
         tensors = sorted({f.tensor for f in drift if f.tensor})
-        marked = C.mark_causes(findings, ranked, _setting_messages(config), tensors)
+        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors)
         return dataclasses.replace(section, causes=ranked), marked
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
@@ -130,27 +133,14 @@ class TensorsKind:
         return render_terminal(section)
 
 
-def _setting_messages(config: Any) -> dict[str, str]:
-    """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
-    from ad_diff.kinds.config.rules import SETTING_CHANGED
-
-    diff = getattr(config, "diff", None)
-    if diff is None:
-        return {}
-    return {s.key: SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
-            for s in diff.settings}
-
-
 GATHER = "gather_logits_before_lm_head"
 """AD's transform that computes logits at the last position of each sequence only."""
 
 
 def _gathered(ctx: Context) -> dict[str, str]:
     """Runs whose logits keep only the last position, with the evidence: the transform applied in the log, or
-    enabled in the run's AD config."""
+    enabled in the run's AD config (asked through the context: the config kind reads configs)."""
     from ad_diff.core.model import BASELINE, State
-    from ad_diff.errors import AdDiffError
-    from ad_diff.kinds.config.find import has_config
 
     out: dict[str, str] = {}
     for row in ctx.rows:
@@ -161,17 +151,7 @@ def _gathered(ctx: Context) -> dict[str, str]:
                 out[run] = f"{GATHER} applied in its log (matches={side.matches})"
     explicit = {BASELINE: ctx.settings.baseline_config, CANDIDATE: ctx.settings.candidate_config}
     for run, arts in ((BASELINE, ctx.baseline), (CANDIDATE, ctx.candidate)):
-        if run in out or not arts.root.is_dir():
-            continue
-        try:
-            if not has_config(arts.root, explicit[run]):
-                continue
-            from ad_diff.kinds.config import parse as config_parse
-
-            cfg = config_parse.parse(arts.root, explicit[run])
-        except (AdDiffError, OSError, ValueError):
-            continue  # the config kind reports unreadable configs
-        if cfg is not None and cfg.enabled(GATHER):
+        if run not in out and arts.root.is_dir() and ctx.config.enables(arts.root, explicit[run], GATHER):
             out[run] = f"{GATHER} enabled in its AD config"
     return out
 

@@ -26,6 +26,7 @@ from enum import Enum
 from fnmatch import fnmatchcase
 from typing import Any
 
+from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import json_pairs, to_jsonable
 from ad_diff.core.model import Finding, Side, State, TransformComparison
 
@@ -106,15 +107,6 @@ def cause_of(value: Any) -> DriftCause:
 
 NONE_FOUND = DriftCause(CauseTier.NONE, "no structural or config cause found", detail="look at the kernels")
 """Graphs, log and config were compared and agree: what is left is how the ops compute."""
-
-
-def op_name(target: str) -> str:
-    """``aten.gelu.default`` -> ``gelu``; ``auto_deploy.torch_swiglu.default`` -> ``torch_swiglu``."""
-    parts = [p for p in str(target).split(".") if p]
-    if len(parts) >= 2 and parts[0] in ("aten", "auto_deploy", "torch", "ops", "prims"):
-        parts = [p for p in parts if p not in ("torch", "ops")]
-        return parts[1] if len(parts) >= 2 else parts[0]
-    return parts[-1] if parts else str(target)
 
 
 def ops_text(removed: Sequence[str], added: Sequence[str]) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import yaml
 
 from ad_diff import __version__
-from ad_diff.kinds.log import snapshot
+from ad_diff.discover import snapshot
 from tests.unit.history.scenario import make_history
 
 

@@ -11,11 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from ad_diff.core.model import CANDIDATE, Category, Finding, Severity, Side, State, TransformComparison
+from ad_diff.discover.dumps import scan
 from ad_diff.kinds.graph.analysis import analyze_graphs
 from ad_diff.kinds.graph.classify import classify, folder_findings
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis
 from ad_diff.kinds.graph.evidence import attach
-from ad_diff.kinds.graph.folder import scan
 from ad_diff.kinds.graph.section import render_markdown
 from ad_diff.kinds.log.model import LogEnd, Restore, RunLog
 from scripts.synth_dumps import Spec, write_run

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.discover.dumps import list_dumps
 from ad_diff.errors import InputError
-from ad_diff.kinds.graph.pair import list_dumps, pair_dumps
+from ad_diff.kinds.graph.pair import pair_dumps
 
 
 def write(folder: Path, items: list[tuple[int, str, str]]) -> None:

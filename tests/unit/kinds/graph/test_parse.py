@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ad_diff.discover.dumps import read_header
 from ad_diff.errors import InputError
-from ad_diff.kinds.graph.parse import LineMemo, _split_args, as_dict, parse, parse_text, read_header, render
+from ad_diff.kinds.graph.parse import LineMemo, _split_args, as_dict, parse, parse_text, render
 from scripts.synth_dumps import Spec, build
 
 DIR = Path(__file__).resolve().parents[4] / "fixtures" / "parsers" / "dump"

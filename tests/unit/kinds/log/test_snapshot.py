@@ -10,7 +10,7 @@ import yaml
 
 from ad_diff import gate, pipeline
 from ad_diff.errors import InputError
-from ad_diff.kinds.log import snapshot
+from ad_diff.discover import snapshot
 from ad_diff.settings import Settings
 from tests.ci_runs import pair
 from tests.conftest import FIXTURES
@@ -46,7 +46,7 @@ def test_snapshot_on_stdout_is_deterministic(tmp_path: Path, cli) -> None:
 def test_synthetic_baseline_matches_the_real_one(tmp_path: Path) -> None:
     base, cand = pair(tmp_path)
     counts = tmp_path / "c.yaml"
-    counts.write_text(snapshot.dump(snapshot.take(base)))
+    counts.write_text(snapshot.dump(pipeline.take_snapshot(base)))
     from_run = pipeline.run(Settings(base, cand))
     from_snap = pipeline.run(Settings(counts, cand))
     def counts(rows):  # a snapshot keeps states and counts, not timings
@@ -62,7 +62,7 @@ def test_snapshot_with_a_broken_dump_is_an_input_error(tmp_path: Path) -> None:
     (base / "graphs").mkdir()
     (base / "graphs" / "001_export_export_to_gm.txt").write_text("# Transform: export_to_gm\n")
     with pytest.raises(InputError, match="001_export_export_to_gm.txt:2: expected '# Stage: <stage>'"):
-        snapshot.take(base)
+        pipeline.take_snapshot(base)
 
 
 def test_snapshot_of_a_run_with_a_dump_linked_out_is_refused(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_snapshot_of_a_run_with_a_dump_linked_out_is_refused(tmp_path: Path) -> 
     dump.rename(away)
     dump.symlink_to(away)
     with pytest.raises(InputError) as e:
-        snapshot.take(run)
+        pipeline.take_snapshot(run)
     assert e.value.path == dump
     assert e.value.detail == (f"is a symbolic link to a file outside the run folder {run}; refusing to read it "
                               "(copy the dumps into the run folder instead of linking them); a snapshot "
@@ -88,7 +88,7 @@ SCEN = FIXTURES / "scenarios/metadata_loss"
 
 def test_snapshot_coverage_counts_and_metadata_loss_against_it(tmp_path: Path) -> None:
     golden = tmp_path / "golden.yaml"
-    data = snapshot.take(SCEN / "baseline")
+    data = pipeline.take_snapshot(SCEN / "baseline")
     cov = data["metadata_coverage"]
     rope = cov["pattern_matcher/match_rope_pattern"]
     assert rope["nodes"] == rope["with_meta"]

@@ -37,6 +37,14 @@ def test_op_names_and_the_op_absent_from_the_fused_op() -> None:
     )
 
 
+def test_a_getitem_target_is_a_generic_op() -> None:
+    # FX writes operator.getitem as '<built-in function getitem>': its op name is the generic 'getitem',
+    # never named as "absent from the fused op"
+    name = C.op_name("<built-in function getitem>")
+    assert name in C.GENERIC_OPS
+    assert C.ops_text([name, "gelu"], ["torch_swiglu"]) == "`gelu` absent from `torch_swiglu`"
+
+
 def test_rank_falls_through_to_config_then_to_none_found() -> None:
     structural = [C.DriftCause(C.CauseTier.COUNT_CHANGED, "t: 0 \u2192 2 matches", "t")]
     config = [C.DriftCause(C.CauseTier.CONFIG, "quant_config added", evidence=(("key", "quant_config"),))]

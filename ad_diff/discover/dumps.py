@@ -1,8 +1,11 @@
-"""What one run's ``graphs/`` listing holds, measured from file *names* and ``stat`` only (no content).
+"""One run's graph dumps as a listing: the ``graphs/`` folder (:func:`scan`), each dump's header
+(:func:`read_header`) and the dumps in pipeline order (:func:`list_dumps`). No graph is parsed here.
 
-Cheap, so it runs whether or not the graph analysis does; ``rules`` turn a :class:`FolderScan` into the
-input findings ``ADI002``-``ADI005``. A hole in the numbering means a dump was lost: AD's counter only
-advances when a file is written.
+The scan is measured from file *names* and ``stat`` only (no content). Cheap, so it runs whether or not the
+graph analysis does; the graph kind's rules turn a :class:`FolderScan` into the input findings
+``ADI002``-``ADI005``. A hole in the numbering means a dump was lost: AD's counter only advances when a file
+is written. The listing lives in ``discover`` because two kinds read it: the graph kind, and the log kind
+(which names a log's anonymous result lines from the order of the dumps).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from pathlib import Path
 
 from ad_diff.core import limits, safepath
 from ad_diff.discover import dump_counter, dump_order
+from ad_diff.errors import InputError
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,3 +154,88 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
         files=tuple(sorted(files, key=lambda f: dump_order(f.path.name))),
         ignored=tuple(ignored),
     )
+
+
+HEADER_BYTES = 64 << 10
+"""How much of a dump :func:`read_header` reads: the two header lines are short."""
+
+
+def read_header(path: Path, root: Path | None = None) -> tuple[str, str]:
+    """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``root``:
+    the run folder it is opened beneath; ``None`` for a file the caller trusts)."""
+    try:
+        f = path.open("rb") if root is None else safepath.open_file(path, root, "a graph dump")
+        with f:
+            head = f.read(HEADER_BYTES)
+    except OSError as e:
+        raise InputError(path, f"cannot read graph dump ({e.strerror or e})") from e
+    # errors="replace": a bad byte later in the file must not abort the whole run here; the full parse
+    # reports it (with its line) when the dump is analysed.
+    first, _, rest = head.decode("utf-8", errors="replace").partition("\n")
+    return header_fields(path, first.rstrip("\r"), rest.partition("\n")[0].rstrip("\r"))
+
+
+def header_fields(path: Path, first: str, second: str) -> tuple[str, str]:
+    """``(transform, stage)`` from a dump's first two lines; :class:`InputError` if they are not a header."""
+    if not first.startswith("# Transform: "):
+        raise InputError(path, "expected '# Transform: <key>' on the first line of a graph dump", line=1)
+    if not second.startswith("# Stage: "):
+        raise InputError(path, "expected '# Stage: <stage>' on the second line of a graph dump", line=2)
+    transform, stage = first[13:].strip(), second[9:].strip()
+    if not transform or not stage:
+        raise InputError(path, "empty transform or stage name in the dump header",
+                         line=1 if not transform else 2)
+    return transform, stage
+
+
+def dump_key(stage: str, transform: str, occurrence: int = 0) -> str:
+    """``stage/transform``, plus ``#occurrence`` when the transform repeats: the name of one dump pair."""
+    return f"{stage}/{transform}" + (f"#{occurrence}" if occurrence else "")
+
+
+def split_dump_key(key: str) -> tuple[str, str, int]:
+    """``(stage, transform, occurrence)`` of a :func:`dump_key`."""
+    stage, _, rest = key.partition("/")
+    transform, _, occ = rest.partition("#")
+    return stage, transform, int(occ) if occ.isdigit() else 0
+
+
+@dataclass(frozen=True, slots=True)
+class DumpRef:
+    """One dump file, its header and its place in the run (no graph parsed yet)."""
+
+    path: Path
+    stage: str
+    transform: str
+    occurrence: int
+    """0 for the first dump of this transform key in the run, 1 for the second, ..."""
+    counter: int | None
+    root: Path | None = None
+    """The run folder ``path`` is opened beneath (``None``: the folder holding ``graphs/``)."""
+
+    @property
+    def key(self) -> str:
+        """The :func:`dump_key` of this dump."""
+        return dump_key(self.stage, self.transform, self.occurrence)
+
+
+def list_dumps(graphs_dir: Path, root: Path | None = None, listing: FolderScan | None = None
+               ) -> tuple[list[DumpRef], list[str]]:
+    """Dump files of one run in pipeline order, plus notes about files that were ignored. Entries that
+    :func:`scan` refuses (a link leaving the run folder ``root``, a FIFO, a broken link) are left out unread;
+    the scan's findings report them (ADI005). ``listing``: that scan, when the caller made it already."""
+    root = graphs_dir.parent if root is None else root
+    if not graphs_dir.is_dir():
+        raise InputError(graphs_dir, "expected a folder of graph dumps (AD_DUMP_GRAPHS_DIR content)")
+    if listing is None:
+        listing = scan(graphs_dir, root)
+    notes = [f"{graphs_dir / name}: ignored (not named NNN_<stage>_<transform>.txt)"
+             for name in listing.ignored]
+    seen: dict[str, int] = {}
+    refs: list[DumpRef] = []
+    for f in listing.files:
+        transform, stage = read_header(f.path, f.root)
+        occ = seen.get(transform, 0)
+        seen[transform] = occ + 1
+        refs.append(DumpRef(f.path, stage, transform, occ, f.counter, f.root))
+    return refs, sorted(notes)

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.discover.dumps import DumpFile, FolderScan, gaps, ranges, scan
 from ad_diff.kinds.graph.classify import folder_findings
-from ad_diff.kinds.graph.folder import DumpFile, FolderScan, gaps, ranges, scan
 
 
 def _dumps(folder: Path, names: list[str]) -> Path:
@@ -76,7 +76,7 @@ def test_ranges_caps_at_five() -> None:
 def test_links_leaving_the_run_folder_are_refused_unread(tmp_path: Path) -> None:
     import os
 
-    from ad_diff.kinds.graph.pair import list_dumps
+    from ad_diff.discover.dumps import list_dumps
 
     run, outside = tmp_path / "run", tmp_path / "outside"
     g = _dumps(run / "graphs", ["001_s_a.txt", "002_s_b.txt"])
@@ -103,8 +103,8 @@ def test_a_graphs_folder_linked_out_is_refused_file_by_file(tmp_path: Path) -> N
 
 
 def test_dump_loader_refuses_an_oversized_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ad_diff.discover.dumps import DumpRef
     from ad_diff.kinds.graph import cache
-    from ad_diff.kinds.graph.pair import DumpRef
 
     g = _dumps(tmp_path / "run" / "graphs", ["001_s_a.txt"])
     ref = DumpRef(g / "001_s_a.txt", "s", "t", 0, 1)

@@ -1,16 +1,27 @@
-"""The one place that decides the exit code.
+"""The one place that decides the verdict: which findings gate, what each root-cause group is, the words
+``pass`` / ``fail`` / ``error``, and the exit code.
 
 0: no gated regression; 1: gated regression; 2: usage or input error (raised as ``AdDiffError`` and
 turned into 2 by the CLI); 3: internal error (a bug in ad-diff).
+
+:func:`judge` computes a :class:`Verdict` once per comparison; reporters, workflows and the CLI only read it
+(a finding's ``gated`` flag, a group's :class:`Band`, the word, the exit code). :func:`decide_batch` does the
+same for a batch. :func:`decide` gates a plain list of findings (``history``, a kind's tests).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from enum import Enum
+from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding, Severity
+from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.settings import FAIL_ON_CHOICES
+
+if TYPE_CHECKING:
+    from ad_diff.result import DiffResult
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -21,24 +32,37 @@ EXIT_INTERNAL_ERROR = 3
 _ALWAYS = frozenset({"incomplete_run"})
 
 
-@dataclass(frozen=True)
-class Verdict:
-    """The gate's decision and the findings that caused it."""
+class VerdictWord(str, Enum):
+    """The verdict in one word (JSON ``verdict``, a batch model's ``status``)."""
 
-    exit_code: int
-    verdict: str
-    """``pass`` or ``fail``."""
-    fail_on: str
-    gated: tuple[Finding, ...]
+    PASS = "pass"
+    FAIL = "fail"
+    ERROR = "error"
+    """Input or internal error: no verdict on the runs could be reached."""
 
-    def __bool__(self) -> bool:
-        return self.exit_code == EXIT_OK
+    def __str__(self) -> str:  # the value in messages and f-strings
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return self.value.__format__(spec)
+
+
+def word(exit_code: int) -> VerdictWord:
+    """The word of an exit code: the only place the words are derived."""
+    if exit_code == EXIT_OK:
+        return VerdictWord.PASS
+    return VerdictWord.FAIL if exit_code == EXIT_REGRESSION else VerdictWord.ERROR
+
+
+def _check(fail_on: str) -> None:
+    if fail_on not in FAIL_ON_CHOICES:
+        raise ValueError(f"unknown fail_on {fail_on!r}")
 
 
 def gates(f: Finding, fail_on: str) -> bool:
-    """Whether finding ``f`` fails the gate at level ``fail_on``."""
-    if fail_on not in FAIL_ON_CHOICES:
-        raise ValueError(f"unknown fail_on {fail_on!r}")
+    """Whether finding ``f`` fails the gate at level ``fail_on`` (the rule; outside this module read it from a
+    :class:`Verdict`)."""
+    _check(fail_on)
     if fail_on == "never" or not f.gating or f.severity is not Severity.ERROR:
         return False
     if f.category in _ALWAYS or fail_on == "error":
@@ -48,22 +72,176 @@ def gates(f: Finding, fail_on: str) -> bool:
     return f.category == "match_loss" and f.collapse  # fail_on == "collapse"
 
 
+class Band(str, Enum):
+    """Where a root-cause group stands in the verdict (the bands the reports show, in this order)."""
+
+    GATED = "gated"
+    """A finding of it fails the gate."""
+    BELOW_GATE = "below_gate"
+    """An error finding that the gate level does not fail on."""
+    REVIEW = "review"
+    """Warnings (or ungated errors) nobody acknowledged: to review."""
+    SETTLED = "settled"
+    """Every problem of it is acknowledged or explained by config."""
+    IMPROVEMENT = "improvement"
+    NOTE = "note"
+    """Info only."""
+
+
+def _band(g: CauseGroup, gated: bool) -> Band:
+    if gated:
+        return Band.GATED
+    if g.cause is CauseKind.IMPROVEMENT and g.severity is Severity.INFO:
+        return Band.IMPROVEMENT
+    if g.settled:
+        return Band.SETTLED
+    if any(f.severity is Severity.ERROR and f.gating for f in g.findings):
+        return Band.BELOW_GATE
+    return Band.REVIEW if g.severity is not Severity.INFO else Band.NOTE
+
+
+def report_rank(g: CauseGroup, fail_on: str) -> int:
+    """The band a group is listed in by ``ad_diff.explain.groups`` (which orders the groups before any verdict
+    exists): 0 gating, 1 to review, 2 settled, 3 improvement, 4 notes."""
+    if any(gates(f, fail_on) for f in g.findings):
+        return 0
+    if g.cause is CauseKind.IMPROVEMENT:
+        return 3
+    if g.settled:
+        return 2
+    return 1 if g.severity is not Severity.INFO else 4
+
+
+@dataclass(frozen=True)
+class FindingVerdict:
+    """One finding and whether it fails the gate."""
+
+    finding: Finding
+    gated: bool
+    role: str | None = None
+    """``root`` or ``consequence`` within its group; ``None`` for findings gated without groups."""
+
+
+@dataclass(frozen=True)
+class GroupVerdict:
+    """One root-cause group, its band and the verdict on each of its findings (root findings first)."""
+
+    group: CauseGroup
+    band: Band
+    findings: tuple[FindingVerdict, ...]
+
+    @property
+    def gated(self) -> bool:
+        """Whether a finding of the group fails the gate."""
+        return self.band is Band.GATED
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The gate's decision on one comparison: computed once (:func:`judge`), read by every reporter."""
+
+    exit_code: int
+    verdict: VerdictWord
+    """``pass`` or ``fail``."""
+    fail_on: str
+    gated: tuple[Finding, ...]
+    groups: tuple[GroupVerdict, ...] = ()
+    """Every root-cause group of the result in report order with its band (empty from :func:`decide`)."""
+
+    def __bool__(self) -> bool:
+        return self.exit_code == EXIT_OK
+
+    @property
+    def failed(self) -> bool:
+        """Whether the gate failed (a regression)."""
+        return self.verdict is VerdictWord.FAIL
+
+    @property
+    def findings(self) -> tuple[FindingVerdict, ...]:
+        """Every finding in report order (group by group, root findings first) with its gate state."""
+        return tuple(fv for g in self.groups for fv in g.findings)
+
+    def band(self, band: Band) -> tuple[GroupVerdict, ...]:
+        """The groups of one band, in report order."""
+        return tuple(g for g in self.groups if g.band is band)
+
+    def causes(self) -> Iterator[CauseGroup]:
+        """The groups themselves, in report order."""
+        return (g.group for g in self.groups)
+
+
+def decide(findings: Iterable[Finding], fail_on: str) -> Verdict:
+    """Apply the gate to a plain list of ``findings`` (no groups)."""
+    _check(fail_on)
+    gated = tuple(f for f in findings if gates(f, fail_on))
+    code = EXIT_REGRESSION if gated else EXIT_OK
+    return Verdict(code, word(code), fail_on, gated)
+
+
+def _judge_group(g: CauseGroup, fail_on: str) -> GroupVerdict:
+    fvs = tuple(FindingVerdict(f, gates(f, fail_on), "root" if i < len(g.root) else "consequence")
+                for i, f in enumerate(g.findings))
+    return GroupVerdict(g, _band(g, any(fv.gated for fv in fvs)), fvs)
+
+
+def judge_groups(findings: Sequence[Finding], groups: Sequence[CauseGroup], fail_on: str) -> Verdict:
+    """The verdict on ``findings`` grouped by root cause as ``groups`` (which must hold each exactly once)."""
+    if sum(len(g.findings) for g in groups) != len(findings):
+        raise ValueError("the groups do not cover the findings: build them with ad_diff.explain.groups")
+    base = decide(findings, fail_on)
+    judged = tuple(_judge_group(g, fail_on) for g in groups)
+    return Verdict(base.exit_code, base.verdict, fail_on, base.gated, judged)
+
+
+def judge(result: DiffResult, fail_on: str) -> Verdict:
+    """The verdict on one comparison at gate level ``fail_on``; its groups are the result's (every finding in
+    exactly one, as ``ad_diff.explain.groups`` built them)."""
+    return judge_groups(result.findings, result.groups, fail_on)
+
+
+def exit_with_input_errors(verdict: Verdict, input_errors: bool) -> int:
+    """The exit code when some inputs could not be read (``history``): an input error outranks a
+    regression."""
+    return max(verdict.exit_code, EXIT_INPUT_ERROR if input_errors else EXIT_OK)
+
+
 def unpaired_gates(fail_on: str) -> bool:
     """Whether a batch model with a baseline run but no candidate run fails the gate (its run is missing)."""
     return fail_on != "never"
 
 
-def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> int:
-    """A batch's exit code: the worst of its models' (3 internal error > 2 input error > 1 regression > 0),
-    unpaired baselines counting as regressions when :func:`unpaired_gates`."""
+@dataclass(frozen=True)
+class BatchVerdict:
+    """The gate's decision on a batch: the worst model's exit code, unpaired baselines gating."""
+
+    exit_code: int
+    verdict: VerdictWord
+    fail_on: str
+    unpaired_gate: bool
+    """Whether a model with a baseline but no candidate run fails the gate."""
+
+    def __bool__(self) -> bool:
+        return self.exit_code == EXIT_OK
+
+
+def decide_batch(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> BatchVerdict:
+    """A batch's verdict: the worst of its models' codes (3 internal error > 2 input error > 1 regression >
+    0), unpaired baselines counting as regressions when :func:`unpaired_gates`."""
     codes = list(model_codes)
-    if unpaired_baselines and unpaired_gates(fail_on):
+    unpaired = unpaired_gates(fail_on)
+    if unpaired_baselines and unpaired:
         codes.append(EXIT_REGRESSION)
-    return max(codes, default=EXIT_OK)
+    code = max(codes, default=EXIT_OK)
+    return BatchVerdict(code, word(code), fail_on, unpaired)
 
 
-def decide(findings: Iterable[Finding], fail_on: str) -> Verdict:
-    """Apply the gate to ``findings``."""
-    gated = tuple(f for f in findings if gates(f, fail_on))
-    code = EXIT_REGRESSION if gated else EXIT_OK
-    return Verdict(code, "fail" if gated else "pass", fail_on, gated)
+def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> int:
+    """:func:`decide_batch`'s exit code."""
+    return decide_batch(model_codes, unpaired_baselines, fail_on).exit_code
+
+
+__all__ = [
+    "EXIT_INPUT_ERROR", "EXIT_INTERNAL_ERROR", "EXIT_OK", "EXIT_REGRESSION", "Band", "BatchVerdict",
+    "FindingVerdict", "GroupVerdict", "Verdict", "VerdictWord", "decide", "decide_batch", "judge",
+    "judge_groups", "report_rank", "word",
+]

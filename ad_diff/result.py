@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -10,7 +11,7 @@ from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.discover import RunArtifacts
 from ad_diff.explain.accounting.model import Accounting
 from ad_diff.explain.model import CauseGroup
-from ad_diff.gate import EXIT_OK, EXIT_REGRESSION, Verdict, batch_exit_code
+from ad_diff.gate import BatchVerdict, Verdict, decide_batch
 from ad_diff.kinds.base import SectionKey, Skipped
 from ad_diff.kinds.log.model import RunLog
 
@@ -81,14 +82,18 @@ class BatchResult:
     render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
     """Extra facts for the batch renderers, set by the CLI (e.g. where the HTML summary page was written)."""
 
+    @cached_property
+    def judged(self) -> BatchVerdict:
+        """The gate's decision on the batch (:func:`ad_diff.gate.decide_batch`), computed once."""
+        return decide_batch((m.exit_code for m in self.models), len(self.baseline_only), self.fail_on)
+
     @property
     def exit_code(self) -> int:
         """The worst exit code of all models (3 internal error > 2 input error > 1 regression > 0), unpaired
         baselines gating."""
-        return batch_exit_code((m.exit_code for m in self.models), len(self.baseline_only), self.fail_on)
+        return self.judged.exit_code
 
     @property
     def verdict(self) -> str:
         """``pass``, ``fail`` or ``error``."""
-        code = self.exit_code
-        return "pass" if code == EXIT_OK else "fail" if code == EXIT_REGRESSION else "error"
+        return self.judged.verdict.value

@@ -247,6 +247,21 @@ def _raw(path: Path, auto: bool = False) -> dict[str, Any] | None:
     return data
 
 
+def broken_rule(key: str, value: Any) -> str | None:
+    """The rule a setting's value breaks, as ``must be ...`` (``None`` when it keeps them): the one check of
+    a value's range or choice, for the config file (:func:`validate`) and the command line alike."""
+    spec = SCHEMA[key]
+    if spec.choices and value not in spec.choices:
+        return f"must be one of {', '.join(spec.choices)}"
+    if key == "collapse_fraction" and not 0 < value <= 1:
+        return "must be in (0, 1]"
+    if key == "jobs" and value < 1:
+        return "must be at least 1"
+    if key == "comment_limit" and value < MIN_COMMENT_LIMIT:
+        return f"must be at least {MIN_COMMENT_LIMIT} characters (room for the verdict)"
+    return None
+
+
 def _check(path: Path, key: str, value: Any) -> Any:
     spec = SCHEMA[key]
     where = f"{path}: key {key!r}"
@@ -263,15 +278,9 @@ def _check(path: Path, key: str, value: Any) -> Any:
     if not ok(value):
         expected = {"globs": "a list of strings", "table": "a mapping", "path": "a non-empty path string"}
         raise ConfigError(f"{where}: expected {expected.get(spec.kind, spec.kind)}, got {shown}")
-    if spec.choices and value not in spec.choices:
-        raise ConfigError(f"{where}: must be one of {', '.join(spec.choices)}, not {shown}")
-    if key == "collapse_fraction" and not 0 < value <= 1:
-        raise ConfigError(f"{where}: must be in (0, 1], not {shown}")
-    if key == "jobs" and value < 1:
-        raise ConfigError(f"{where}: must be at least 1, not {shown}")
-    if key == "comment_limit" and value < MIN_COMMENT_LIMIT:
-        raise ConfigError(f"{where}: must be at least {MIN_COMMENT_LIMIT} (room for the verdict), "
-                          f"not {shown}")
+    broken = broken_rule(key, value)
+    if broken is not None:
+        raise ConfigError(f"{where}: {broken}, not {shown}")
     if spec.kind == "path":
         return _contained(path, where, value)
     if spec.kind == "globs":

@@ -48,14 +48,14 @@ def error_json(e: AdDiffError) -> str:
     """The JSON object an input error prints on stdout under ``--format json`` (docs/report-schema.md)."""
     from ad_diff.core.jsonable import dumps
     from ad_diff.errors import InputError
-    from ad_diff.gate import EXIT_INPUT_ERROR
+    from ad_diff.gate import EXIT_INPUT_ERROR, word
     from ad_diff.report.json import SCHEMA_VERSION
 
     where: dict[str, object] = {"path": None, "line": None}
     if isinstance(e, InputError):
         where = {"path": str(e.path), "line": e.line}
-    body = {"schema_version": SCHEMA_VERSION, "verdict": "error", "exit_code": EXIT_INPUT_ERROR,
-            "error": {"message": str(e), **where}}
+    body = {"schema_version": SCHEMA_VERSION, "verdict": word(EXIT_INPUT_ERROR).value,
+            "exit_code": EXIT_INPUT_ERROR, "error": {"message": str(e), **where}}
     return dumps(body, sort_keys=True)
 
 

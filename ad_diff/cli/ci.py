@@ -120,8 +120,8 @@ def batch(
 ) -> None:
     """Compare run folders paired by name (one per model) in parallel; write one combined report.
 
-    Exit code: the worst of all models (2 input error, 1 regression, 0 pass). A model with a baseline but
-    no candidate run gates; a model only in the candidate root is listed as new.
+    Exit code: the worst of all models (3 internal error, 2 input error, 1 regression, 0 pass). A model with
+    a baseline but no candidate run gates; a model only in the candidate root is listed as new.
     """
 
     wants_json = json_on_stdout(ctx)
@@ -132,8 +132,6 @@ def batch(
 
         opts = resolve_options(ctx)
         wants_json.append(opts["format"] == "json")
-        if opts.get("jobs") is not None and opts["jobs"] < 1:
-            raise UsageError(f"--jobs must be at least 1, not {opts['jobs']}")
 
         def make(name: str, b: Path, c: Path):  # noqa: ANN202
             return build_settings(opts, b, c, model=name or None)

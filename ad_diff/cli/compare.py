@@ -89,7 +89,7 @@ def compare(
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))
-        verdict = gate.decide(result.findings, settings.fail_on)
+        verdict = gate.judge(result, settings.fail_on)
         write_reports(opts, result, verdict)
         return verdict.exit_code
 

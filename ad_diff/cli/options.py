@@ -27,7 +27,7 @@ from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import terminal
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.report import COMMENT_LIMIT, ReportFormat
-from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, Settings
+from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, Settings, broken_rule
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -40,6 +40,8 @@ OPTION_KEYS: dict[str, str] = {
     "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
     "html": "html",
 }
+CHECKED = ("fail_on", "collapse_fraction", "comment_limit", "jobs")
+"""Options whose range or choice :func:`resolve_options` checks (:func:`ad_diff.settings.broken_rule`)."""
 
 
 def _base_type(annotation: Any) -> Any:
@@ -119,13 +121,11 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
     if path is not None:
         opts["_config_note"] = config_note(path, explicit is None, file_values, passed)
         typer.echo(f"ad-diff: {terminal(redact_text(opts['_config_note']))}", err=True)
-    if opts["fail_on"] not in FAIL_ON_CHOICES:
-        raise AdDiffError(f"--fail-on must be one of {', '.join(FAIL_ON_CHOICES)}, not {opts['fail_on']!r}")
-    if not 0 < opts["collapse_fraction"] <= 1:
-        raise AdDiffError(f"--collapse-fraction must be in (0, 1], not {opts['collapse_fraction']}")
-    if opts.get("comment_limit", MIN_COMMENT_LIMIT) < MIN_COMMENT_LIMIT:  # history has no --comment-limit
-        raise UsageError(f"--comment-limit must be at least {MIN_COMMENT_LIMIT} characters (room for the "
-                         f"verdict), not {opts['comment_limit']}")
+    for key in CHECKED:  # the same rules as the config file's (settings.broken_rule), named as options
+        value = opts.get(key)  # history has no --comment-limit, batch alone has --jobs
+        broken = None if value is None else broken_rule(key, value)
+        if broken is not None:
+            raise UsageError(f"--{key.replace('_', '-')} {broken}, not {value!r}")
     # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
     tolerances = opts.get("tolerances") or {}
     if tolerances:  # the tolerance module brings the tensor model: only for a config that sets some

@@ -154,7 +154,8 @@ def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
     from ad_diff.result import BatchResult
 
     # credentials out before any layout: a wrapped table cell can split ``key = value`` over two lines
-    result = redact_deep(with_note(result, opts.get("_config_note")))
+    # the verdict holds the same findings and groups: redacted in one walk, so they stay one object each
+    result, verdict = redact_deep((with_note(result, opts.get("_config_note")), verdict))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
     html = opts.get("html")

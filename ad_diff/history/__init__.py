@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ad_diff.errors import UsageError
-from ad_diff.gate import EXIT_INPUT_ERROR, decide
+from ad_diff.gate import decide, exit_with_input_errors
 from ad_diff.history.layout import find_leaves, natural_key, order_runs, when
 from ad_diff.history.model import (
     ERROR,
@@ -188,7 +188,7 @@ def _gate(steps: list[Change], problems: tuple[Problem, ...], opts: HistoryOptio
     ]
     verdict = decide(findings, opts.fail_on)
     errors = any(p.in_window and p.status == ERROR for p in problems)
-    return verdict, max(verdict.exit_code, EXIT_INPUT_ERROR if errors else 0)
+    return verdict, exit_with_input_errors(verdict, errors)
 
 
 def _model_infos(models: list[str], model_runs: list[np.ndarray], runs: list[str]) -> tuple[ModelInfo, ...]:

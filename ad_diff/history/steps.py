@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from ad_diff.core.model import Finding, Side, State, TransformComparison
-from ad_diff.gate import gates
+from ad_diff.gate import decide
 from ad_diff.history.logkind import LogEnd, RunLog, classify_log
 from ad_diff.history.model import Cell, Change, Flaky, RunValue, Value
 from ad_diff.history.segments import Segments, decode
@@ -68,7 +68,7 @@ def judge(
         cat,
         tuple(f.code for f in found),
         message,
-        any(gates(f, fail_on) for f in found),
+        bool(decide(found, fail_on).gated),
         direction,
         tuple(found),
     )

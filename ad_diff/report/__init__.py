@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if sys.version_info >= (3, 11):
     from typing import assert_never
@@ -19,6 +19,7 @@ else:  # typing_extensions costs ~10 ms of start-up where typing has it
 
 if TYPE_CHECKING:
     from ad_diff.gate import Verdict
+    from ad_diff.result import BatchResult, DiffResult
 
 __all__ = ["COMMENT_LIMIT", "STEP_SUMMARY_LIMIT", "Format", "ReportFormat", "fit_bytes"]
 
@@ -41,7 +42,7 @@ class Format(str, Enum):
     html = "html"
     """The standalone HTML report (one self-contained file; a batch's summary page)."""
 
-    def render(self, result: Any, verdict: Verdict | None, *, color: bool = False,
+    def render(self, result: DiffResult | BatchResult, verdict: Verdict | None, *, color: bool = False,
                comment_limit: int | None = None, width: int | None = None) -> str:
         """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``);
         ``width`` is the terminal report's (default 120 columns)."""
@@ -76,7 +77,7 @@ class Format(str, Enum):
             return html.render(result, verdict)
         assert_never(self)
 
-    def _batch(self, result: Any, color: bool, comment_limit: int | None, width: int | None) -> str:
+    def _batch(self, result: BatchResult, color: bool, comment_limit: int | None, width: int | None) -> str:
         from ad_diff.report import batch
 
         if self is Format.terminal:

@@ -80,7 +80,7 @@ def title(batch: BatchResult) -> str:
 def _unpaired_lines(batch: BatchResult) -> list[str]:
     lines = []
     if batch.baseline_only:
-        gate = "" if batch.fail_on == "never" else " (gates: the candidate run is missing)"
+        gate = "" if not batch.judged.unpaired_gate else " (gates: the candidate run is missing)"
         lines.append(f"- baseline only{gate}: " + ", ".join(md_code(n) for n in batch.baseline_only))
     if batch.candidate_only:
         lines.append(

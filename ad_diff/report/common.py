@@ -15,8 +15,8 @@ from pathlib import PurePath
 
 from ad_diff.core.headline import ELLIPSIS, HEADLINE_MAX, cap_parts
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
-from ad_diff.explain.model import CauseGroup, CauseKind, TitlePart
-from ad_diff.gate import Verdict, gates
+from ad_diff.explain.model import CauseGroup, TitlePart
+from ad_diff.gate import Band, GroupVerdict, Verdict
 from ad_diff.kinds.base import Skipped
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.result import DiffResult
@@ -133,73 +133,33 @@ def log_summary(log: RunLog | None) -> str:
     return "".join(text for text, _ in log_summary_parts(log))
 
 
-def grouped(result: DiffResult, fail_on: str) -> tuple[tuple[Finding, ...], tuple[CauseGroup, ...]]:
-    """The result's findings and causal groups; regrouped when the groups do not cover the findings (a result
-    built or edited by hand), so every report always shows every finding exactly once."""
-    ids = {g.id for g in result.groups}
-    covered = sum(len(g.findings) for g in result.groups) == len(result.findings)
-    if covered and all(f.group in ids for f in result.findings):
-        return result.findings, result.groups
-    from ad_diff.explain.groups import build
-
-    findings, groups = build(
-        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
-        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) == "snapshot",
-    )
-    return tuple(findings), groups
-
-
-def groups_of(result: DiffResult, fail_on: str) -> tuple[CauseGroup, ...]:
-    """The result's causal groups (see :func:`grouped`)."""
-    return grouped(result, fail_on)[1]
-
-
-def group_gates(g: CauseGroup, fail_on: str) -> bool:
-    """Whether any finding of ``g`` fails the gate at ``fail_on``."""
-    return any(gates(f, fail_on) for f in g.findings)
-
-
 @dataclass(frozen=True)
 class Partition:
-    """The groups of a result as the reports present them."""
+    """The groups of a verdict as the reports present them (:class:`~ad_diff.gate.Band` by band)."""
 
-    gated: tuple[CauseGroup, ...]
-    below_gate: tuple[CauseGroup, ...]
+    gated: tuple[GroupVerdict, ...]
+    below_gate: tuple[GroupVerdict, ...]
     """Groups with an error finding that the gate level does not fail on."""
-    review: tuple[CauseGroup, ...]
+    review: tuple[GroupVerdict, ...]
     """Groups with warnings (or ungated errors) nobody acknowledged: to review."""
-    settled: tuple[CauseGroup, ...]
+    settled: tuple[GroupVerdict, ...]
     """Groups whose every problem is acknowledged or explained by config."""
-    improvements: tuple[CauseGroup, ...]
-    notes: tuple[CauseGroup, ...]
+    improvements: tuple[GroupVerdict, ...]
+    notes: tuple[GroupVerdict, ...]
     """Info-only groups."""
 
 
-def partition(result: DiffResult, verdict: Verdict) -> Partition:
-    """Sort the groups of ``result`` into the bands the reports show, keeping their order."""
-    parts: dict[str, list[CauseGroup]] = {
-        k: [] for k in ("gated", "below", "review", "settled", "impr", "notes")
-    }
-    for g in groups_of(result, verdict.fail_on):
-        if group_gates(g, verdict.fail_on):
-            key = "gated"
-        elif g.cause is CauseKind.IMPROVEMENT and g.severity is Severity.INFO:
-            key = "impr"
-        elif g.settled:
-            key = "settled"
-        elif any(f.severity is Severity.ERROR and f.gating for f in g.findings):
-            key = "below"
-        else:
-            key = "review" if g.severity is not Severity.INFO else "notes"
-        parts[key].append(g)
-    return Partition(*(tuple(parts[k]) for k in ("gated", "below", "review", "settled", "impr", "notes")))
+def partition(verdict: Verdict) -> Partition:
+    """The groups of ``verdict`` by band, keeping their order."""
+    return Partition(*(verdict.band(b) for b in (Band.GATED, Band.BELOW_GATE, Band.REVIEW, Band.SETTLED,
+                                                 Band.IMPROVEMENT, Band.NOTE)))
 
 
-def consequence_text(groups: tuple[CauseGroup, ...]) -> str:
+def consequence_text(groups: tuple[CauseGroup, ...] | tuple[GroupVerdict, ...]) -> str:
     """``3 match losses, 1 metadata loss``: the error consequences of ``groups`` by category."""
     total: Counter[Category] = Counter()
     for g in groups:
-        total.update(g.consequence_counts())
+        total.update((g.group if isinstance(g, GroupVerdict) else g).consequence_counts())
     return ", ".join(plural(total[c], *NOUNS[c]) for c in Category if total[c])
 
 
@@ -226,18 +186,18 @@ def headline_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...
 
 
 def _verdict_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...]:
-    p = partition(result, verdict)
-    if verdict.verdict == "fail":
+    p = partition(verdict)
+    if verdict.failed:
         n = len(p.gated)
         parts: list[TitlePart] = [(f"FAIL: {plural(n, 'root cause')}", False)]
         if n == 1:
-            parts += [(" (", False), *p.gated[0].title_parts, (")", False)]
+            parts += [(" (", False), *p.gated[0].group.title_parts, (")", False)]
             conseq = consequence_text(p.gated)
             if conseq:
                 parts.append((f" \u2192 {conseq}", False))
         elif n > 1:
             total: Counter[Category] = Counter(
-                f.category for g in p.gated for f in g.findings if f.severity is Severity.ERROR
+                f.category for g in p.gated for f in g.group.findings if f.severity is Severity.ERROR
             )
             parts.append(
                 (" (" + ", ".join(plural(total[c], *NOUNS[c]) for c in Category if total[c]) + ")", False)
@@ -263,7 +223,7 @@ def _verdict_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...
             ),
         )
     if len(p.improvements) == 1 and len(bits) == 1:
-        return (("PASS: 1 improvement (", False), *p.improvements[0].title_parts, (")", False))
+        return (("PASS: 1 improvement (", False), *p.improvements[0].group.title_parts, (")", False))
     lead = "no regressions; " if not p.below_gate else ""
     return ((f"PASS{gate}: {lead}" + ", ".join(bits), False),)
 

@@ -15,8 +15,7 @@ from ad_diff import __version__
 from ad_diff.core.escape import code_spans
 from ad_diff.core.model import Finding
 from ad_diff.explain.links import hints
-from ad_diff.explain.model import CauseGroup
-from ad_diff.gate import Verdict, gates
+from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
 from ad_diff.report import svg
 from ad_diff.report.common import (
     conflicts,
@@ -124,8 +123,9 @@ def _where(f: Finding) -> list[tuple[str, str]]:
     return out
 
 
-def finding_view(f: Finding, fail_on: str) -> FindingView:
+def finding_view(fv: FindingVerdict) -> FindingView:
     """How one finding reads (its message without the transform prefix the ``where`` part already shows)."""
+    f = fv.finding
     msg = f.message
     if f.transform and msg.startswith(f.transform + ": "):
         msg = msg[len(f.transform) + 2 :]
@@ -133,10 +133,11 @@ def finding_view(f: Finding, fail_on: str) -> FindingView:
     words = [f.code, str(f.category), *(n for _, n in _where(f)), msg, *(h.message for h in hints(f))]
     text = " ".join(words)
     return FindingView(f.severity.value, ICON[f.severity], f.code, str(f.category), _where(f), msg,
-                       gates(f, fail_on), f.acknowledged, f.explained_by, hs, text.lower())
+                       fv.gated, f.acknowledged, f.explained_by, hs, text.lower())
 
 
-def _group(n: int, g: CauseGroup, verdict: Verdict, rows: dict[str, Any]) -> GroupView:
+def _group(n: int, gv: GroupVerdict, rows: dict[str, Any]) -> GroupView:
+    g = gv.group
     settled = ""
     if g.settled:
         reason = next(
@@ -144,16 +145,16 @@ def _group(n: int, g: CauseGroup, verdict: Verdict, rows: dict[str, Any]) -> Gro
         )
         how = "acknowledged" if any(f.acknowledged for f in g.findings) else "explained"
         settled = f"{how}: {reason}"
-    findings = [finding_view(f, verdict.fail_on) for f in g.findings]
+    findings = [finding_view(fv) for fv in gv.findings]
     text = " ".join([g.title, g.stage or "", g.evidence, *(f.filter for f in findings)])
-    return GroupView(n, icon(g, verdict.fail_on), list(g.title_parts), g.stage, code_spans(g.evidence),
+    return GroupView(n, icon(gv), list(g.title_parts), g.stage, code_spans(g.evidence),
                      consequence_line(g, rows, str, str), settled,
-                     any(gates(f, verdict.fail_on) for f in g.findings), findings, len(g.root), text.lower())
+                     gv.gated, findings, len(g.root), text.lower())
 
 
-def _also(result: DiffResult, verdict: Verdict) -> str:
-    p = partition(result, verdict)
-    if verdict.verdict != "fail":
+def _also(verdict: Verdict) -> str:
+    p = partition(verdict)
+    if not verdict.failed:
         return ""
     kinds = [
         plural(len(p.below_gate), "root cause") + " below the gate level" if p.below_gate else "",
@@ -179,11 +180,11 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
     """The report of one comparison; ``title`` names it in the browser tab (default: the headline)."""
     from ad_diff.report.html_sections import sections
 
-    p = partition(result, verdict)
+    p = partition(verdict)
     rows_by_name = {r.transform: r for r in reversed(result.transforms)}
     others = [*p.below_gate, *p.review, *p.settled, *p.improvements]
-    primary, secondary = (list(p.gated), others) if verdict.verdict == "fail" else (others, [])
-    groups = [_group(i, g, verdict, rows_by_name) for i, g in enumerate([*primary, *secondary], 1)]
+    primary, secondary = (list(p.gated), others) if verdict.failed else (others, [])
+    groups = [_group(i, g, rows_by_name) for i, g in enumerate([*primary, *secondary], 1)]
     conflict = conflicts(result.findings)
     transforms = [
         TransformRow(i, r.stage, r.transform, *status_pair(r, conflict),
@@ -193,7 +194,7 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
     ]
     return Report(
         title=title or f"ad-diff: {headline(result, verdict)}",
-        verdict=verdict.verdict,
+        verdict=verdict.verdict.value,
         headline=list(headline_parts(result, verdict)),
         counts=[(c.text(), bool(c.count or c.not_analysed)) for c in counts(result)],
         gate=f"gate --fail-on {verdict.fail_on} \u2192 exit {verdict.exit_code}",
@@ -201,8 +202,8 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
         ignored=ignored_text(result),
         primary=groups[: len(primary)],
         secondary=groups[len(primary) :],
-        notes=[finding_view(f, verdict.fail_on) for g in p.notes for f in g.findings],
-        also=_also(result, verdict),
+        notes=[finding_view(fv) for g in p.notes for fv in g.findings],
+        also=_also(verdict),
         transforms=transforms,
         timeline=svg.timeline(result.transforms),
         sections=sections(result),

@@ -16,16 +16,13 @@ from typing import Any
 
 from ad_diff import __version__
 from ad_diff.core.jsonable import dumps, to_jsonable
-from ad_diff.core.model import Finding, Side, TransformComparison
+from ad_diff.core.model import Side, TransformComparison
 from ad_diff.discover import RunArtifacts
-from ad_diff.explain.model import CauseGroup
-from ad_diff.gate import Verdict, gates
+from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.report.common import (
     conflicts,
     counts,
-    group_gates,
-    grouped,
     headline,
     not_compared,
     partition,
@@ -59,8 +56,9 @@ def _row(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> dict[s
     }
 
 
-def finding_json(f: Finding, fail_on: str, role: str | None = None) -> dict[str, Any]:
-    """One finding as a JSON object (also used by the batch and JUnit writers)."""
+def finding_json(fv: FindingVerdict) -> dict[str, Any]:
+    """One finding and its gate state as a JSON object."""
+    f, role = fv.finding, fv.role
     return {
         "group": f.group,
         "role": role,
@@ -73,7 +71,7 @@ def finding_json(f: Finding, fail_on: str, role: str | None = None) -> dict[str,
         "tensor": f.tensor,
         "message": f.message,
         "collapse": f.collapse,
-        "gated": gates(f, fail_on),
+        "gated": fv.gated,
         "acknowledged": f.acknowledged,
         "explained_by": f.explained_by,
         "evidence": {k: v for k, v in f.evidence},
@@ -105,7 +103,8 @@ def _run(a: RunArtifacts, log: RunLog | None) -> dict[str, Any]:
     return d
 
 
-def _group(g: CauseGroup, index: dict[int, int], fail_on: str) -> dict[str, Any]:
+def _group(gv: GroupVerdict, index: dict[int, int]) -> dict[str, Any]:
+    g = gv.group
     return {
         "id": g.id,
         "cause": g.cause.value,
@@ -114,7 +113,7 @@ def _group(g: CauseGroup, index: dict[int, int], fail_on: str) -> dict[str, Any]
         "stage": g.stage,
         "transform": g.transform,
         "position": g.position,
-        "gated": group_gates(g, fail_on),
+        "gated": gv.gated,
         "severity": g.severity.value,
         "settled": g.settled,
         "root": [index[id(f)] for f in g.root],
@@ -125,18 +124,16 @@ def _group(g: CauseGroup, index: dict[int, int], fail_on: str) -> dict[str, Any]
 
 def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
     """The whole report as plain JSON-able data."""
-    findings, groups = grouped(result, verdict.fail_on)
+    judged = verdict.findings
+    findings = [fv.finding for fv in judged]
     index = {id(f): i for i, f in enumerate(findings)}
-    roles = {id(f): "root" for g in groups for f in g.root} | {
-        id(f): "consequence" for g in groups for f in g.consequences
-    }
-    p = partition(result, verdict)
+    p = partition(verdict)
     cnt = counts(result)
     return {
         "headline": headline(result, verdict),
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "ad-diff", "version": __version__},
-        "verdict": verdict.verdict,
+        "verdict": verdict.verdict.value,
         "exit_code": verdict.exit_code,
         "fail_on": verdict.fail_on,
         "summary": {
@@ -149,7 +146,7 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
             "changed_transforms": sum(r.changed for r in result.transforms),
             "not_compared_transforms": not_compared(result),
             "root_causes": len(p.gated),
-            "groups": len(groups),
+            "groups": len(verdict.groups),
             "categories": {c.category.value: c.count for c in cnt if c.not_analysed is None},
             "not_analysed": {c.category.value: c.not_analysed for c in cnt if c.not_analysed is not None},
             "ignored_transforms": list(result.ignored_transforms),
@@ -159,13 +156,13 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
             k: {"reason": s.reason, "detail": s.detail, "run": s.run}
             for k, s in sorted(result.skipped.items())
         },
-        "groups": [_group(g, index, verdict.fail_on) for g in groups],
+        "groups": [_group(g, index) for g in verdict.groups],
         "runs": {
             "baseline": _run(result.baseline, result.baseline_log),
             "candidate": _run(result.candidate, result.candidate_log),
         },
         "transforms": [_row(r, conflicts(result.findings)) for r in result.transforms],
-        "findings": [finding_json(f, verdict.fail_on, roles.get(id(f))) for f in findings],
+        "findings": [finding_json(fv) for fv in judged],
         "sections": {k: to_jsonable(v) for k, v in sorted(result.sections.items())},
         "notes": list(result.notes),
         "accounting": result.accounting.as_json() if result.accounting is not None else None,

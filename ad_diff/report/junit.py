@@ -25,9 +25,8 @@ from typing import TYPE_CHECKING
 from ad_diff.core.model import Finding
 from ad_diff.core.sinks import xml
 from ad_diff.explain.model import CauseGroup
-from ad_diff.gate import Verdict, gates, unpaired_gates
+from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
 from ad_diff.kinds.tensors import TENSORS
-from ad_diff.report.common import group_gates, grouped
 from ad_diff.result import DiffResult
 
 if TYPE_CHECKING:
@@ -50,17 +49,16 @@ def _case(
     suite: ET.Element,
     classname: str,
     name: str,
-    findings: list[Finding],
-    fail_on: str,
+    findings: list[FindingVerdict],
     causes: Mapping[int, CauseGroup],
 ) -> int:
     """Add one test case; return its number of failures."""
     case = ET.SubElement(suite, "testcase", classname=xml(classname), name=xml(name), time="0")
-    gated = [f for f in findings if gates(f, fail_on)]
+    gated = [fv.finding for fv in findings if fv.gated]
     for f in gated:
         fail = ET.SubElement(case, "failure", type=f.code, message=xml(f.message))
         fail.text = xml(_line(f, causes))
-    rest = [f for f in findings if f not in gated]
+    rest = [fv.finding for fv in findings if not fv.gated]
     if rest:
         ET.SubElement(case, "system-out").text = xml("\n".join(_line(f, causes) for f in rest))
     return len(gated)
@@ -69,24 +67,24 @@ def _case(
 def _suite(
     root: ET.Element,
     name: str,
-    cases: list[tuple[str, str, list[Finding]]],
-    fail_on: str,
+    cases: list[tuple[str, str, list[FindingVerdict]]],
     causes: Mapping[int, CauseGroup],
-    groups: tuple[CauseGroup, ...] = (),
+    groups: tuple[GroupVerdict, ...] = (),
 ) -> None:
     suite = ET.SubElement(root, "testsuite", name=xml(name))
     if groups:  # the root causes, once, on the run suite: properties for tools, text for people
         props = ET.SubElement(suite, "properties")
-        for g in groups:
+        for g in (gv.group for gv in groups):
             ET.SubElement(props, "property", name=f"root_cause.{g.id}", value=xml(f"{g.cause}: {g.title}"))
-    failures = sum(_case(suite, cn, n, fs, fail_on, causes) for cn, n, fs in cases)
+    failures = sum(_case(suite, cn, n, fs, causes) for cn, n, fs in cases)
     if groups:
         ET.SubElement(suite, "system-out").text = xml(
             "\n".join(
-                f"root cause {g.id} ({g.cause}{', gates' if group_gates(g, fail_on) else ''}): {g.title}"
+                f"root cause {g.id} ({g.cause}{', gates' if gv.gated else ''}): {g.title}"
                 + (f"\n  evidence: {g.evidence}" if g.evidence else "")
                 + "".join(f"\n  -> {f.message}" for f in g.consequences if f.severity.value == "error")
-                for g in groups
+                for gv in groups
+                for g in (gv.group,)
             )
         )
     suite.set("tests", str(len(cases)))
@@ -107,20 +105,20 @@ def tensor_names(result: DiffResult) -> list[str]:
     return sorted(names)
 
 
-def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str = "") -> None:
-    by_transform: dict[str, list[Finding]] = defaultdict(list)
-    by_tensor: dict[str, list[Finding]] = defaultdict(list)
+def _add_result(root: ET.Element, result: DiffResult, verdict: Verdict, prefix: str = "") -> None:
+    by_transform: dict[str, list[FindingVerdict]] = defaultdict(list)
+    by_tensor: dict[str, list[FindingVerdict]] = defaultdict(list)
     known = {r.transform for r in result.transforms}
-    run_level: list[Finding] = []
-    findings, groups = grouped(result, fail_on)
-    causes = {g.id: g for g in groups}
-    for f in findings:
+    run_level: list[FindingVerdict] = []
+    causes = {g.id: g for g in verdict.causes()}
+    for fv in verdict.findings:
+        f = fv.finding
         if f.tensor:
-            by_tensor[f.tensor].append(f)
+            by_tensor[f.tensor].append(fv)
         elif f.transform in known:
-            by_transform[f.transform or ""].append(f)
+            by_transform[f.transform or ""].append(fv)
         else:
-            run_level.append(f)
+            run_level.append(fv)
     seen: set[str] = set()
     cases = []
     for r in result.transforms:
@@ -130,18 +128,17 @@ def _add_result(root: ET.Element, result: DiffResult, fail_on: str, prefix: str 
         fs = [] if r.transform in seen else by_transform.get(r.transform, [])
         seen.add(r.transform)
         cases.append((f"ad-diff.{prefix}{r.stage}", name, fs))
-    _suite(root, f"{prefix}transforms", cases, fail_on, causes)
+    _suite(root, f"{prefix}transforms", cases, causes)
     tensors = tensor_names(result)
     if tensors:
         _suite(
             root,
             f"{prefix}tensors",
             [(f"ad-diff.{prefix}tensors", t, by_tensor.get(t, [])) for t in tensors],
-            fail_on,
             causes,
         )
-    problems = tuple(g for g in groups if g.severity.value != "info" or group_gates(g, fail_on))
-    _suite(root, f"{prefix}run", [(f"ad-diff.{prefix}run", "run", run_level)], fail_on, causes, problems)
+    problems = tuple(gv for gv in verdict.groups if gv.group.severity.value != "info" or gv.gated)
+    _suite(root, f"{prefix}run", [(f"ad-diff.{prefix}run", "run", run_level)], causes, problems)
 
 
 def _finish(root: ET.Element) -> str:
@@ -155,7 +152,7 @@ def _finish(root: ET.Element) -> str:
 def render(result: DiffResult, verdict: Verdict) -> str:
     """JUnit XML of one comparison."""
     root = ET.Element("testsuites", name="ad-diff")
-    _add_result(root, result, verdict.fail_on)
+    _add_result(root, result, verdict)
     return _finish(root)
 
 
@@ -164,8 +161,8 @@ def render_batch(batch: BatchResult) -> str:
     compared is one test case with an ``<error>``, and a model with no candidate run one with a failure."""
     root = ET.Element("testsuites", name="ad-diff")
     for m in batch.models:
-        if m.result is not None:
-            _add_result(root, m.result, batch.fail_on, prefix=f"{m.name}.")
+        if m.result is not None and m.verdict is not None:
+            _add_result(root, m.result, m.verdict, prefix=f"{m.name}.")
             continue
         suite = ET.SubElement(
             root,
@@ -189,14 +186,14 @@ def render_batch(batch: BatchResult) -> str:
             "testsuite",
             name="unpaired",
             tests=str(len(batch.baseline_only)),
-            failures=str(len(batch.baseline_only) if unpaired_gates(batch.fail_on) else 0),
+            failures=str(len(batch.baseline_only) if batch.judged.unpaired_gate else 0),
             errors="0",
             skipped="0",
             time="0",
         )
         for name in batch.baseline_only:
             case = ET.SubElement(suite, "testcase", classname="ad-diff.unpaired", name=xml(name), time="0")
-            if unpaired_gates(batch.fail_on):
+            if batch.judged.unpaired_gate:
                 ET.SubElement(
                     case, "failure", type="unpaired",
                     message=xml(f"{name}: baseline run has no candidate run"),

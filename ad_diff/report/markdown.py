@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, md_code, md_escape, md_text
 from ad_diff.core.model import TransformComparison
-from ad_diff.explain.model import CauseGroup
-from ad_diff.gate import Verdict
+from ad_diff.gate import GroupVerdict, Verdict
 from ad_diff.kinds import SECTION_KINDS
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
@@ -94,10 +93,12 @@ def html_line(render_options: dict[str, dict[str, str]], batch: bool = False) ->
             f"in {what} {md_code(html)}, next to this report (in CI: the job's artifact).")
 
 
-def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[CauseGroup], list[CauseGroup]]:
+def _head(
+    result: DiffResult, verdict: Verdict, cap: int
+) -> tuple[str, list[GroupVerdict], list[GroupVerdict]]:
     """The first screen, and the groups it lists (primary) and mentions (secondary)."""
-    p = partition(result, verdict)
-    mark = "\u274c" if verdict.verdict == "fail" else "\u2705"
+    p = partition(verdict)
+    mark = "\u274c" if verdict.failed else "\u2705"
     title = render_parts(headline_parts(result, verdict), md_code, md_text)
     cnt = " · ".join(
         f"**{md_escape(c.text())}**" if c.count or c.not_analysed else md_escape(c.text())
@@ -109,10 +110,10 @@ def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[Cau
         f"{cnt} · gate `--fail-on {verdict.fail_on}` \u2192 exit {verdict.exit_code}",
     ]
     others = [*p.below_gate, *p.review, *p.settled, *p.improvements]
-    primary, secondary = (list(p.gated), others) if verdict.verdict == "fail" else (others, [])
+    primary, secondary = (list(p.gated), others) if verdict.failed else (others, [])
     rows = _rows(result)
     if primary:
-        lines += ["", *(G.head_item(i, g, verdict.fail_on, rows) for i, g in enumerate(primary[:cap], 1))]
+        lines += ["", *(G.head_item(i, g, rows) for i, g in enumerate(primary[:cap], 1))]
         if len(primary) > cap:
             lines += ["", f"_and {len(primary) - cap} more root causes, listed below._"]
     if secondary:
@@ -131,13 +132,12 @@ def _head(result: DiffResult, verdict: Verdict, cap: int) -> tuple[str, list[Cau
 
 
 def _group_blocks(
-    result: DiffResult, verdict: Verdict, primary: list[CauseGroup], secondary: list[CauseGroup]
+    result: DiffResult, verdict: Verdict, primary: list[GroupVerdict], secondary: list[GroupVerdict]
 ) -> list[_Block]:
-    fail_on = verdict.fail_on
     blocks = []
     if primary:
-        heading = "### Root causes" if verdict.verdict == "fail" else "### Findings"
-        body = "\n\n".join(G.group_details(i, g, fail_on) for i, g in enumerate(primary, 1))
+        heading = "### Root causes" if verdict.failed else "### Findings"
+        body = "\n\n".join(G.group_details(i, g) for i, g in enumerate(primary, 1))
         blocks.append(
             _Block(
                 "root-cause details",
@@ -149,12 +149,12 @@ def _group_blocks(
     if secondary:
         start = len(primary) + 1
         items = "\n".join(
-            f"{start + i}. {G.icon(g, fail_on)} {G.title_md(g)}" for i, g in enumerate(secondary)
+            f"{start + i}. {G.icon(g)} {G.title_md(g.group)}" for i, g in enumerate(secondary)
         )
         found = [f for g in secondary for f in g.findings]
         details = (
             f"<details><summary>Their findings ({len(found)})</summary>\n\n"
-            f"{G.findings_list(found, fail_on)}\n\n</details>"
+            f"{G.findings_list(found)}\n\n</details>"
         )
         blocks.append(
             _Block(
@@ -164,10 +164,10 @@ def _group_blocks(
                 35,
             )
         )
-    notes = [g for g in partition(result, verdict).notes]
+    notes = partition(verdict).notes
     if notes:
         found = [f for g in notes for f in g.findings]
-        body = G.findings_list(found, fail_on)
+        body = G.findings_list(found)
         blocks.append(
             _Block(
                 "notes",

@@ -13,7 +13,7 @@ from ad_diff.core.escape import html_code, html_text, md_code, md_escape, md_inl
 from ad_diff.core.model import Finding, Severity, TransformComparison
 from ad_diff.explain.links import hints
 from ad_diff.explain.model import CauseGroup, CauseKind
-from ad_diff.gate import gates
+from ad_diff.gate import FindingVerdict, GroupVerdict
 from ad_diff.kinds.tensors.causes import DRIFT_CODES, first_causes
 from ad_diff.report.common import consequence_text, plural, render_parts, side_text
 
@@ -35,9 +35,10 @@ def title_html(g: CauseGroup) -> str:
     return render_parts(g.title_parts, html_code, html_text)
 
 
-def icon(g: CauseGroup, fail_on: str) -> str:
+def icon(gv: GroupVerdict) -> str:
     """❌ gating, ✅ acknowledged or explained, 📈 improvement, else the group's worst severity."""
-    if any(gates(f, fail_on) for f in g.findings):
+    g = gv.group
+    if gv.gated:
         return ICON[Severity.ERROR]
     if g.settled:
         return SETTLED
@@ -77,10 +78,11 @@ def consequence_line(
     return f"\u2192 {consequence_text((g,))}: " + ", ".join(named[:MAX_NAMED]) + more
 
 
-def head_item(n: int, g: CauseGroup, fail_on: str, rows: dict[str, TransformComparison]) -> str:
+def head_item(n: int, gv: GroupVerdict, rows: dict[str, TransformComparison]) -> str:
     """One root cause on the first screen: a numbered item of up to three lines."""
+    g = gv.group
     stage = f" <sub>{html_text(g.stage)}</sub>" if g.stage else ""
-    lines = [f"{n}. {icon(g, fail_on)} **{title_md(g)}**{stage}"]
+    lines = [f"{n}. {icon(gv)} **{title_md(g)}**{stage}"]
     if g.evidence:
         lines.append(md_inline(g.evidence))
     conseq = consequence_line(g, rows)
@@ -115,9 +117,10 @@ def _message(f: Finding) -> str:
     return md_escape(msg)
 
 
-def finding_item(f: Finding, fail_on: str) -> str:
+def finding_item(fv: FindingVerdict) -> str:
     """One finding as a list item: icon, code, category, where, message; its notes as sub-items."""
-    gate = " · **gates**" if gates(f, fail_on) else ""
+    f = fv.finding
+    gate = " · **gates**" if fv.gated else ""
     lines = [f"- {ICON[f.severity]} **{f.code}** {f.category} · {_where(f)}{gate}: {_message(f)}"]
     if f.acknowledged:
         lines.append(f"  - {SETTLED} acknowledged: {md_escape(f.acknowledged)}")
@@ -154,22 +157,24 @@ def _num(v: object) -> str:
     return f"{v:.4g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else ""
 
 
-def findings_list(findings: Sequence[Finding], fail_on: str) -> str:
+def findings_list(findings: Sequence[FindingVerdict]) -> str:
     """Findings as a list, one item each."""
-    return "\n".join(finding_item(f, fail_on) for f in findings)
+    return "\n".join(finding_item(fv) for fv in findings)
 
 
-def group_details(n: int, g: CauseGroup, fail_on: str) -> str:
+def group_details(n: int, gv: GroupVerdict) -> str:
     """The folded findings of one group: the root cause's evidence, then its consequences."""
+    g = gv.group
+    root, consequences = gv.findings[: len(g.root)], gv.findings[len(g.root):]
     count = plural(len(g.findings), "finding")
     body = [f"<details><summary>{n} \u00b7 {title_html(g)}: {count}</summary>", ""]
     table = drift_table(g.findings)
     if table:
         body += [table, ""]
     if g.root:
-        body += ["Root cause:", "", findings_list(g.root, fail_on), ""]
+        body += ["Root cause:", "", findings_list(root), ""]
     if g.consequences:
-        body += [f"Consequences ({len(g.consequences)}):", "", findings_list(g.consequences, fail_on), ""]
+        body += [f"Consequences ({len(g.consequences)}):", "", findings_list(consequences), ""]
     return "\n".join([*body, "</details>"])
 
 

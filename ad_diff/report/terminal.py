@@ -15,15 +15,13 @@ from rich.text import Text
 from ad_diff.core.model import Finding, Severity, TransformComparison
 from ad_diff.core.terminal import Responsive, console, inline, parts
 from ad_diff.explain.links import hints
-from ad_diff.gate import Verdict, gates
+from ad_diff.gate import FindingVerdict, Verdict
 from ad_diff.kinds import SECTION_KINDS
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.report.common import (
     conflicts,
     counts,
     delta_text,
-    group_gates,
-    grouped,
     headline_parts,
     ignored_text,
     in_conflict,
@@ -67,11 +65,13 @@ def _message(f: Finding) -> Text:
     return msg
 
 
-def _findings(findings: tuple[Finding, ...], fail_on: str) -> RenderableType:
-    title = f"Findings ({len(findings)}), by root cause"
+def _findings(judged: tuple[FindingVerdict, ...]) -> RenderableType:
+    title = f"Findings ({len(judged)}), by root cause"
+    findings = [fv.finding for fv in judged]
+    gated = {id(fv.finding) for fv in judged if fv.gated}
 
     def sev(f: Finding) -> Text:
-        return Text(f.severity.value + ("*" if gates(f, fail_on) else ""), style=_STYLE[f.severity])
+        return Text(f.severity.value + ("*" if id(f) in gated else ""), style=_STYLE[f.severity])
 
     def wide() -> Table:
         t = Table(title=title, title_justify="left")
@@ -132,7 +132,7 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
            show_unchanged: bool = False) -> str:
     """Render the terminal report ``width`` columns wide; ``color`` adds ANSI styles (on a TTY)."""
     con = console(width, color)
-    style = "bold red" if verdict.verdict == "fail" else "bold green"
+    style = "bold red" if verdict.failed else "bold green"
     con.print(parts((("ad-diff: ", False), *headline_parts(result, verdict)), style=style))
     con.print(Text(" · ".join(c.text() for c in counts(result)) + f" · gate --fail-on {verdict.fail_on} "
                    f"\u2192 exit {verdict.exit_code}"))
@@ -140,12 +140,13 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
     con.print(_run_line("candidate", result, result.candidate_log))
     if result.ignored_transforms:
         con.print(Text(ignored_text(result), style="dim"))
-    findings, groups = grouped(result, verdict.fail_on)
+    findings = verdict.findings
     rows_by_name = {r.transform: r for r in reversed(result.transforms)}
-    for g in groups:
-        if g.severity is Severity.INFO and not group_gates(g, verdict.fail_on):
+    for gv in verdict.groups:
+        g = gv.group
+        if g.severity is Severity.INFO and not gv.gated:
             continue
-        mark = "x" if group_gates(g, verdict.fail_on) else "+" if g.cause.value == "improvement" else "-"
+        mark = "x" if gv.gated else "+" if g.cause.value == "improvement" else "-"
         head = parts(((f" {mark} {g.id}. ", False), *g.title_parts), style=_STYLE[g.severity] if mark != "+"
                      else "green")
         if g.stage:
@@ -158,7 +159,7 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
             con.print(Text(f"      {line}"))
 
     if findings:
-        con.print(_findings(findings, verdict.fail_on))
+        con.print(_findings(findings))
         con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))
     conflict = conflicts(result.findings)
     rows = [(i, r) for i, r in enumerate(result.transforms, 1)

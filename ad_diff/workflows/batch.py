@@ -2,7 +2,8 @@
 
 ``BASELINE_ROOT/`` holds one run folder per model (or one ``<model>.yaml`` snapshot per model);
 ``CANDIDATE_ROOT/`` one run folder per model. A model that cannot be compared (bad input, a bug in
-ad-diff, a worker process that died) gets status ``error`` and exit code 2 without stopping the others.
+ad-diff, a worker process that died) gets status ``error`` and exit code 2 (3 for a bug in ad-diff) without
+stopping the others.
 A model with a baseline but no candidate run gates (its run is missing, which must not read as a pass); a
 model only in the candidate root is listed as new. A model entry that may not be read (a folder or snapshot
 linking outside its root, a FIFO, a broken link) is that model's error row, never left out.
@@ -21,7 +22,7 @@ from pathlib import Path
 from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
 from ad_diff.errors import AdDiffError, InputError
-from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
+from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR, VerdictWord
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.result import BatchResult, ModelOutcome
 from ad_diff.settings import Settings
@@ -111,21 +112,21 @@ def compare_one(name: str, settings: Settings) -> ModelOutcome:
 
     try:
         result = pipeline.run(settings)
-        verdict = gate.decide(result.findings, settings.fail_on)
+        verdict = gate.judge(result, settings.fail_on)
     except AdDiffError as e:
         return _error_row(name, str(e))
     except Exception as e:  # noqa: BLE001 - one model's bug must not lose the other models' results
         return _bug_row(name, e)
-    return ModelOutcome(name, verdict.verdict, verdict.exit_code, result, verdict)
+    return ModelOutcome(name, verdict.verdict.value, verdict.exit_code, result, verdict)
 
 
 def _error_row(name: str, error: str) -> ModelOutcome:
-    return ModelOutcome(name, "error", EXIT_INPUT_ERROR, error=excerpt(error, 1000))
+    return ModelOutcome(name, VerdictWord.ERROR.value, EXIT_INPUT_ERROR, error=excerpt(error, 1000))
 
 
 def _bug_row(name: str, e: BaseException) -> ModelOutcome:
     error = f"internal error (a bug in ad-diff, please report it): {type(e).__name__}: {e}"
-    return ModelOutcome(name, "error", EXIT_INTERNAL_ERROR, error=excerpt(error, 1000))
+    return ModelOutcome(name, VerdictWord.ERROR.value, EXIT_INTERNAL_ERROR, error=excerpt(error, 1000))
 
 
 def _in_fresh_worker(name: str, settings: Settings) -> ModelOutcome:

@@ -227,7 +227,7 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
     """The last pass (sinks.output) is a safety net: the renderers themselves leave nothing raw."""
     from ad_diff import pipeline
     from ad_diff.core import sinks
-    from ad_diff.gate import decide
+    from ad_diff.gate import judge
     from ad_diff.report import Format
     from ad_diff.result import BatchResult
     from ad_diff.settings import Settings
@@ -236,7 +236,7 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
     monkeypatch.setattr(sinks, "output", lambda text: text)
     base, cand = every_field(tmp_path / file_name(HOSTILE))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
-    verdict = decide(result.findings, "error")
+    verdict = judge(result, "error")
     for fmt in Format:
         text = fmt.render(result, verdict, color=True)
         assert not _raw(text), f"{fmt.value}: {_raw(text)}"

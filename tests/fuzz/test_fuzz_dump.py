@@ -198,7 +198,8 @@ _HTML_OK = re.compile(r"</?(details|summary|sub|br|code)>")
 def test_markdown_keeps_hostile_names_in_their_cells(
     names: list[tuple[str, str, str, str]], sev: list[Severity]
 ) -> None:
-    from ad_diff.gate import decide
+    from ad_diff.explain.groups import regroup
+    from ad_diff.gate import judge
     from ad_diff.report.markdown import render
 
     base = _base_result()
@@ -210,8 +211,8 @@ def test_markdown_keeps_hostile_names_in_their_cells(
     rows = tuple(
         dataclasses.replace(r, transform=names[i % len(names)][0]) for i, r in enumerate(base.transforms)
     )
-    result = dataclasses.replace(base, findings=findings, transforms=rows)
-    md = render(result, decide(findings, "error"))
+    result = regroup(dataclasses.replace(base, findings=findings, transforms=rows), "error")
+    md = render(result, judge(result, "error"))
 
     lines = md.split("\n")
     in_fence: str | None = None

@@ -110,7 +110,7 @@ def base_result() -> tuple[object, object]:
 
     scen = FIXTURES / "scenarios" / "failed_transform"
     result = pipeline.run(Settings(baseline=scen / "baseline", candidate=scen / "candidate"))
-    return result, gate.decide(result.findings, "error")
+    return result, gate.judge(result, "error")
 
 
 MEDIA = ("terminal", "r.md", "r.json", "r.xml", "summary.md", "r.html")
@@ -153,12 +153,14 @@ def test_every_medium_redacts_every_corpus_entry(base_result: tuple[object, obje
     entry cost 30 CPU-seconds). An entry's tag sits right before its text on the same line, so a redaction
     that ran over from one entry into the next would remove the next entry's tag and fail the test: the
     entries cannot mask each other."""
+    from ad_diff import gate
+
     result, verdict = base_result
     per = len(result.findings)
     for start in range(0, len(CORPUS), per):
         chunk = list(enumerate(CORPUS))[start : start + per]
         changed = _with_texts(result, [f"CTX{i:03d}Q {text}" for i, (_name, text, _secret) in chunk])
-        bodies = _reports(changed, verdict, tmp_path / f"chunk{start:03d}")
+        bodies = _reports(changed, gate.judge(changed, verdict.fail_on), tmp_path / f"chunk{start:03d}")
         for i, (name, _text, secret) in chunk:
             for medium, body in bodies.items():
                 assert f"CTX{i:03d}Q" in body, f"{name}: the entry never reached {medium}"

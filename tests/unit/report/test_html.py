@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from ad_diff import gate, pipeline
 from ad_diff.core.model import Category, Finding, Severity
+from ad_diff.explain.groups import regroup
 from ad_diff.report import Format, html
 from ad_diff.report.common import partition
 from ad_diff.result import DiffResult
@@ -63,7 +64,7 @@ class _Page(HTMLParser):
 
 def _run(base: Path, cand: Path, **kw: object) -> tuple[DiffResult, gate.Verdict]:
     result = pipeline.run(Settings(base, cand, tensor_plots=True, **kw))  # type: ignore[arg-type]
-    return result, gate.decide(result.findings, "error")
+    return result, gate.judge(result, "error")
 
 
 def _scenario(name: str) -> tuple[DiffResult, gate.Verdict]:
@@ -81,8 +82,8 @@ def test_root_causes_come_first_in_the_pr_comments_order_and_words() -> None:
     result, verdict = _scenario("metadata_loss")
     text = html.render(result, verdict)
     page = _Page(text)
-    gated = partition(result, verdict).gated
-    assert [g.title for g in gated] == ["metadata lost at match_rope_pattern"]
+    gated = partition(verdict).gated
+    assert [g.group.title for g in gated] == ["metadata lost at match_rope_pattern"]
     words = page.text()
     assert "ad-diff: FAIL: 1 root cause (metadata lost at match_rope_pattern) \u2192 1 match loss" in words
     # the verdict, then the root causes, before the timeline and the sections
@@ -184,8 +185,8 @@ def test_any_name_stays_text(names: list[tuple[str, str, str, str]]) -> None:
                              message=f"{t}: {m}", transform=t, node=n, tensor=x) for t, n, x, m in names)
     rows = tuple(dataclasses.replace(r, transform=names[i % len(names)][0], stage=names[i % len(names)][1])
                  for i, r in enumerate(base.transforms))
-    result = dataclasses.replace(base, findings=findings, transforms=rows, groups=())
-    page = _Page(html.render(result, gate.decide(findings, "error")))
+    result = regroup(dataclasses.replace(base, findings=findings, transforms=rows, groups=()), "error")
+    page = _Page(html.render(result, gate.judge(result, "error")))
     assert {t for t, _ in page.tags} <= TAGS
     assert page.count("script") == 1
     words = page.text()
@@ -213,7 +214,7 @@ def test_every_finding_acknowledged_says_so(tmp_path: Path) -> None:
         "  - transform: fuse_gemms\n    after: disabled\n    reason: disabled on purpose\n"
     )
     result = pipeline.run(Settings(base, cand, expected_changes=exp))
-    verdict = gate.decide(result.findings, "error")
+    verdict = gate.judge(result, "error")
     headline = "PASS: every finding acknowledged or explained (2 root causes)"
     words = _Page(html.render(result, verdict)).text()
     assert f"ad-diff: {headline}" in words

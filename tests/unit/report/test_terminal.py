@@ -30,7 +30,7 @@ broken apart."""
 
 def _result(base: Path, cand: Path) -> tuple[DiffResult, gate.Verdict]:
     result = pipeline.run(Settings(base, cand))
-    return result, gate.decide(result.findings, "error")
+    return result, gate.judge(result, "error")
 
 
 @pytest.fixture(scope="module", params=[*PAIRS, "moe4"])

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ad_diff.candidates.ops import kind
+from ad_diff.candidates.ops import CASTS, kind, op_name
 from ad_diff.core.limits import INT_DIGITS
 from ad_diff.kinds.graph.model import GraphNode, GraphSection
 
@@ -59,6 +59,22 @@ class Section:
                 self.users[i].append(n.name)
         self.kinds = {name: node_kind(n) for name, n in nodes.items()}
         self._running: dict[str, int | None] | None = None
+        self.param_derived = self._param_derived()
+        """Layout ops and casts of parameters (or of such values), transitively: a ``transpose`` of a weight
+        or a ``stack`` of expert weights is a parameter, not data."""
+
+    def _param_derived(self) -> set[str]:
+        out: set[str] = set()
+        for name, n in self.nodes.items():  # dump order: inputs come first
+            if self.kinds[name] != "layout" and op_name(n.target) not in CASTS:
+                continue
+            ins = self.inputs[name]
+            weights = any(a.node and a.text not in self.nodes for a in n.args) or any(
+                r not in self.nodes for a in n.args for r in a.refs
+            )
+            if all(i in out for i in ins) and (weights or ins):
+                out.add(name)
+        return out
 
     def params(self, node: GraphNode) -> list[str]:
         """``%name`` arguments with no node of their own: weights and buffers."""

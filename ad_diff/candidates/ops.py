@@ -35,7 +35,24 @@ LAYOUT = frozenset({
     "repeat_interleave",
 })
 #: Matrix products: the anchor of GEMM epilogues.
-GEMM = frozenset({"linear", "mm", "bmm", "matmul", "addmm", "baddbmm", "einsum", "_scaled_mm"})
+GEMM = frozenset({
+    "linear", "mm", "bmm", "matmul", "addmm", "baddbmm", "einsum", "_scaled_mm", "_grouped_mm",
+    "_scaled_grouped_mm",
+})
+#: Casts and copies: a value computed from parameters only stays a parameter through them.
+CASTS = frozenset({"to", "_to_copy", "type_as", "float", "half", "bfloat16", "contiguous", "clone"})
+#: Layout ops that return a view (no memory written): their outputs cost no bytes.
+VIEWS = frozenset({
+    "view", "_unsafe_view", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "expand_as",
+    "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind", "getitem", "alias",
+    "detach", "as_strided", "unflatten", "flatten", "reshape",
+})
+#: Token routing: index arithmetic that sorts, counts and gathers tokens per expert (part of a MoE router).
+ROUTING = frozenset({
+    "histc", "sort", "argsort", "cumsum", "bincount", "index", "index_select", "scatter", "scatter_",
+    "scatter_add", "scatter_add_", "index_put", "index_put_", "index_add", "index_add_", "gather",
+    "one_hot", "where", "nonzero", "topk",
+})
 # fmt: on
 _GEMM_WORDS = re.compile(r"linear|gemm|matmul|_mm\b")
 _ATTN_WORDS = re.compile(r"attention|attn|_mla\b|mla_|sdpa|flash")

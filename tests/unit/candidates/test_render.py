@@ -59,7 +59,7 @@ def test_markdown_escapes_names() -> None:
 def test_json_form_is_documented_shape() -> None:
     r = find_candidates(UNFUSED)
     data = json.loads(render_json(r))
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     assert data["kind"] == "candidates"
     assert data["lookup_done"] is False
     c = data["candidates"][0]

@@ -28,6 +28,7 @@ _CHAIN_KINDS = frozenset({"elementwise", "reduction", "layout"})
 _PASS = frozenset({"dropout", "native_dropout", "alias"})
 _SOFTMAX = frozenset({"softmax", "_softmax"})
 _ABSORB = frozenset({"layout"})
+_JOINS = frozenset({"cat", "concat", "stack"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,7 +97,7 @@ def _grow(s: Section, spine: list[str], taken: set[str]) -> set[str]:
         for u in s.users[n]:
             if u in block or u in taken or not lo < s.order[u] < hi:
                 continue
-            if all(i in block or i in s.param_derived for i in s.inputs[u]):
+            if all(i in block or i in s.param_derived or s.kinds[i] == "symbolic" for i in s.inputs[u]):
                 block.add(u)
                 work.append(u)
     work = list(block)
@@ -108,6 +109,8 @@ def _grow(s: Section, spine: list[str], taken: set[str]) -> set[str]:
             node = s.nodes[p]
             if s.kinds[p] not in _ABSORB and op_name(node.target) not in CASTS:
                 continue
+            if op_name(node.target) in _JOINS and p not in s.param_derived:
+                continue  # a concatenation of data (RoPE's halves) belongs to what computed them
             if all(u in block for u in s.users[p]):
                 block.add(p)
                 work.append(p)

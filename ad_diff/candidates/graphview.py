@@ -19,6 +19,10 @@ LAYER = re.compile(rf"(?:^|_)(?:layers|layer|h|blocks|block|decoder_layers)_(\d{
 :data:`ad_diff.core.limits.INT_DIGITS`)."""
 
 
+_ASSERT = re.compile(r"_assert|sym_constrain_range")
+"""Runtime checks ``torch.export`` leaves in a graph (``_assert_tensor_metadata``): they read, never use."""
+
+
 def node_kind(n: GraphNode) -> str:
     """:func:`~ad_diff.candidates.ops.kind` of a node; ``input`` for placeholders."""
     if n.op == "placeholder":
@@ -55,6 +59,8 @@ class Section:
             if first[n.name] != k:  # by position: two equal lines are one node object
                 continue
             self.inputs[n.name] = ins
+            if _ASSERT.match(op_name(n.target)):
+                continue  # a runtime check reads a value without consuming it: no user of it
             for i in ins:
                 self.users[i].append(n.name)
         self.kinds = {name: node_kind(n) for name, n in nodes.items()}
@@ -68,7 +74,7 @@ class Section:
         for name, n in self.nodes.items():  # dump order: inputs come first
             if self.kinds[name] != "layout" and op_name(n.target) not in CASTS:
                 continue
-            ins = self.inputs[name]
+            ins = [i for i in self.inputs[name] if self.kinds[i] != "symbolic"]  # sizes are no data
             weights = any(a.node and a.text not in self.nodes for a in n.args) or any(
                 r not in self.nodes for a in n.args for r in a.refs
             )

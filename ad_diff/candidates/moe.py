@@ -200,11 +200,12 @@ def _variant(s: Section, gemm: str, chain: list[str], names: Counter[str]) -> tu
 
 
 def _after_gemm(s: Section, name: str, gemms: list[str]) -> bool:
-    """An activation reading an expert GEMM's output within three hops (through getitem, chunk, view)."""
+    """An activation reading an expert GEMM's output within five hops (getitem, chunk, view, a bias add, a
+    clamp and a scale: GPT-OSS's gate)."""
     if op_name(s.nodes[name].target) not in _ACTS:
         return False
     frontier, expert = [name], set(gemms)
-    for _ in range(3):
+    for _ in range(5):
         frontier = [i for n in frontier for i in s.inputs[n]][:64]  # bounded on hostile fan-in
         if expert.intersection(frontier):
             return True

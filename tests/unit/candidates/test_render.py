@@ -96,7 +96,8 @@ def test_json_keys_of_evidence_and_pattern_checks_are_documented() -> None:
 
 def test_markdown_lists_pattern_checks_and_cuts_long_instances() -> None:
     md = render_markdown(find_candidates(FIXTURES / "candidates" / "moe", trtllm_src=SRC))
-    assert "| 1 | `moe` | moe \\[per_expert_loop\\] router: linear -> softmax -> topk (renormalised, routing: index," in md
+    row = "| 1 | `moe` | moe \\[per_expert_loop\\] router: linear -> softmax -> topk (renormalised, routing: "
+    assert row in md
     assert "Upstream search patterns beside this graph:" in md
     assert "registers no search pattern" in md
     assert "more)" in md  # 66 nodes per block: the instance row lists the first ones only

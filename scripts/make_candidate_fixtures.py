@@ -2,6 +2,8 @@
 
     python scripts/make_candidate_fixtures.py            # -> fixtures/candidates/{sqrt_div,moe}
     python scripts/make_candidate_fixtures.py --out /tmp/c
+    python scripts/make_candidate_fixtures.py --hf       # also hf_{mixtral,gpt_oss} (needs transformers)
+    python scripts/make_candidate_fixtures.py --goldens  # only rewrite the goldens (review the git diff)
 
 - ``sqrt_div/``: the tiny Llama of ``scripts/fixturegen`` with every decoder norm written
   ``w * (x / sqrt(mean(x^2) + eps))``: match_rmsnorm_pattern leaves those four unfused. Kept: the log, the
@@ -12,6 +14,10 @@
   match_swiglu_pattern disabled (so the experts' ``silu * mul`` stays visible) and match_moe_pattern /
   fuse_moe present but matching nothing (the fixture pipeline has no MoE rewrite). Kept: the log and the
   final dump.
+- ``hf_mixtral/``, ``hf_gpt_oss/`` (``--hf``, needs the ``gen`` extra): tiny ``MixtralForCausalLM`` and
+  ``GptOssForCausalLM`` built from config objects and exported as transformers 5 exports them
+  (:mod:`fixturegen.hf_models`); one final dump each. ``expected/candidates.txt`` beside each is its golden:
+  the text report with the lookup against ``trtllm_src/`` (``--goldens`` rewrites it).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -172,15 +179,53 @@ def make_moe(folder: Path) -> None:
     _write(out, folder, {"compile_model"}, seed=12)
 
 
+HF = ("mixtral", "gpt_oss")
+"""Models of :mod:`fixturegen.hf_models`, written to ``hf_<name>/``."""
+
+
+def make_hf(folder: Path, name: str) -> None:
+    """The final dump of a tiny transformers model (needs ``transformers``)."""
+    from fixturegen import hf_models
+
+    if folder.exists():
+        shutil.rmtree(folder)
+    (folder / "graphs").mkdir(parents=True)
+    text = hf_models.render(name)
+    (folder / "graphs" / "001_compile_compile_model.txt").write_text(text, encoding="utf-8", newline="\n")
+
+
+def golden(folder: Path) -> str:
+    """The golden of a run folder: the text report, looked up against the fixture source tree."""
+    from ad_diff.candidates import find_candidates
+    from ad_diff.candidates.render import render_text
+
+    return render_text(find_candidates(folder, trtllm_src=folder.parent / "trtllm_src"))
+
+
+def write_goldens(out: Path) -> None:
+    """Rewrite ``hf_*/expected/candidates.txt`` from the committed dumps."""
+    for name in HF:
+        folder = out / f"hf_{name}"
+        (folder / "expected").mkdir(exist_ok=True)
+        (folder / "expected" / "candidates.txt").write_text(golden(folder), encoding="utf-8", newline="\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument(
         "--out", type=Path, default=Path(__file__).resolve().parent.parent / "fixtures" / "candidates"
     )
+    ap.add_argument("--hf", action="store_true", help="also export the transformers models (gen extra)")
+    ap.add_argument("--goldens", action="store_true", help="only rewrite the goldens of the hf_* fixtures")
     args = ap.parse_args(argv)
-    make_sqrt_div(args.out / "sqrt_div")
-    make_moe(args.out / "moe")
-    print(f"wrote {args.out}/sqrt_div and {args.out}/moe")  # noqa: T201
+    if not args.goldens:
+        make_sqrt_div(args.out / "sqrt_div")
+        make_moe(args.out / "moe")
+        print(f"wrote {args.out}/sqrt_div and {args.out}/moe")  # noqa: T201
+        if args.hf:
+            for name in HF:
+                make_hf(args.out / f"hf_{name}", name)
+    write_goldens(args.out)
     return 0
 
 

@@ -42,6 +42,7 @@ DESCRIPTIONS: dict[str, str] = {
     "attention_adjacent": "pointwise ops next to attention/RoPE",
     "elementwise_chain": "chain of pointwise ops",
     "attention_layout": "layout glue next to attention/RoPE",
+    "attention": "attention left unfused: QK^T, scale/mask/sinks, softmax and PV as separate ops",
     "moe": "mixture-of-experts block left unfused: a router (GEMM, softmax/sigmoid, topk) feeding "
     "expert GEMMs",
 }

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import re
 
-from ad_diff.candidates.ops import kind
+from ad_diff.candidates.ops import CASTS, kind, op_name
 from ad_diff.core.limits import INT_DIGITS
 from ad_diff.kinds.graph.model import GraphNode, GraphSection
 
 LAYER = re.compile(rf"(?:^|_)(?:layers|layer|h|blocks|block|decoder_layers)_(\d{{1,{INT_DIGITS}}})(?:_|$)")
 """A layer index in a node or parameter name; a longer digit run is no index (never handed to ``int()``:
 :data:`ad_diff.core.limits.INT_DIGITS`)."""
+
+
+_ASSERT = re.compile(r"_assert|sym_constrain_range")
+"""Runtime checks ``torch.export`` leaves in a graph (``_assert_tensor_metadata``): they read, never use."""
 
 
 def node_kind(n: GraphNode) -> str:
@@ -55,10 +59,28 @@ class Section:
             if first[n.name] != k:  # by position: two equal lines are one node object
                 continue
             self.inputs[n.name] = ins
+            if _ASSERT.match(op_name(n.target)):
+                continue  # a runtime check reads a value without consuming it: no user of it
             for i in ins:
                 self.users[i].append(n.name)
         self.kinds = {name: node_kind(n) for name, n in nodes.items()}
         self._running: dict[str, int | None] | None = None
+        self.param_derived = self._param_derived()
+        """Layout ops and casts of parameters (or of such values), transitively: a ``transpose`` of a weight
+        or a ``stack`` of expert weights is a parameter, not data."""
+
+    def _param_derived(self) -> set[str]:
+        out: set[str] = set()
+        for name, n in self.nodes.items():  # dump order: inputs come first
+            if self.kinds[name] != "layout" and op_name(n.target) not in CASTS:
+                continue
+            ins = [i for i in self.inputs[name] if self.kinds[i] != "symbolic"]  # sizes are no data
+            weights = any(a.node and a.text not in self.nodes for a in n.args) or any(
+                r not in self.nodes for a in n.args for r in a.refs
+            )
+            if all(i in out for i in ins) and (weights or ins):
+                out.add(name)
+        return out
 
     def params(self, node: GraphNode) -> list[str]:
         """``%name`` arguments with no node of their own: weights and buffers."""

@@ -6,8 +6,9 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-SCHEMA_VERSION = 2
-"""2: evidence carries ``via`` and ``note``, lookups carry ``pattern_checks``, report ``source_notes``."""
+SCHEMA_VERSION = 3
+"""2: evidence carries ``via`` and ``note``, lookups carry ``pattern_checks``, report ``source_notes``;
+3: candidates carry ``bytes_saved``, ``bytes_unknown`` and ``nested`` (ranked by what a fusion saves)."""
 
 
 class LookupStatus(str, Enum):
@@ -195,6 +196,14 @@ class Candidate:
     weaknesses: tuple[str, ...] = ()
     risks: tuple[str, ...] = ()
     description: str = ""
+    bytes_saved: int = 0
+    """Bytes of intermediate tensors a fusion would not write, all instances, symbolic sizes at the nominal
+    size (docs/candidates.md)."""
+    bytes_unknown: int = 0
+    """Intermediate nodes whose size the dump does not give (counted 0 in :attr:`bytes_saved`)."""
+    nested: tuple[tuple[str, int, int], ...] = ()
+    """Fragments inside this block, listed under it rather than beside it: ``(family, instances, nodes
+    removed)``."""
 
     @property
     def count(self) -> int:
@@ -224,6 +233,9 @@ class Candidate:
             "outside_layers": self.outside_layers,
             "nodes_per_instance": len(self.pattern),
             "nodes_removed": self.nodes_removed,
+            "bytes_saved": self.bytes_saved,
+            "bytes_unknown": self.bytes_unknown,
+            "nested": [{"family": f, "count": n, "nodes_removed": r} for f, n, r in self.nested],
             "instances": [i.to_json() for i in self.instances],
             "lookup": self.lookup.to_json(),
             "recommendation": self.recommendation.value,

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ad_diff.candidates.graphview import Section
-from ad_diff.candidates.ops import canonical_target, op_name
+from ad_diff.candidates.ops import ROUTING, canonical_target, op_name
 
 ROUTER_DEPTH = 8
 """Most ops between the router GEMM and the ``topk``."""
@@ -50,21 +50,31 @@ class MoeBlock:
     experts: int | None
     """One ``index_add_`` per expert in a per-expert loop; ``None`` when the graph does not show it."""
     activations: tuple[str, ...]
+    variant: tuple[str, ...] = ()
+    """Router variant marks: ``bias`` (the router GEMM adds a bias), ``float32`` (logits cast before
+    scoring), ``renormalised`` (top-k weights divided by their sum), ``routing: histc, sort, ...`` (token
+    grouping ops of a grouped form)."""
 
     @property
     def signature(self) -> str:
         """Grouping key: the block's shape without node names (identical layers share it)."""
+        marks = f" ({', '.join(self.variant)})" if self.variant else ""
         return (
-            f"moe[{self.form}] router: {' -> '.join(self.router)}; experts: {self.experts or '?'}; "
+            f"moe[{self.form}] router: {' -> '.join(self.router)}{marks}; experts: {self.experts or '?'}; "
             f"expert GEMMs: {self.expert_gemms}; activation: {', '.join(self.activations) or '-'}"
         )
+
+
+def _data_input(s: Section, name: str) -> str | None:
+    """First input of ``name`` that is data: not a parameter-derived value."""
+    return next((i for i in s.inputs[name] if i not in s.param_derived), None)
 
 
 def _router(s: Section, topk: str) -> tuple[str, list[str]] | None:
     """``(gemm, chain)`` of a router ending in ``topk``: ``chain`` runs from the GEMM to the ``topk`` (and
     to the score op when it comes after the ``topk``, on its values)."""
     chain = [topk]
-    cur = s.inputs[topk][0] if s.inputs[topk] else None
+    cur = _data_input(s, topk)
     for _ in range(ROUTER_DEPTH):
         if cur is None:
             return None
@@ -78,7 +88,7 @@ def _router(s: Section, topk: str) -> tuple[str, list[str]] | None:
         if s.kinds[cur] not in _CHAIN_KINDS:
             return None
         chain.append(cur)
-        cur = s.inputs[cur][0] if s.inputs[cur] else None
+        cur = _data_input(s, cur)
     return None
 
 
@@ -93,9 +103,8 @@ def find_moe(s: Section) -> list[MoeBlock]:
     hidden: dict[str, int] = {}
     owner: dict[str, int] = {}
     for i, (gemm, chain) in enumerate(routers):
-        ins = s.inputs[gemm]
-        if ins:
-            hidden.setdefault(ins[0], i)
+        if (h := _data_input(s, gemm)) is not None:
+            hidden.setdefault(h, i)
         for n in chain:
             owner.setdefault(n, i)
     below: dict[str, int] = {}  # node -> latest router whose H is an ancestor-or-self
@@ -126,6 +135,14 @@ def find_moe(s: Section) -> list[MoeBlock]:
         us = s.users[name]
         if us and all(owner.get(u) == latest for u in us):
             owner[name] = latest
+    # weights reshaped, transposed or stacked for the experts (parameters, not data) go with the block that
+    # alone reads them: a fused MoE op takes the weights as they are stored
+    for name in reversed(list(s.nodes)):
+        us = s.users[name]
+        if name in s.param_derived and name not in owner and us and name not in s.outputs:
+            first = owner.get(us[0])
+            if first is not None and all(owner.get(u) == first for u in us):
+                owner[name] = first
     blocks: list[list[str]] = [[] for _ in routers]
     for name, block_of in owner.items():
         blocks[block_of].append(name)
@@ -145,23 +162,50 @@ def _classify(s: Section, gemm: str, chain: list[str], members: list[str]) -> Mo
     grouped = any(op_name(s.nodes[n].target) in _GROUPED for n in gemms)
     if len(gemms) < 2 and not grouped:
         return None
-    experts = names["index_add_"] or names["index_add"] or None
+    loop = names["index_add_"] or names["index_add"] or None
     return MoeBlock(
         nodes=tuple(nodes),
         router=tuple(canonical_target(s.nodes[n].target) for n in chain),
         form="grouped_gemm" if grouped else "per_expert_loop",
         expert_gemms=len(gemms),
-        experts=experts if not grouped else None,
+        experts=_router_width(s, gemm) or (loop if not grouped else None),
         activations=tuple(sorted({op_name(s.nodes[n].target) for n in nodes if _after_gemm(s, n, gemms)})),
+        variant=_variant(s, gemm, chain, names),
     )
 
 
+def _router_width(s: Section, gemm: str) -> int | None:
+    """Number of experts: the last dim of the router GEMM's output when the dump gives it as a number."""
+    meta = s.nodes[gemm].meta
+    last = meta.shape.rsplit("x", 1)[-1] if meta and meta.shape else ""
+    return int(last) if last.isdigit() and len(last) <= 6 else None
+
+
+def _variant(s: Section, gemm: str, chain: list[str], names: Counter[str]) -> tuple[str, ...]:
+    """Marks telling router variants apart (:attr:`MoeBlock.variant`)."""
+    marks = []
+    node = s.nodes[gemm]
+    if (op_name(node.target) == "linear" and len(node.args) >= 3 and node.args[2].text != "None") or any(
+        op_name(s.nodes[n].target) == "add" and s.params(s.nodes[n]) for n in chain
+    ):
+        marks.append("bias")
+    if any(op_name(s.nodes[n].target) in ("to", "_to_copy", "float") for n in chain):
+        marks.append("float32")
+    if names["sum"] and (names["div"] or names["true_divide"]):
+        marks.append("renormalised")
+    routing = sorted(op for op in names if op in ROUTING and op != "topk")
+    if routing:
+        marks.append("routing: " + ", ".join(routing))
+    return tuple(marks)
+
+
 def _after_gemm(s: Section, name: str, gemms: list[str]) -> bool:
-    """An activation reading an expert GEMM's output within three hops (through getitem, chunk, view)."""
+    """An activation reading an expert GEMM's output within five hops (getitem, chunk, view, a bias add, a
+    clamp and a scale: GPT-OSS's gate)."""
     if op_name(s.nodes[name].target) not in _ACTS:
         return False
     frontier, expert = [name], set(gemms)
-    for _ in range(3):
+    for _ in range(5):
         frontier = [i for n in frontier for i in s.inputs[n]][:64]  # bounded on hostile fan-in
         if expert.intersection(frontier):
             return True

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from ad_diff.core.graphops import op_name
+
 # fmt: off
 #: Pointwise maths and casts: a fused kernel computes them in registers.
 ELEMENTWISE = frozenset({
@@ -35,25 +37,29 @@ LAYOUT = frozenset({
     "repeat_interleave",
 })
 #: Matrix products: the anchor of GEMM epilogues.
-GEMM = frozenset({"linear", "mm", "bmm", "matmul", "addmm", "baddbmm", "einsum", "_scaled_mm"})
+GEMM = frozenset({
+    "linear", "mm", "bmm", "matmul", "addmm", "baddbmm", "einsum", "_scaled_mm", "_grouped_mm",
+    "_scaled_grouped_mm",
+})
+#: Casts and copies: a value computed from parameters only stays a parameter through them.
+CASTS = frozenset({"to", "_to_copy", "type_as", "float", "half", "bfloat16", "contiguous", "clone"})
+#: Layout ops that return a view (no memory written): their outputs cost no bytes.
+VIEWS = frozenset({
+    "view", "_unsafe_view", "transpose", "permute", "t", "unsqueeze", "squeeze", "expand", "expand_as",
+    "slice", "select", "narrow", "split", "split_with_sizes", "chunk", "unbind", "getitem", "alias",
+    "detach", "as_strided", "unflatten", "flatten", "reshape",
+})
+#: Token routing: index arithmetic that sorts, counts and gathers tokens per expert (part of a MoE router).
+ROUTING = frozenset({
+    "histc", "sort", "argsort", "cumsum", "bincount", "index", "index_select", "scatter", "scatter_",
+    "scatter_add", "scatter_add_", "index_put", "index_put_", "index_add", "index_add_", "gather",
+    "one_hot", "where", "nonzero", "topk",
+})
 # fmt: on
 _GEMM_WORDS = re.compile(r"linear|gemm|matmul|_mm\b")
 _ATTN_WORDS = re.compile(r"attention|attn|_mla\b|mla_|sdpa|flash")
 _ROPE_WORDS = re.compile(r"rope")
 
-
-def op_name(target: str) -> str:
-    """``aten.mul.Tensor`` -> ``mul``; ``auto_deploy.torch_rmsnorm.default`` -> ``torch_rmsnorm``;
-    ``<built-in function getitem>`` -> ``getitem``; ``view`` -> ``view``."""
-    if target.startswith("<"):
-        m = re.match(r"<(?:built-in )?(?:function|method) (\w+)", target)
-        return m.group(1) if m else target
-    parts = target.split(".")
-    if len(parts) >= 3:
-        return parts[1]
-    if len(parts) == 2:
-        return parts[1]
-    return target
 
 
 def namespace(target: str) -> str:

@@ -29,15 +29,18 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from ad_diff.candidates.attention import find_attention
 from ad_diff.candidates.families import DESCRIPTIONS, classify_family
 from ad_diff.candidates.formula import graph_formula
+from ad_diff.candidates.glue import ATTN_KINDS, layout_chains, layout_description
 from ad_diff.candidates.graphview import LAYER, Section
 from ad_diff.candidates.model import Instance
 from ad_diff.candidates.moe import find_moe
-from ad_diff.candidates.ops import COMPUTE, canonical_target, op_name
+from ad_diff.candidates.ops import COMPUTE, VIEWS, canonical_target, op_name
+from ad_diff.candidates.sizes import tensor_bytes
+from ad_diff.core.graphops import UnionFind
 from ad_diff.kinds.graph.model import GraphDump
 
-_ATTN_KINDS = frozenset({"attention", "rope"})
 _WORD = re.compile(r"\b\w+\b")
 
 
@@ -57,6 +60,13 @@ class Group:
     formula: str = ""
     """Formula of the first instance (:func:`~ad_diff.candidates.formula.graph_formula`); empty
     for MoE blocks and layout glue."""
+    bytes_saved: int = 0
+    """Bytes of intermediate tensors a fusion would not write, all instances (symbolic sizes at the
+    nominal size of :mod:`~ad_diff.candidates.sizes`)."""
+    bytes_unknown: int = 0
+    """Intermediate nodes whose size the dump does not give (counted 0 in :attr:`bytes_saved`)."""
+    nested: tuple[tuple[str, int, int], ...] = ()
+    """Fragments inside the block's instances: ``(family, instances, nodes removed)``, most removed first."""
 
     @property
     def nodes_removed(self) -> int:
@@ -69,30 +79,17 @@ class Group:
         return tuple(canonical_target(t) for t in self.pattern)
 
 
-class _UnionFind:
-    def __init__(self) -> None:
-        self.parent: dict[str, str] = {}
-
-    def find(self, x: str) -> str:
-        root = x
-        while self.parent.get(root, root) != root:
-            root = self.parent[root]
-        while x != root:  # path compression keeps this near-linear
-            self.parent[x], x = root, self.parent.get(x, x)
-        return root
-
-    def union(self, a: str, b: str) -> None:
-        ra, rb = self.find(a), self.find(b)
-        if ra != rb:
-            self.parent[max(ra, rb)] = min(ra, rb)
-
-
 def _regions(s: Section, taken: set[str]) -> list[list[str]]:
     """Fusion regions (steps 1-2): lists of node names in dump order, each holding arithmetic."""
-    # dump order, not set order: the result must not depend on PYTHONHASHSEED
-    order = [n for n, k in s.kinds.items() if (k in COMPUTE or k == "layout") and n not in taken]
+    # dump order, not set order: the result must not depend on PYTHONHASHSEED; a layout op or cast of a
+    # parameter is a parameter, not data: it joins no region
+    order = [
+        n
+        for n, k in s.kinds.items()
+        if (k in COMPUTE or k == "layout") and n not in taken and n not in s.param_derived
+    ]
     joinable = set(order)
-    uf = _UnionFind()
+    uf: UnionFind[str] = UnionFind()
     for u in order:
         us = s.users[u]
         # a value the output line reads is materialised anyway: it ends its region
@@ -167,29 +164,6 @@ def _anchors(s: Section, region: list[str]) -> list[str]:
     return out
 
 
-def _layout_chains(s: Section, used: set[str]) -> list[list[str]]:
-    """Single-consumer chains of layout nodes next to an attention/RoPE op (step 4)."""
-    order = [n for n, k in s.kinds.items() if k == "layout" and n not in used]
-    layout = set(order)
-    uf = _UnionFind()
-    for u in order:
-        us = s.users[u]
-        if len(us) == 1 and us[0] in layout and u not in s.outputs:
-            uf.union(u, us[0])
-    groups: dict[str, list[str]] = {}
-    for u in order:
-        groups.setdefault(uf.find(u), []).append(u)
-    out = []
-    for members in groups.values():
-        if len(members) < 2:
-            continue
-        inside = set(members)
-        near = {s.kinds.get(x) for n in members for x in s.neighbours(n) if x not in inside}
-        if near & _ATTN_KINDS:
-            out.append(sorted(members, key=s.order.__getitem__))
-    return out
-
-
 def _blank(text: str, refs: set[str]) -> str:
     """``text`` with the node names ``refs`` replaced by ``?`` (one pass: linear in the text)."""
     return _WORD.sub(lambda m: "?" if m.group(0) in refs else m.group(0), text)
@@ -241,8 +215,69 @@ def _layer(s: Section, nodes: list[str]) -> int | None:
     return Counter(found).most_common(1)[0][0] if len(set(found)) > 1 else found[0]
 
 
-_Item = tuple[str, str, str, int, Instance, int, str, tuple[str, ...]]
-"""``(family, description, signature, removed, instance, unknown_meta, formula, targets)``."""
+@dataclass(frozen=True, slots=True)
+class _Item:
+    family: str
+    description: str
+    signature: str
+    removed: int
+    instance: Instance
+    unknown_meta: int
+    formula: str
+    targets: tuple[str, ...]
+    size: tuple[int, int]
+    """``(bytes not written, intermediate nodes of unknown size)``."""
+    nested: tuple[tuple[str, int], ...] = ()
+    """``(family, nodes removed)`` of the fragments inside this instance."""
+
+
+def _fragments(s: Section, taken: set[str]) -> list[tuple[str, str, list[str]]]:
+    """``(family, description, nodes)`` of every fusion region outside ``taken`` (steps 1-3)."""
+    out = []
+    for region in _regions(s, taken):
+        anchors = _anchors(s, region)
+        nodes = sorted([*anchors, *region], key=s.order.__getitem__)
+        adjacent = {s.kinds.get(x) for n in region for x in s.neighbours(n)} & ATTN_KINDS
+        fam = classify_family(
+            [op_name(s.nodes[n].target) for n in region],
+            [s.nodes[a] for a in anchors],
+            bool(adjacent),
+            [s.nodes[n] for n in region],
+            s.nodes,
+        )
+        if fam is not None and len(nodes) >= 2:
+            out.append((fam[0], fam[1], nodes))
+    return out
+
+
+def _saved(s: Section, nodes: list[str]) -> tuple[int, int]:
+    """Bytes of the instance's intermediates (outputs read only inside it, views excluded) and the count of
+    those whose size is unknown."""
+    inside = set(nodes)
+    total = unknown = 0
+    for n in nodes:
+        if n in s.outputs or not s.users[n] or not all(u in inside for u in s.users[n]):
+            continue
+        node = s.nodes[n]
+        if op_name(node.target) in VIEWS:
+            continue
+        b = tensor_bytes(node.meta.shape, node.meta.dtype) if node.meta else None
+        if b is None:
+            unknown += 1
+        else:
+            total += b
+    return total, unknown
+
+
+def _nested(s: Section, blocks: list[list[str]]) -> list[list[tuple[str, int]]]:
+    """For each block, the fusion regions lying wholly inside it (what a block fusion subsumes)."""
+    owner = {n: k for k, b in enumerate(blocks) for n in b}
+    out: list[list[tuple[str, int]]] = [[] for _ in blocks]
+    for family, _, nodes in _fragments(s, set()):
+        ks = {owner.get(n) for n in nodes}
+        if len(ks) == 1 and (k := next(iter(ks))) is not None:
+            out[k].append((family, len(nodes) - 1))
+    return out
 
 
 def _instances(s: Section) -> list[_Item]:
@@ -252,69 +287,84 @@ def _instances(s: Section) -> list[_Item]:
     for block in find_moe(s):
         taken.update(block.nodes)
         found.append(("moe", DESCRIPTIONS["moe"], list(block.nodes), len(block.nodes) - 1, block.signature))
-    used = set(taken)
-    for region in _regions(s, taken):
-        anchors = _anchors(s, region)
-        nodes = sorted([*anchors, *region], key=s.order.__getitem__)
-        used.update(region)
-        adjacent = {s.kinds.get(x) for n in region for x in s.neighbours(n)} & _ATTN_KINDS
-        fam = classify_family(
-            [op_name(s.nodes[n].target) for n in region],
-            [s.nodes[a] for a in anchors],
-            bool(adjacent),
-            [s.nodes[n] for n in region],
-            s.nodes,
+    for att in find_attention(s, taken):
+        taken.update(att.nodes)
+        found.append(
+            ("attention", DESCRIPTIONS["attention"], list(att.nodes), len(att.nodes) - 1, att.signature)
         )
-        if fam is None or len(nodes) < 2:
-            continue
-        found.append((fam[0], fam[1], nodes, len(nodes) - 1, None))
-    for chain in _layout_chains(s, used):
-        found.append(("attention_layout", _layout_description(s, chain), chain, len(chain), None))
+    nested = _nested(s, [f[2] for f in found]) if found else []
+    used = set(taken)
+    for family, description, nodes in _fragments(s, taken):
+        used.update(n for n in nodes if s.kinds[n] != "gemm")
+        found.append((family, description, nodes, len(nodes) - 1, None))
+    for chain in layout_chains(s, used):
+        found.append(("attention_layout", layout_description(s, chain), chain, len(chain), None))
     result = []
-    for family, description, nodes, removed, sig in found:
+    for k, (family, description, nodes, removed, sig) in enumerate(found):
         inst = Instance(s.name, tuple(nodes), _layer(s, nodes), s.line[nodes[0]])
         meta = sum(1 for n in nodes if (m := s.nodes[n].meta) is not None and not m.known)
         formula = (
             ""
-            if family in ("moe", "attention_layout")
+            if family in ("moe", "attention", "attention_layout")
             else graph_formula([s.nodes[n] for n in nodes], lambda x: x not in s.nodes)
         )
         targets = tuple(s.nodes[n].target for n in nodes)
         result.append(
-            (family, description, sig or signature(s, nodes), removed, inst, meta, formula, targets)
+            _Item(
+                family,
+                description,
+                sig or signature(s, nodes),
+                removed,
+                inst,
+                meta,
+                formula,
+                targets,
+                _saved(s, nodes),
+                tuple(nested[k]) if k < len(nested) else (),
+            )
         )
     return result
 
 
-def _layout_description(s: Section, chain: list[str]) -> str:
-    targets = [s.nodes[n] for n in chain]
-    for a, b in zip(targets, targets[1:], strict=False):
-        if op_name(a.target) == op_name(b.target) == "transpose" and [x.text for x in a.args[1:]] == [
-            x.text for x in b.args[1:]
-        ]:
-            return "layout glue next to attention/RoPE, including two transposes that cancel"
-    return "layout glue next to attention/RoPE (a kernel taking the other layout would absorb it)"
+def _group(items: list[_Item]) -> Group:
+    first = min(items, key=lambda x: (x.instance.section, x.instance.line))
+    instances = tuple(sorted((i.instance for i in items), key=lambda x: (x.section, x.line)))
+    counts: Counter[str] = Counter()
+    removed: Counter[str] = Counter()
+    for it in items:
+        for fam, r in it.nested:
+            counts[fam] += 1
+            removed[fam] += r
+    nested = tuple(sorted(((f, counts[f], removed[f]) for f in counts), key=lambda x: (-x[2], x[0])))
+    return Group(
+        first.family,
+        first.description,
+        first.targets,
+        first.signature,
+        instances,
+        first.removed,
+        sum(i.unknown_meta for i in items),
+        first.formula,
+        sum(i.size[0] for i in items),
+        sum(i.size[1] for i in items),
+        nested,
+    )
 
 
 def scan_dump(dump: GraphDump, min_count: int = 2) -> list[Group]:
-    """Group the unfused patterns of ``dump`` by signature; keep those seen at least ``min_count`` times."""
+    """Group the unfused patterns of ``dump`` by signature; keep those seen at least ``min_count`` times.
+
+    Ranked by what a fusion saves: bytes of intermediates not written, then nodes removed, then
+    recurrence; layout glue last (removing it is a layout transform's job, not a new kernel's)."""
     by_sig: dict[str, list[_Item]] = {}
     for i, sec in enumerate(dump.sections):
         for item in _instances(Section(i, sec)):
-            by_sig.setdefault(item[2], []).append(item)
-    groups = []
-    for sig, items in by_sig.items():
-        if len(items) < min_count:
-            continue
-        first = min(items, key=lambda x: (x[4].section, x[4].line))
-        family, description, _, removed, _, _, formula, targets = first
-        instances = tuple(sorted((i[4] for i in items), key=lambda x: (x.section, x.line)))
-        meta = sum(i[5] for i in items)
-        groups.append(Group(family, description, targets, sig, instances, removed, meta, formula))
-    # Layout glue last: removing it is a layout transform's job, not a new kernel's.
+            by_sig.setdefault(item.signature, []).append(item)
+    groups = [_group(items) for items in by_sig.values() if len(items) >= min_count]
     groups.sort(
         key=lambda g: (
             g.family == "attention_layout",
+            -g.bytes_saved,
             -g.nodes_removed,
             -len(g.instances),
             g.family,

@@ -49,6 +49,18 @@ KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
         (),
         ("eliminate_redundant_transposes", "match_attention_layout", "match_rope_layout"),
     ),
+    # transform/library/attention.py (match_repeat_kv, match_eager_attention, match_grouped_attention,
+    # match_attention_layout); custom_ops/attention/ registers torch_attention (sinks, sliding window),
+    # torch_attention_sdpa, torch_attention_grouped_sdpa, torch_attention_repeat_kv
+    "attention": (
+        (
+            "torch_attention",
+            "torch_attention_sdpa",
+            "torch_attention_grouped_sdpa",
+            "torch_attention_repeat_kv",
+        ),
+        ("match_eager_attention", "match_grouped_attention", "match_repeat_kv", "match_attention_layout"),
+    ),
     # transform/library/fused_moe.py; custom_ops/ registers torch_moe, torch_moe_fused, trtllm_moe_fused,
     # triton_moe_fused
     "moe": (

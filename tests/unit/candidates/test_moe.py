@@ -44,7 +44,8 @@ def test_blocks_group_into_one_candidate_with_layers() -> None:
     assert len(moe.instances) == 4
     assert [i.layer for i in moe.instances] == [0, 1, 2, 3]
     assert moe.signature == (
-        "moe[per_expert_loop] router: linear -> softmax -> topk; experts: 3; expert GEMMs: 9; "
+        "moe[per_expert_loop] router: linear -> softmax -> topk (renormalised, routing: index, index_add_, "
+        "one_hot, where); experts: 3; expert GEMMs: 9; "
         "activation: silu"
     )
     assert moe.formula == ""
@@ -55,7 +56,7 @@ def test_grouped_gemm_with_sigmoid_after_topk() -> None:
     assert len(blocks) == 2
     assert {b.form for b in blocks} == {"grouped_gemm"}
     assert blocks[0].router == ("linear", "topk", "sigmoid")
-    assert blocks[0].experts is None  # stacked experts: the graph does not show how many
+    assert blocks[0].experts == 4  # stacked experts: the router GEMM's output width (16x4)
     assert blocks[0].activations == ("silu",)
     assert "add_0" not in blocks[0].nodes  # the residual add reads the block's input: it closes the block
 

@@ -59,7 +59,7 @@ def test_markdown_escapes_names() -> None:
 def test_json_form_is_documented_shape() -> None:
     r = find_candidates(UNFUSED)
     data = json.loads(render_json(r))
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == 3
     assert data["kind"] == "candidates"
     assert data["lookup_done"] is False
     c = data["candidates"][0]
@@ -96,7 +96,8 @@ def test_json_keys_of_evidence_and_pattern_checks_are_documented() -> None:
 
 def test_markdown_lists_pattern_checks_and_cuts_long_instances() -> None:
     md = render_markdown(find_candidates(FIXTURES / "candidates" / "moe", trtllm_src=SRC))
-    assert "| 1 | `moe` | moe \\[per_expert_loop\\] router: linear -> softmax -> topk; experts: 3;" in md
+    row = "| 1 | `moe` | moe \\[per_expert_loop\\] router: linear -> softmax -> topk (renormalised, routing: "
+    assert row in md
     assert "Upstream search patterns beside this graph:" in md
     assert "registers no search pattern" in md
     assert "more)" in md  # 66 nodes per block: the instance row lists the first ones only

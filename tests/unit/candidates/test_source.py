@@ -24,7 +24,7 @@ def _ops(idx) -> set[str]:
 
 def test_fixture_tree_registrations_and_decorated_functions() -> None:
     idx = index_source(SRC)
-    assert idx.files == 7
+    assert idx.files == 9
     assert idx.complete
     fi = next(r for r in idx.registrations if r.name == "flashinfer_rms_norm")
     assert (fi.path, fi.line, fi.func) == (
@@ -36,6 +36,7 @@ def test_fixture_tree_registrations_and_decorated_functions() -> None:
         "rms_norm.py",
         "fused_moe.py",
         "fuse_swiglu.py",
+        "attention.py",
     }
 
 

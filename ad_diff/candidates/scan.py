@@ -148,8 +148,9 @@ def _peel(s: Section, members: set[str]) -> list[set[str]]:
     return pieces
 
 
-def _anchors(s: Section, region: list[str]) -> list[str]:
-    """GEMMs whose every consumer lies in ``region`` (they fuse with it)."""
+def _anchors(s: Section, region: list[str], taken: set[str]) -> list[str]:
+    """GEMMs outside ``taken`` whose every consumer lies in ``region`` (they fuse with it). A GEMM a block
+    already holds is not offered again: a node belongs to one instance."""
     inside = set(region)
     out = []
     for n in region:
@@ -157,6 +158,7 @@ def _anchors(s: Section, region: list[str]) -> list[str]:
             if (
                 s.kinds.get(p) == "gemm"
                 and p not in out
+                and p not in taken
                 and p not in s.outputs
                 and all(u in inside for u in s.users[p])
             ):
@@ -235,7 +237,7 @@ def _fragments(s: Section, taken: set[str]) -> list[tuple[str, str, list[str]]]:
     """``(family, description, nodes)`` of every fusion region outside ``taken`` (steps 1-3)."""
     out = []
     for region in _regions(s, taken):
-        anchors = _anchors(s, region)
+        anchors = _anchors(s, region, taken)
         nodes = sorted([*anchors, *region], key=s.order.__getitem__)
         adjacent = {s.kinds.get(x) for n in region for x in s.neighbours(n)} & ATTN_KINDS
         fam = classify_family(

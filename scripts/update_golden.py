@@ -66,7 +66,8 @@ def update_scenario_snapshots() -> int:
             "-f",
             "json",
         ]
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        # The same BLAS kernel family as tests/conftest.py pins, so goldens written here match the tests.
+        env = {"OPENBLAS_CORETYPE": "Haswell", **os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True)
         (exp / "exit_code").write_text(f"{proc.returncode}\n")
         n += 1

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
+
+# The JSON goldens hold full-precision floats, and numpy's OpenBLAS picks its kernel by CPU at import: an
+# AVX-512 kernel sums in another order than the AVX2 one and moves the last digit. Pinning one kernel family
+# (before numpy is imported, here and in every CLI subprocess, which inherits the environment) makes the
+# goldens the same on every x86 machine; a user's run is unaffected.
+os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
+
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 from dataclasses import dataclass
 from pathlib import Path
 

@@ -10,24 +10,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-import pytest
-
 PKG = Path(__file__).resolve().parents[2] / "ad_diff"
 MODULE_LINES = 400
 FUNCTION_LINES = 80
-
-#: The offenders when this test was written (main at 1ad2baa); the helpers splitting them work concurrently,
-#: and the lead drops the xfail once their splits land.
-KNOWN_MODULES = (
-    "explain/groups.py, kinds/graph/{align,analysis,carry,parse}.py, kinds/log/parse.py, "
-    "kinds/tensors/{measure,model}.py"
-)
-KNOWN_FUNCTIONS = (
-    "candidates/recommend.py:recommend, cli/history.py:history, history/__init__.py:run_history, "
-    "history/segments.py:build, kinds/graph/carry.py:_attempt, kinds/graph/hints.py:find_hints, "
-    "kinds/graph/index.py:__init__"
-)
-
 
 def module_offenders(root: Path = PKG) -> list[str]:
     """``path:1: N lines`` for every module of ``root`` longer than the module limit."""
@@ -66,13 +51,11 @@ def test_the_limits_see_an_offender(tmp_path: Path) -> None:
     assert function_offenders(pkg) == [f"pkg/long_fn.py:2: f {FUNCTION_LINES + 2} lines"]
 
 
-@pytest.mark.xfail(strict=False, reason=f"known offenders, being split (issue 29): {KNOWN_MODULES}")
 def test_modules_at_most_400_lines() -> None:
     offenders = module_offenders()
     assert offenders == [], "\n".join(offenders)
 
 
-@pytest.mark.xfail(strict=False, reason=f"known offenders, being split (issue 29): {KNOWN_FUNCTIONS}")
 def test_functions_at_most_80_lines() -> None:
     offenders = function_offenders()
     assert offenders == [], "\n".join(offenders)

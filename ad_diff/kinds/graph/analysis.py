@@ -15,15 +15,15 @@ matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them t
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
 from ad_diff.core.runlog import RunLog
 from ad_diff.discover.dumps import FolderScan, scan
-from ad_diff.kinds.graph.align import AlignedSection, align_sections
+from ad_diff.kinds.graph.align import align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
 from ad_diff.kinds.graph.carry import Aligner
 from ad_diff.kinds.graph.diff import (
@@ -41,7 +41,6 @@ from ad_diff.kinds.graph.diff import (
 from ad_diff.kinds.graph.hints import find_hints
 from ad_diff.kinds.graph.measure import (
     BodyChange,
-    DumpAlignment,
     NodeTable,
     align_dumps,
     body_change,
@@ -59,76 +58,13 @@ from ad_diff.kinds.graph.pair import (
     log_index,
     pair_dumps,
 )
-
-RegionSig = tuple[tuple[str, ...], tuple[str, ...]]
-"""A region as its sorted baseline and candidate targets: the same region after a rename within a run."""
-
-
-@dataclass
-class _RunState:
-    """What is remembered of one run between transforms."""
-
-    dump: GraphDump | None = None
-    digest: bytes = b""
-    cover: Coverage | None = None
-    table: NodeTable | None = None
-    """Node table of the latest dump (``None`` until one is needed)."""
-
-
-@dataclass
-class _CrossState:
-    """Cross-run facts carried forward to tell *new* differences from inherited ones."""
-
-    lost_since: dict[str, str] = field(default_factory=dict)
-    """Candidate node -> transform key where its metadata loss first appeared."""
-    changed_since: dict[str, str] = field(default_factory=dict)
-    unmatched_b_since: dict[str, str] = field(default_factory=dict)
-    """Baseline node -> transform key where it first had no counterpart."""
-    unmatched_c_since: dict[str, str] = field(default_factory=dict)
-    region_sigs: set[RegionSig] = field(default_factory=set)
-    """Signatures of the previous two-sided transform's regions."""
-    pending_sigs: set[RegionSig] = field(default_factory=set)
-    alignments: Sequence[AlignedSection] | None = None
-    """Alignment of the previous two-sided transform (``None`` when it was byte-identical)."""
-    identical_prev: bool = False
-    pending: Sequence[AlignedSection] | None = None
-    """Alignment of the current transform, promoted to ``alignments`` by :func:`_advance`."""
-    memo_key: tuple[bytes, bytes] | None = None
-    """Body digests of the last aligned pair; the same pair again reuses ``memo`` (``None``: no reuse)."""
-    memo: DumpAlignment | None = None
-    last_key: tuple[bytes, bytes] | None = None
-    """Body digests of the latest pair aligned (reused or not); ``last`` is its alignment."""
-    last: DumpAlignment | None = None
-    covers: dict[bytes, Coverage] | None = None
-    """Coverage by body digest (``None``: no reuse)."""
-    aligner: Aligner = field(default_factory=Aligner)
-    """Aligns each pair, carrying the previous pair's alignment forward where it can."""
-
+from ad_diff.kinds.graph.walk import CrossState, RegionSig, RunState, advance
 
 INCREMENTAL = False
 """Whether the cross-run alignment is carried from transform to transform (:mod:`ad_diff.kinds.graph.carry`);
 ``False`` aligns every pair with the full chain. Off: it did not pay off on the benchmark pairs
 (docs/benchmark.md) and, after round four's rename-invariant input pairing, it differs from the full chain
 on two scenarios (tests/unit/kinds/graph/test_carry.py names them), so the full chain decides."""
-
-
-def _advance(cross: _CrossState, d: TransformGraphDiff) -> None:
-    """Carry the current transform's cross-run facts forward (names are stable within one run)."""
-    key = d.key
-    lost = {m.candidate for m in d.meta_changes if m.kind is MetaChangeKind.LOST}
-    changed = {m.candidate for m in d.meta_changes if m.kind is MetaChangeKind.CHANGED}
-    cross.lost_since = {n: cross.lost_since.get(n, key) for n in lost}
-    cross.changed_since = {n: cross.changed_since.get(n, key) for n in changed}
-    cross.unmatched_b_since = {
-        u.name: cross.unmatched_b_since.get(u.name, key) for u in d.unmatched if u.run == BASELINE
-    }
-    cross.unmatched_c_since = {
-        u.name: cross.unmatched_c_since.get(u.name, key) for u in d.unmatched if u.run == CANDIDATE
-    }
-    cross.region_sigs, cross.pending_sigs = (set(), set()) if d.identical else (cross.pending_sigs, set())
-    cross.alignments = None if d.identical else cross.pending
-    cross.identical_prev = d.identical
-    cross.pending = None
 
 
 def analyze_graphs(
@@ -164,8 +100,8 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     pairs = pair_dumps(refs_b, refs_c) if refs_b and refs_c else []
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
-    rb, rc = _RunState(), _RunState()
-    cross = _CrossState(covers={} if reuse else None, aligner=Aligner(INCREMENTAL and reuse))
+    rb, rc = RunState(), RunState()
+    cross = CrossState(covers={} if reuse else None, aligner=Aligner(INCREMENTAL and reuse))
     diffs: list[TransformGraphDiff] = []
     unreadable: list[UnreadableDump] = []
     formats: dict[RunId, set[str]] = {BASELINE: set(), CANDIDATE: set()}
@@ -193,7 +129,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     )
 
 
-def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: _RunState, rc: _RunState, cross: _CrossState
+def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: RunState, rc: RunState, cross: CrossState
            ) -> FinalGraphs | None:
     """The names of both runs' last dumps, from what the analysis already parsed and aligned: the last dump
     each run loaded, when it is that run's last file (an unreadable last dump gives no order)."""
@@ -255,7 +191,7 @@ def _load_side(
     return got.dump, got.digest
 
 
-def _change(st: _RunState, cur: GraphDump | None, same: bool, reuse: bool) -> BodyChange | None:
+def _change(st: RunState, cur: GraphDump | None, same: bool, reuse: bool) -> BodyChange | None:
     """What changed in the run since its previous dump, node object by node object (``None`` when the dumps
     are byte-identical, there is no previous dump, either is not simple, or reuse is off). Leaves the current
     dump's table in ``st`` for the next transform."""
@@ -300,7 +236,7 @@ def _delta(
     return replace(d, added=added, removed=removed)
 
 
-def _coverage(dump: GraphDump, digest: bytes, cross: _CrossState, before: Coverage | None,
+def _coverage(dump: GraphDump, digest: bytes, cross: CrossState, before: Coverage | None,
               change: BodyChange | None) -> Coverage:
     """The dump's coverage: seen before (same graph), else from the run's previous coverage and what
     changed since (the changed nodes alone), else counted over every node."""
@@ -316,9 +252,9 @@ def _coverage(dump: GraphDump, digest: bytes, cross: _CrossState, before: Covera
 def _step(
     tp: TransformPair,
     loader: DumpLoader,
-    rb: _RunState,
-    rc: _RunState,
-    cross: _CrossState,
+    rb: RunState,
+    rc: RunState,
+    cross: CrossState,
     logs: dict[RunId, LogIndex],
     unreadable: list[UnreadableDump],
     formats: dict[RunId, set[str]],
@@ -371,7 +307,7 @@ def _step(
             logs,
         )
         result = replace(result, hints=tuple(hints))
-        _advance(cross, result)
+        advance(cross, result)
     return result
 
 
@@ -385,7 +321,7 @@ def _signatures(unmatched: Iterable[Unmatched]) -> dict[int, RegionSig]:
 
 
 def _compare(
-    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: _CrossState, key: tuple[bytes, bytes],
+    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: CrossState, key: tuple[bytes, bytes],
     since: tuple[tuple[object, object], tuple[BodyChange | None, BodyChange | None]],
 ) -> TransformGraphDiff:
     """Align the pair (``since``: each run's previous dump and what changed from it, for the aligner) and

@@ -21,8 +21,8 @@ from hypothesis import strategies as st
 from ad_diff.core.model import Finding, Severity
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph import parse as dump
-from ad_diff.kinds.graph.render import render
 from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
+from ad_diff.kinds.graph.render import render
 from ad_diff.result import DiffResult
 from tests.conftest import FIXTURES
 from tests.fuzz import mutate

@@ -10,10 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ad_diff.core.model import State
+from ad_diff.discover import snapshot
 from ad_diff.errors import InputError
 from ad_diff.history import snapfast
 from ad_diff.history.columns import NO_COUNT, ROW, STATES, Columns
-from ad_diff.discover import snapshot
 
 IDENT = st.from_regex(r"[a-z_][a-z0-9_]{0,12}", fullmatch=True)
 TRICKY = st.sampled_from(

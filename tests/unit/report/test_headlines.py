@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from ad_diff import gate, pipeline
 from ad_diff.core.headline import ELLIPSIS, HEADLINE_MAX, cap_parts, rank_scope
 from ad_diff.core.model import Category, Finding, Severity
-from ad_diff.report import html, markdown, terminal
 from ad_diff.explain.groups import regroup
+from ad_diff.report import html, markdown, terminal
 from ad_diff.report.common import VERDICT_MAX, headline
 from ad_diff.result import DiffResult
 from ad_diff.settings import Settings

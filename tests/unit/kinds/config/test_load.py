@@ -184,4 +184,5 @@ def test_a_linked_folder_of_layers_is_refused_not_dropped(tmp_path: Path) -> Non
     e = _error(run)
     assert e.path == run / "config" / "overlays"
     assert e.detail == (f"is a symbolic link to a folder outside the run folder {run}; refusing to read it "
-                        "(copy the folder into the run folder instead of linking it); expected an AD config file")
+                        "(copy the folder into the run folder instead of linking it); "
+                        "expected an AD config file")

@@ -71,8 +71,9 @@ KNOWN_DIVERGENT = {
 """Scenarios where the (now unused by default) incremental step differs from the full chain: strict xfail."""
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_DIVERGENT[n], strict=True))
-                                  if n in KNOWN_DIVERGENT else n for n in SCENARIOS])
+@pytest.mark.parametrize("name", [
+    pytest.param(n, marks=pytest.mark.xfail(reason=KNOWN_DIVERGENT[n], strict=True))
+    if n in KNOWN_DIVERGENT else n for n in SCENARIOS])
 def test_incremental_alignment_matches_the_full_chain(
     name: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -147,9 +147,11 @@ def test_log_dump_conflict_gates_only_where_matches_must_show(tmp_path: Path) ->
     # dump unchanged in both runs alike, which is how they work: no note.
     assert got == [("ADG012", "match_rmsnorm_pattern", "error"), ("ADG012", "match_rmsnorm_pattern", "error")]
     # When only one run logs matches there, the unchanged dump is worth a note (ADG008, info) for that run.
-    quiet = make_log(tmp_path / "quiet.log", [(s, t, A, 0 if t == "initialize_cache" else 4) for s, t, _ in steps])
+    quiet = make_log(tmp_path / "quiet.log",
+                     [(s, t, A, 0 if t == "initialize_cache" else 4) for s, t, _ in steps])
     _, fs = _analyse(tmp_path / "baseline", tmp_path / "candidate", quiet, log)
-    notes = [(f.code, f.transform, f.severity.value, f.message.split(":")[0]) for f in fs if f.code == "ADG008"]
+    notes = [(f.code, f.transform, f.severity.value, f.message.split(":")[0])
+             for f in fs if f.code == "ADG008"]
     assert notes == [("ADG008", "initialize_cache", "info", "candidate")]
 
 

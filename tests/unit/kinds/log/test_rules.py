@@ -129,8 +129,8 @@ def _ranked(body: dict[int, list[tuple[str, str, str]]], tail: bool = True) -> s
 
 
 def _classify(tmp_path: Path, base: str, cand: str, rank: int | None = None):
-    from ad_diff.kinds.log.compare import compare_logs
     from ad_diff.kinds.log.classify import classify
+    from ad_diff.kinds.log.compare import compare_logs
 
     (tmp_path / "b.log").write_text(base)
     (tmp_path / "c.log").write_text(cand)

@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from ad_diff import gate, pipeline
-from ad_diff.errors import InputError
 from ad_diff.discover import snapshot
+from ad_diff.errors import InputError
 from ad_diff.settings import Settings
 from tests.ci_runs import pair
 from tests.conftest import FIXTURES
@@ -77,7 +77,8 @@ def test_snapshot_of_a_run_with_a_dump_linked_out_is_refused(tmp_path: Path) -> 
     with pytest.raises(InputError) as e:
         pipeline.take_snapshot(run)
     assert e.value.path == dump
-    assert e.value.detail == (f"is a symbolic link to a file outside the run folder {run}; refusing to read it "
+    assert e.value.detail == (f"is a symbolic link to a file outside the run folder {run}; "
+                              "refusing to read it "
                               "(copy the dumps into the run folder instead of linking them); a snapshot "
                               "records the metadata coverage of every dump, so each must be a readable file "
                               "of the run")

@@ -34,7 +34,8 @@ def test_within_tolerance_has_no_finding() -> None:
     assert classify(a) == []
     logits = next(c for c in a.comparisons if c.name == "logits")
     assert logits.verdict is TensorVerdict.ACCEPTABLE
-    assert logits.stats is not None and logits.stats.outside > 0  # elementwise would have failed
+    assert logits.stats is not None
+    assert logits.stats.outside > 0
     json.dumps(to_jsonable(a), allow_nan=False)
 
 
@@ -42,9 +43,11 @@ def test_beyond_tolerance() -> None:
     a = _syn("beyond")
     assert _codes(a) == ["ADT001"]
     f = classify(a)[0]
-    assert f.tensor == "logits" and f.severity is Severity.ERROR
+    assert f.tensor == "logits"
+    assert f.severity is Severity.ERROR
     ev = dict(f.evidence)
-    assert ev["statistic"] == "rmse" and ev["value"] > ev["limit"]
+    assert ev["statistic"] == "rmse"
+    assert ev["value"] > ev["limit"]
     assert 0 < ev["top1_agreement"] < 1
 
 
@@ -58,7 +61,8 @@ def test_shape_mismatch() -> None:
     a = _syn("shape")
     assert _codes(a) == ["ADT003"]
     c = next(c for c in a.comparisons if c.name == "logits")
-    assert c.stats is None and c.mismatch == "shape"
+    assert c.stats is None
+    assert c.mismatch == "shape"
 
 
 def test_missing_in_one_run() -> None:
@@ -69,7 +73,8 @@ def test_missing_in_one_run() -> None:
 
 def test_malicious_and_garbage_files_become_error_findings() -> None:
     a = _syn("malicious")
-    assert "ADT008" in _codes(a) and "ADT005" in _codes(a)
+    assert "ADT008" in _codes(a)
+    assert "ADT005" in _codes(a)
     assert not Path("/tmp/ad_diff_pwned").exists()
     g = _syn("garbage")
     assert _codes(g).count("ADT008") == 2
@@ -102,8 +107,10 @@ def test_reference_mode_on_gpu_fixtures() -> None:
     beyond = _run(GPU / "baseline", GPU / "beyond")
     bug = _run(GPU / "baseline", GPU / "no_rope_k")
     lw = next(c for c in within.comparisons if c.name == "logits")
-    assert lw.judgement is not None and lw.judgement.statistic == "reference"
-    assert lw.stats is not None and lw.stats.outside_share > 0.2  # elementwise bf16 tolerance would fail
+    assert lw.judgement is not None
+    assert lw.judgement.statistic == "reference"
+    assert lw.stats is not None
+    assert lw.stats.outside_share > 0.2
     assert "ADT001" not in _codes(within)
     assert [f.code for f in classify(beyond) if f.tensor == "logits"] == ["ADT001"]
     assert [f.code for f in classify(bug) if f.tensor == "logits"] == ["ADT001"]
@@ -121,11 +128,13 @@ def test_first_drifting_node_in_graph_order() -> None:
     assert a.first_drift.transform == "fuse_swiglu_fp8"
     assert a.first_drift.order_source == "test order"
     (f,) = [f for f in classify(a) if f.code == "ADT007"]
-    assert "layers_0_down_proj" in f.message and "order from the test order" in f.message
+    assert "layers_0_down_proj" in f.message
+    assert "order from the test order" in f.message
     drifting = [c.name for c in a.comparisons if c.kind == "node" and not c.passed]
     assert min(order.index(n) for n in drifting if n in order) == a.first_drift.position
     nodes = [c.name for c in a.comparisons if c.kind == "node" and c.name in order]
-    assert len(nodes) > 50 and nodes == sorted(nodes, key=order.index)  # reports list node captures in graph order
+    assert len(nodes) > 50
+    assert nodes == sorted(nodes, key=order.index)
     assert any(u.kind == "node" and u.name.startswith("fused_swiglu_fp8") for u in a.unmatched)
     assert not any(f.code in ("ADT005", "ADT006") for f in classify(a))  # one-sided nodes are not findings
 
@@ -133,11 +142,14 @@ def test_first_drifting_node_in_graph_order() -> None:
 def test_without_graph_order_no_node_is_named() -> None:
     base, cand = GPU / "baseline", GPU / "beyond"
     a = analyze_tensors(base / "tensors", cand / "tensors", Settings(baseline=base, candidate=cand))
-    assert a.first_drift is not None and a.first_drift.node is None and a.first_drift.drifting_nodes > 0
+    assert a.first_drift is not None
+    assert a.first_drift.node is None
+    assert a.first_drift.drifting_nodes > 0
     assert a.first_drift.order_source is None
     assert "ADT007" not in _codes(a)
     (f,) = [f for f in classify(a) if f.code == "ADT011"]
-    assert f.node is None and "cannot be named (no graph order" in f.message
+    assert f.node is None
+    assert "cannot be named (no graph order" in f.message
     assert any("cannot be named" in n for n in a.notes)
 
 
@@ -145,7 +157,8 @@ def test_order_that_places_no_drifting_node_names_none() -> None:
     base, cand = GPU / "baseline", GPU / "beyond"
     a = analyze_tensors(base / "tensors", cand / "tensors", Settings(baseline=base, candidate=cand),
                         node_order=["unrelated_node"], order_source="baseline's final graph dump 009_x.txt")
-    assert a.first_drift is not None and a.first_drift.node is None
+    assert a.first_drift is not None
+    assert a.first_drift.node is None
     (f,) = [f for f in classify(a) if f.code == "ADT011"]
     assert "009_x.txt" in f.message
 
@@ -154,7 +167,8 @@ def test_json_keeps_statistics_and_judgement_of_drifting_tensors() -> None:
     data = to_jsonable(_syn("beyond"))
     logits = next(c for c in data["comparisons"] if c["name"] == "logits")
     assert logits["verdict"] == "beyond tolerance"
-    assert logits["stats"]["outside"] > 0 and logits["stats"]["rmse"] > 0  # issue 13 4: these were null
+    assert logits["stats"]["outside"] > 0
+    assert logits["stats"]["rmse"] > 0
     assert logits["judgement"]["within"] is False
     assert logits["baseline"] == {"name": "logits", "file": "outputs.safetensors", "format": "safetensors",
                                   "dtype": "BF16", "shape": [4, 16, 64]}
@@ -164,15 +178,20 @@ def test_one_wrong_row_in_512_gates_with_and_without_a_reference() -> None:
     for name, criterion in (("one_row", "rows:reference"), ("one_row_noref", "rows:spread")):
         a = _syn(name)
         (c,) = a.comparisons
-        assert c.verdict is TensorVerdict.BEYOND and c.judgement is not None
+        assert c.verdict is TensorVerdict.BEYOND
+        assert c.judgement is not None
         assert c.judgement.statistic == criterion
         assert "whole tensor" in c.judgement.reason  # the whole-tensor figure alone would pass
-        assert c.stats is not None and c.stats.rows is not None
+        assert c.stats is not None
+        assert c.stats.rows is not None
         assert (c.stats.rows.rows, c.stats.rows.outliers) == (512, 1)
         (f,) = classify(a)
-        assert f.code == "ADT001" and "worst rows: [2, 127]" in f.message and "argmax" in f.message
+        assert f.code == "ADT001"
+        assert "worst rows: [2, 127]" in f.message
+        assert "argmax" in f.message
         ev = dict(f.evidence)
-        assert ev["rows_outliers"] == 1 and ev["worst_rows"][0]["index"] == [2, 127]
+        assert ev["rows_outliers"] == 1
+        assert ev["worst_rows"][0]["index"] == [2, 127]
         assert "next_token_agreement" in ev
 
 
@@ -181,7 +200,9 @@ def test_evenly_spread_rounding_noise_passes() -> None:
         a = _syn(name)
         (c,) = a.comparisons
         assert c.verdict is TensorVerdict.ACCEPTABLE, c.judgement
-        assert c.stats is not None and c.stats.rows is not None and c.stats.rows.outliers == 0
+        assert c.stats is not None
+        assert c.stats.rows is not None
+        assert c.stats.rows.outliers == 0
         assert classify(a) == []
 
 
@@ -191,8 +212,12 @@ def test_gathered_logits_compare_the_last_position_with_a_note() -> None:
     a = analyze_tensors(base / "tensors", cand / "tensors", settings,
                         gathered={"candidate": "gather_logits_before_lm_head applied in its log"})
     (c,) = a.comparisons
-    assert c.mismatch is None and c.shape_note is not None and c.passed
-    assert c.stats is not None and c.stats.numel == 4 * 256 and c.stats.max_abs == 0
+    assert c.mismatch is None
+    assert c.shape_note is not None
+    assert c.passed
+    assert c.stats is not None
+    assert c.stats.numel == 4 * 256
+    assert c.stats.max_abs == 0
     assert c.stats.reference is not None  # the reference's last position too
     assert any("keeps only the last position" in n for n in a.notes)
     # without the transform's evidence the same pair is a shape change
@@ -205,8 +230,8 @@ def test_an_ambiguous_layout_stays_a_shape_change() -> None:
 
     from ad_diff.kinds.tensors.analysis import last_position
 
-    full = analyze_tensors(SYN / "gathered" / "baseline" / "tensors", SYN / "gathered" / "baseline" / "tensors",
-                           Settings(baseline=SYN, candidate=SYN)).comparisons[0].baseline
+    tensors = SYN / "gathered" / "baseline" / "tensors"
+    full = analyze_tensors(tensors, tensors, Settings(baseline=SYN, candidate=SYN)).comparisons[0].baseline
     assert last_position(full, replace(full, shape=(4, 1, 256))) is not None
     for shape in ((1, 128, 256), (4, 2, 256), (4, 1, 255), (4 * 128, 256), (4, 128, 1, 2)):
         assert last_position(full, replace(full, shape=shape)) is None, shape
@@ -228,8 +253,8 @@ def test_first_capture_where_the_bad_rows_appear(tmp_path: Path) -> None:
         save_file({"layer0": good, "layer1": layer1.clone(), "layer2": layer1.clone()},
                   str(tmp_path / side / "tensors" / "nodes.safetensors"))
     a = analyze_tensors(tmp_path / "baseline" / "tensors", tmp_path / "candidate" / "tensors",
-                        Settings(baseline=tmp_path, candidate=tmp_path), node_order=["layer0", "layer1", "layer2"],
-                        order_source="test order")
+                        Settings(baseline=tmp_path, candidate=tmp_path),
+                        node_order=["layer0", "layer1", "layer2"], order_source="test order")
     assert a.rows_origin == "layer1"
     (f,) = [f for f in classify(a) if f.code == "ADT001"]
     assert "bad rows first appear at node capture layer1" in f.message

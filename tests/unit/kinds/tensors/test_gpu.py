@@ -166,7 +166,8 @@ def test_cuda_without_torch_or_with_a_cpu_build(monkeypatch: pytest.MonkeyPatch)
         gpu.resolve_device("cuda")
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "torch" else real(n, *a))
-    with pytest.raises(UsageError, match=r"torch is not installed \(pip install .ad-diff\[pt\].\, with a CUDA build"):
+    want = r"torch is not installed \(pip install .ad-diff\[pt\].\, with a CUDA build"
+    with pytest.raises(UsageError, match=want):
         gpu.resolve_device("cuda")
     with pytest.raises(UsageError, match="must be one of cpu, cuda, auto, not 'gpu'"):
         gpu.resolve_device("gpu")

@@ -66,4 +66,4 @@ def test_lone_surrogate_names_are_escaped(tmp_path: Path) -> None:
     _, entries = read_header(_file(tmp_path, b'{"\\ud800":{"dtype":"U8","shape":[4],"data_offsets":[0,4]}}'))
     assert list(entries) == ["\\ud800"]
     assert safe_name("ok") == "ok"
-    "\\ud800".encode()  # encodable by every writer
+    assert list(entries)[0].encode("utf-8") == b"\\ud800"  # encodable by every writer

@@ -36,7 +36,8 @@ def test_matches_direct_computation(tmp_path: Path, chunk: int) -> None:
     assert s.max_abs == pytest.approx(d.max().item())
     assert s.mean_abs == pytest.approx(d.mean().item())
     assert s.rmse == pytest.approx(d.pow(2).mean().sqrt().item(), rel=1e-5)
-    assert s.cosine == pytest.approx(torch.nn.functional.cosine_similarity(bf.flatten(), cf.flatten(), 0).item())
+    cos = torch.nn.functional.cosine_similarity(bf.flatten(), cf.flatten(), 0).item()
+    assert s.cosine == pytest.approx(cos)
     assert s.outside == int((d > 1e-5 + 1.6e-2 * bf.abs()).sum())
     flat = int(d.flatten().argmax())
     assert s.worst_index == (flat // 50, flat % 50)
@@ -56,7 +57,8 @@ def test_nan_and_inf_are_counted_and_excluded(tmp_path: Path) -> None:
     assert (s.nan_baseline, s.nan_candidate, s.inf_baseline, s.inf_candidate) == (1, 2, 0, 1)
     assert s.outside == 2
     assert s.compared == 97
-    assert s.max_abs == 0 and s.new_nonfinite
+    assert s.max_abs == 0
+    assert s.new_nonfinite
 
 
 def test_reference_ratio(tmp_path: Path) -> None:
@@ -75,9 +77,11 @@ def test_histogram_and_samples(tmp_path: Path) -> None:
     c = torch.full((1000,), 1e-3)
     rb, rc, _ = _pair(tmp_path, b, c)
     s = measure(rb, rc, MeasureOptions(atol=0, rtol=0, chunk=100, histogram=True, samples=50, relative=True))
-    assert s.histogram is not None and sum(s.histogram.abs_counts) == 1000
+    assert s.histogram is not None
+    assert sum(s.histogram.abs_counts) == 1000
     assert s.histogram.quantile(0.5) == pytest.approx(1e-3, rel=0.15)
-    assert s.samples is not None and len(s.samples[0]) == 50
+    assert s.samples is not None
+    assert len(s.samples[0]) == 50
     assert math.isinf(s.max_rel)  # change where the baseline is 0
 
 
@@ -99,9 +103,11 @@ def test_results_do_not_depend_on_the_chunk_size(tmp_path: Path) -> None:
     c[1, 2, 3] = float("nan")  # one chunk takes the masked path
     rb, rc, ref = _pair(tmp_path, b, c, r.float())
     limits = RowLimits(ratio=4, spread=4, nrmse=0.016, outside=0.5, atol=1e-5)
-    outs = {_stats_json(measure(rb, rc, MeasureOptions(atol=1e-5, rtol=1.6e-2, chunk=chunk, topk=3, rows=limits,
-                                                       relative=True), reference=ref))
-            for chunk in (70, 71, 700, 5000, 1 << 18)}
+    def opts(chunk: int) -> MeasureOptions:
+        return MeasureOptions(atol=1e-5, rtol=1.6e-2, chunk=chunk, topk=3, rows=limits, relative=True)
+
+    chunks = (70, 71, 700, 5000, 1 << 18)
+    outs = {_stats_json(measure(rb, rc, opts(chunk), reference=ref)) for chunk in chunks}
     assert len(outs) == 1
 
 
@@ -114,10 +120,9 @@ def test_cosine_keeps_its_digits_near_one(tmp_path: Path) -> None:
     rb, rc, _ = _pair(tmp_path, b, c)
     s = measure(rb, rc, MeasureOptions(atol=1e-5, rtol=1.6e-2))
     x, y = b.double().numpy().ravel(), c.double().numpy().ravel()
-    exact_gap = math.fsum(((x - y) ** 2).tolist()) / 2 / math.sqrt(math.fsum((x * x).tolist()) *
-                                                                    math.fsum((y * y).tolist()))
-    exact_gap -= (math.sqrt(math.fsum((x * x).tolist())) - math.sqrt(math.fsum((y * y).tolist()))) ** 2 / 2 / (
-        math.sqrt(math.fsum((x * x).tolist()) * math.fsum((y * y).tolist())))
+    xx, yy = math.fsum((x * x).tolist()), math.fsum((y * y).tolist())
+    exact_gap = math.fsum(((x - y) ** 2).tolist()) / 2 / math.sqrt(xx * yy)
+    exact_gap -= (math.sqrt(xx) - math.sqrt(yy)) ** 2 / 2 / math.sqrt(xx * yy)
     assert s.one_minus_cosine == pytest.approx(exact_gap, rel=1e-6)
     assert abs(s.cosine - float(np.dot(x, y) / np.sqrt(np.dot(x, x) * np.dot(y, y)))) < 1e-12
 
@@ -128,8 +133,10 @@ def test_complex_tensors_are_compared_on_both_parts(tmp_path: Path) -> None:
     rb, rc, _ = _pair(tmp_path, z, w)
     assert rb.dtype == "C64"
     s = measure(rb, rc, MeasureOptions(atol=1e-5, rtol=1.3e-6))
-    assert s.max_abs == pytest.approx(0.5) and s.outside == 8 * 32
-    assert s.worst_index is not None and len(s.worst_index) == 2
+    assert s.max_abs == pytest.approx(0.5)
+    assert s.outside == 8 * 32
+    assert s.worst_index is not None
+    assert len(s.worst_index) == 2
 
 
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float8_e4m3fn, torch.float8_e5m2,
@@ -157,9 +164,12 @@ def test_rows_find_the_one_wrong_row(tmp_path: Path) -> None:
     rb, rc, _ = _pair(tmp_path, b, c)
     limits = RowLimits(ratio=4, spread=4, nrmse=0.016, outside=0.5, atol=1e-5)
     s = measure(rb, rc, MeasureOptions(atol=1e-5, rtol=1.6e-2, topk=3, rows=limits))
-    assert s.rows is not None and s.rows.outliers == 1
-    assert s.rows.worst[0].index == (2, 15) and s.rows.worst[0].outlier
-    assert s.rows.sequences == 4 and s.rows.next_token is not None
+    assert s.rows is not None
+    assert s.rows.outliers == 1
+    assert s.rows.worst[0].index == (2, 15)
+    assert s.rows.worst[0].outlier
+    assert s.rows.sequences == 4
+    assert s.rows.next_token is not None
 
 
 BLAS_THREADS = """
@@ -193,9 +203,10 @@ def test_blas_dots_do_not_depend_on_the_thread_count(tmp_path: Path) -> None:
     root = str(Path(__file__).resolve().parents[4])
     outs = set()
     for threads in ("1", "2", "4"):
-        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads}
-        proc = subprocess.run([sys.executable, "-c", BLAS_THREADS, root, str(tmp_path)], env=env, capture_output=True,
-                              text=True, timeout=120, check=True)
+        env = {**os.environ, "OPENBLAS_NUM_THREADS": threads, "OMP_NUM_THREADS": threads,
+               "MKL_NUM_THREADS": threads}
+        proc = subprocess.run([sys.executable, "-c", BLAS_THREADS, root, str(tmp_path)], env=env,
+                              capture_output=True, text=True, timeout=120, check=True)
         outs.add(proc.stdout)
     assert len(outs) == 1
     assert '"rmse"' in outs.pop()

@@ -23,7 +23,8 @@ def test_discover_kinds(tmp_path: Path) -> None:
     save_file({"add_1": torch.ones(2)}, str(tmp_path / "nodes.safetensors"))
     save_file({"input_ids": torch.ones(2, dtype=torch.int64)}, str(tmp_path / "inputs.safetensors"))
     (tmp_path / "reference").mkdir()
-    save_file({"logits": torch.ones(2, 3, dtype=torch.float64)}, str(tmp_path / "reference" / "outputs.safetensors"))
+    save_file({"logits": torch.ones(2, 3, dtype=torch.float64)},
+              str(tmp_path / "reference" / "outputs.safetensors"))
     (tmp_path / "record.json").write_text("{}")
     run = discover(tmp_path, "baseline")
     assert {n: r.kind for n, r in run.outputs.items()} == {"logits": "output", "add_1": "node"}
@@ -65,7 +66,8 @@ def test_invalid_safetensors(tmp_path: Path, content: bytes, message: str) -> No
 def test_malicious_pickle_is_refused_and_not_executed(tmp_path: Path) -> None:
     marker = Path("/tmp/ad_diff_pwned")
     marker.unlink(missing_ok=True)
-    with pytest.raises(InputError, match="refused to load: this pickle calls posix.system.*Nothing in it was executed"):
+    with pytest.raises(InputError,
+                       match="refused to load: this pickle calls posix.system.*Nothing in it was executed"):
         load_pt(SYN / "malicious" / "candidate" / "tensors" / "outputs.pt")
     assert not marker.exists()
 
@@ -73,13 +75,15 @@ def test_malicious_pickle_is_refused_and_not_executed(tmp_path: Path) -> None:
 def test_pt_dict_is_flattened_and_chunk_readable() -> None:
     recs = {r.name: r for r in read_index(SYN / "pt_dict" / "baseline" / "tensors" / "outputs.pt")}
     assert sorted(recs) == ["extra.hidden", "logits"]
-    assert recs["logits"].dtype == "BF16" and recs["logits"].shape == (4, 16, 64)
+    assert recs["logits"].dtype == "BF16"
+    assert recs["logits"].shape == (4, 16, 64)
     import numpy as np
 
     r = ChunkReader(recs["logits"])
     got = r.read(10, 5, np.empty(8, np.float32))
     r.close()
-    want = torch.load(SYN / "pt_dict" / "baseline" / "tensors" / "outputs.pt")["logits"].reshape(-1)[10:15].float()
+    saved = torch.load(SYN / "pt_dict" / "baseline" / "tensors" / "outputs.pt")
+    want = saved["logits"].reshape(-1)[10:15].float()
     assert np.array_equal(got, want.numpy())
 
 

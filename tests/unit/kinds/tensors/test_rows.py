@@ -10,7 +10,8 @@ from ad_diff.kinds.tensors.rows import BLOCK, MAX_ROWS, RowSums, row_layout, sum
 
 def test_rows_are_leading_indices() -> None:
     lay = row_layout((4, 128, 512))
-    assert (lay.count, lay.width, lay.judged, lay.index_shape, lay.logits_ok) == (512, 512, True, (4, 128), True)
+    got = (lay.count, lay.width, lay.judged, lay.index_shape, lay.logits_ok)
+    assert got == (512, 512, True, (4, 128), True)
     assert not row_layout((1000,)).judged  # 1-D: blocks only
     assert not row_layout((64, 4)).judged  # rows of 4 elements are too short to judge
     assert row_layout((1, 512)).judged is False  # a single row says nothing about rows
@@ -18,7 +19,9 @@ def test_rows_are_leading_indices() -> None:
 
 def test_too_many_rows_are_coarsened_and_complex_rows_count_both_parts() -> None:
     lay = row_layout((2, MAX_ROWS, 32))
-    assert lay.count == 2 and lay.width == MAX_ROWS * 32 and not lay.logits_ok
+    assert lay.count == 2
+    assert lay.width == MAX_ROWS * 32
+    assert not lay.logits_ok
     assert row_layout((4, 16), lanes=2).width == 32
 
 
@@ -48,7 +51,10 @@ def test_one_row_carrying_all_the_difference_is_an_outlier() -> None:
     dd = [0.0] * 8
     dd[5] = 64 * 0.05**2  # normalised error 0.05 in row 5, zero elsewhere
     st = summarise(_sums(dd), lay, LIMITS, (8, 64), ref=False)
-    assert st is not None and st.outliers == 1 and st.worst[0].index == (5,) and st.worst[0].outlier
+    assert st is not None
+    assert st.outliers == 1
+    assert st.worst[0].index == (5,)
+    assert st.worst[0].outlier
     assert times(st.worst[0].score).startswith("all of the difference")
 
 
@@ -57,7 +63,9 @@ def test_evenly_spread_noise_has_no_outlier() -> None:
     rng = np.random.default_rng(0)
     dd = list(64 * (0.005 * (1 + 0.1 * rng.random(8))) ** 2)
     st = summarise(_sums(dd, out=[30] * 8), lay, LIMITS, (8, 64), ref=False)
-    assert st is not None and st.outliers == 0 and st.worst[0].score < 1.3
+    assert st is not None
+    assert st.outliers == 0
+    assert st.worst[0].score < 1.3
 
 
 def test_tiny_errors_are_never_outliers() -> None:
@@ -65,7 +73,8 @@ def test_tiny_errors_are_never_outliers() -> None:
     dd = [0.0] * 8
     dd[2] = 64 * 1e-4**2  # infinitely more than the median row, but far below the NRMSE limit
     st = summarise(_sums(dd), lay, LIMITS, (8, 64), ref=False)
-    assert st is not None and st.outliers == 0
+    assert st is not None
+    assert st.outliers == 0
 
 
 def test_a_near_zero_row_with_rounding_noise_is_not_an_outlier() -> None:
@@ -73,4 +82,5 @@ def test_a_near_zero_row_with_rounding_noise_is_not_an_outlier() -> None:
     s = _sums([64 * 0.005**2] * 8)  # every row: normalised error 0.005 of an RMS of 1
     s.bb[3] = 64 * 1e-3**2  # a row of small values (RMS 1e-3) carrying the typical absolute noise (0.005)
     st = summarise(s, lay, LIMITS, (8, 64), ref=False)
-    assert st is not None and st.outliers == 0
+    assert st is not None
+    assert st.outliers == 0

@@ -33,7 +33,8 @@ def test_markdown_says_where_the_plots_are_without_dead_links() -> None:
     assert "beyond tolerance" in md
     # a relative link to a file of the job is dead on GitHub: the folder and the HTML report are named instead
     assert "](" not in md
-    assert "of 1 drifting tensor(s): inline in the HTML report `report.html` and as PNG files in `out/plots/`" in md
+    assert ("of 1 drifting tensor(s): inline in the HTML report `report.html` "
+            "and as PNG files in `out/plots/`") in md
     assert "drifting tensor(s)" not in render_markdown(a)  # nothing written: nothing said
 
 

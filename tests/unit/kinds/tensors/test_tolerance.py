@@ -12,7 +12,8 @@ from ad_diff.kinds.tensors.tolerance import judge, parse_cli, parse_statistic, r
 def _stats(**kw: object) -> TensorStats:
     base: dict[str, object] = dict(
         numel=100, compared=100, max_abs=0.01, mean_abs=0.001, max_rel=0.02, mean_rel=0.002, rmse=0.002,
-        nrmse=0.005, cosine=0.9999, one_minus_cosine=1e-4, outside=30, atol=1e-5, rtol=1.6e-2, nan_baseline=0, nan_candidate=0,
+        nrmse=0.005, cosine=0.9999, one_minus_cosine=1e-4, outside=30, atol=1e-5, rtol=1.6e-2, nan_baseline=0,
+        nan_candidate=0,
         inf_baseline=0, inf_candidate=0, worst_index=(3,), worst_baseline=1.0, worst_candidate=1.01,
     )
     base.update(kw)
@@ -64,12 +65,14 @@ def test_auto_with_reference_uses_ratio() -> None:
     tol = resolve("logits", "BF16")
     ok = _stats(nrmse=0.5, reference=ReferenceStats("F32", 0.01, 0.0113, 1.13))
     bad = _stats(nrmse=0.001, reference=ReferenceStats("F32", 0.01, 0.03, 3.0))
-    assert judge(ok, tol).within and judge(ok, tol).statistic == "reference"
+    assert judge(ok, tol).within
+    assert judge(ok, tol).statistic == "reference"
     assert not judge(bad, tol).within
 
 
 def test_new_nan_always_fails() -> None:
-    j = judge(_stats(nan_candidate=1, outside=1), resolve("x", "BF16", {"default": {"statistic": "max", "atol": 1}}))
+    rule = resolve("x", "BF16", {"default": {"statistic": "max", "atol": 1}})
+    j = judge(_stats(nan_candidate=1, outside=1), rule)
     assert not j.within
     assert j.statistic == "nonfinite"
 

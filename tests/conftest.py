@@ -10,6 +10,7 @@ import os
 # goldens the same on every x86 machine; a user's run is unaffected.
 os.environ.setdefault("OPENBLAS_CORETYPE", "Haswell")
 
+import compileall  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 from dataclasses import dataclass
@@ -49,6 +50,17 @@ def run_cli(*args: str | os.PathLike[str], cwd: Path = ROOT, env: dict[str, str]
 def cli():
     """The ``run_cli`` helper as a fixture."""
     return run_cli
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Compile ad_diff's modules once, before any worker starts.
+
+    Hundreds of tests run the real CLI in a subprocess; where PYTHONDONTWRITEBYTECODE is set (as on CI
+    machines), each of them would compile the whole package again (about a third of a small run's time).
+    ``compileall`` writes the bytecode regardless, and Python checks it against the source's mtime.
+    """
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        compileall.compile_dir(ROOT / "ad_diff", quiet=1)
 
 
 def make_run(root: Path, log_text: str, name: str = "ad.log") -> Path:

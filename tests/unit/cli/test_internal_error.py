@@ -1,4 +1,5 @@
-"""An internal error (a bug in ad-diff) exits 3 from every command, never 2 (an input error) or a traceback."""
+"""An internal error (a bug in ad-diff) exits 3 from every command, never 2 (an input error) or a
+traceback."""
 
 from __future__ import annotations
 
@@ -40,6 +41,7 @@ def test_an_internal_error_exits_3(tmp_path: Path, monkeypatch: pytest.MonkeyPat
                                    name: str) -> None:
     monkeypatch.chdir(tmp_path)  # no config file of the checkout is read
     monkeypatch.delenv("AD_DIFF_DEBUG", raising=False)
+    monkeypatch.setenv("COLUMNS", "200")  # batch's table would wrap the message at a narrow terminal's width
     for side in ("b", "c"):
         make_run(tmp_path / side / "m", BASE_LOG)
     monkeypatch.setattr(target, name, _boom)

@@ -179,7 +179,7 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = False, ensure_
         text = json.dumps(data, **kw)
     except ValueError:  # a NaN or infinity somewhere: rewrite them (the common case pays no walk)
         text = json.dumps(finite(data), **kw)
-    if ensure_ascii or text.isascii():
-        return text
+    if text.isascii():  # (ensure_ascii gives ASCII too) DEL is the one ASCII control json leaves raw
+        return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
     bad = {ch for ch in set(text) if unsafe(ch)}
     return "".join(_u_escape(ch) if ch in bad else ch for ch in text) if bad else text

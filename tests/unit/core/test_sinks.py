@@ -10,7 +10,7 @@ import unicodedata
 import xml.etree.ElementTree as ET
 from xml.sax.saxutils import escape as xml_entities
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from rich.table import Table
 from rich.text import Text
@@ -125,6 +125,8 @@ def _no_constant(name: str) -> None:
     lambda kids: st.one_of(st.lists(kids, max_size=4), st.dictionaries(PLAIN, kids, max_size=4)),
     max_leaves=20,
 ))
+@example("\x7f")  # DEL: ASCII, a control, and left raw by json.dumps (found by this test)
+@example({"k\x7f": ["\x7f", "\u202e"]})
 def test_json_is_strict_and_round_trips_strings(data: object) -> None:
     text = dumps(data, sort_keys=True)
     assert not _raw(text)

@@ -45,6 +45,7 @@ from ad_diff.explain.describe import (
 from ad_diff.explain.links import hints, parent, positions, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.gate import report_rank
+from ad_diff.kinds.base import SkipReason
 from ad_diff.kinds.tensors.causes import cause_transform
 
 if TYPE_CHECKING:
@@ -150,7 +151,7 @@ def regroup(result: DiffResult, fail_on: str) -> DiffResult:
     groups no longer cover its findings; the pipeline's results are grouped already."""
     findings, groups = build(
         result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
-        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) == "snapshot",
+        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) is SkipReason.SNAPSHOT,
     )
     return dataclasses.replace(result, findings=tuple(findings), groups=groups)
 

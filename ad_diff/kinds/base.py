@@ -13,6 +13,7 @@ knows (graph hints, config explanations) after every kind was classified; ``rend
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
@@ -41,19 +42,46 @@ class SectionKey(Generic[S]):
     """Heading of the section in the reports."""
 
 
+class SkipReason(str, Enum):
+    """Why a kind was not compared: the JSON report's ``skipped.<kind>.reason``."""
+
+    NO_DATA = "no_data"
+    """Neither run holds the kind's input."""
+    DISABLED = "disabled"
+    """Turned off by an option (``--no-graphs``, ``--no-tensors``)."""
+    ONE_SIDED = "one_sided"
+    """One run holds the input, the other does not (``run`` names the one that does)."""
+    EMPTY = "empty"
+    """Both runs hold the input's folder, and both are empty."""
+    EMPTY_ONE = "empty_one"
+    """One run's folder is empty (``run``) while the other's holds ``count`` files."""
+    UNREADABLE = "unreadable"
+    """The input could not be read; ``detail`` says why."""
+    SNAPSHOT = "snapshot"
+    """The baseline is a snapshot, which holds counts and coverage only."""
+
+    def __str__(self) -> str:
+        return self.value
+
+    def __format__(self, spec: str) -> str:  # the value in f-strings on every Python version
+        return format(self.value, spec)
+
+
 @dataclass(frozen=True)
 class Skipped:
     """A kind (or part of one) that was not compared, and why: the one shape of a partial result.
 
-    ``reason`` is a machine-readable word (``disabled``, ``no_data``, ``one_sided``, ``empty``,
-    ``unreadable``); ``detail`` the sentence a report shows.
+    ``reason`` says why for a program, ``detail`` in the sentence a report shows; a number the reason
+    carries is ``count``, never text to parse.
     """
 
-    reason: str
+    reason: SkipReason
     detail: str
     run: str | None = None
     """The run the reason is about, when it is about one."""
     path: Path | None = None
+    count: int | None = None
+    """For :attr:`SkipReason.EMPTY_ONE`: how many files the other run's folder holds."""
 
 
 class ConfigLookup(Protocol):

@@ -17,7 +17,7 @@ from ad_diff.core.headline import ELLIPSIS, HEADLINE_MAX, cap_parts
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.explain.model import CauseGroup, TitlePart
 from ad_diff.gate import Band, GroupVerdict, Verdict
-from ad_diff.kinds.base import Skipped
+from ad_diff.kinds.base import Skipped, SkipReason
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.result import DiffResult
 
@@ -274,11 +274,9 @@ class Count:
 
 def skip_reason(s: Skipped) -> str:
     """Why a kind was not compared, as a short phrase."""
-    if s.reason == "one_sided":
+    if s.reason is SkipReason.ONE_SIDED:
         return f"{s.detail} in the {s.run} run only"
-    if s.reason == "empty_one":
-        return f"the {s.run} run's graphs/ holds no dumps"
-    if s.reason == "unreadable":
+    if s.reason is SkipReason.UNREADABLE:
         return "its input could not be read"
     return s.detail
 
@@ -294,7 +292,7 @@ def counts(result: DiffResult) -> list[Count]:
         if (
             skipped is not None
             and not n
-            and not (c is Category.METADATA_LOSS and skipped.reason == "snapshot")
+            and not (c is Category.METADATA_LOSS and skipped.reason is SkipReason.SNAPSHOT)
         ):
             out.append(Count(c, 0, skip_reason(skipped)))
             continue

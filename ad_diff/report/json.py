@@ -153,7 +153,8 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
             "ignored_findings": result.ignored_findings,
         },
         "skipped": {
-            k: {"reason": s.reason, "detail": s.detail, "run": s.run}
+            k: {"reason": s.reason.value, "detail": s.detail, "run": s.run,
+                **({"count": s.count} if s.count is not None else {})}
             for k, s in sorted(result.skipped.items())
         },
         "groups": [_group(g, index) for g in verdict.groups],

@@ -164,6 +164,7 @@ def report_schema() -> Schema:
     """The JSON Schema (draft 2020-12) of ``ad-diff compare -f json``: the report, or the error object."""
     from ad_diff.core.model import Category, Severity, State
     from ad_diff.explain.model import CauseKind
+    from ad_diff.kinds.base import SkipReason
     from ad_diff.kinds.log.model import LogEnd
     from ad_diff.report.json import SCHEMA_VERSION
     from ad_diff.settings import FAIL_ON_CHOICES
@@ -190,9 +191,10 @@ def report_schema() -> Schema:
                            propertyNames={"enum": categories}, additionalProperties=_t("string")),
         "ignored_transforms": _list(_t("string")), "ignored_findings": count,
     }, desc="Counts.")
-    skipped = _obj({"reason": _t("string", "a machine-readable word: no_data, disabled, one_sided, empty, "
-                                          "empty_one, unreadable, snapshot"), "detail": _t("string"),
-                    "run": _nullable("string")}, desc="Why a kind was not compared.")
+    skipped = _obj({"reason": _t("string", "why, for a program", enum=_enum(SkipReason)),
+                    "detail": _t("string"), "run": _nullable("string"),
+                    "count": _t("integer", "empty_one: the other run's file count", minimum=0)},
+                   required=["reason", "detail", "run"], desc="Why a kind was not compared.")
     report = _obj({
         "schema_version": _t("integer", STABLE, const=SCHEMA_VERSION),
         "headline": _t("string", STABLE + "the one-sentence verdict every report shows"),

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.errors import AdDiffError
-from ad_diff.kinds.base import Context, SectionKey, Skipped
+from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.config import rules
 from ad_diff.kinds.config.find import has_config
 
@@ -36,13 +36,13 @@ class ConfigKind:
         has_b = root_b.is_dir() and has_config(root_b, explicit_b)
         has_c = has_config(ctx.candidate.root, ctx.settings.candidate_config)
         if not (has_b or has_c):  # most runs: the loader, the model and YAML are never imported
-            return Skipped("no_data", "neither run holds an AD config")
+            return Skipped(SkipReason.NO_DATA, "neither run holds an AD config")
         from ad_diff.kinds.config import parse  # lazy: the loader, the model and YAML only for a config
 
         bcfg = parse.parse(root_b, explicit_b) if has_b else None
         ccfg = parse.parse(ctx.candidate.root, ctx.settings.candidate_config) if has_c else None
         if bcfg is None and ccfg is None:
-            return Skipped("no_data", "neither run holds an AD config")
+            return Skipped(SkipReason.NO_DATA, "neither run holds an AD config")
         # imported only when a run has a config: the config diff pulls in deepdiff (and with it pandas)
         from ad_diff.kinds.config.compare import analyze_config
 

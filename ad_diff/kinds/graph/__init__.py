@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from ad_diff.core.model import Finding
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
 from ad_diff.errors import AdDiffError
-from ad_diff.kinds.base import Context, SectionKey, Skipped
+from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.graph import rules
 
 # The graph model, diff and classify modules are imported where a run has dumps: the registry
@@ -40,16 +40,16 @@ class GraphKind:
         base, cand = ctx.baseline, ctx.candidate
         if ctx.from_snapshot:
             ctx.notes.append("baseline is a snapshot: node-level graph and tensor comparisons not run")
-            return Skipped("snapshot", "the baseline is a snapshot (counts and coverage only)")
+            return Skipped(SkipReason.SNAPSHOT, "the baseline is a snapshot (counts and coverage only)")
         if base.graphs is None and cand.graphs is None:
             ctx.notes.append("graph analysis not run: neither run has graphs/ (log-only comparison)")
-            return Skipped("no_data", "neither run has graphs/")
+            return Skipped(SkipReason.NO_DATA, "neither run has graphs/")
         if base.graphs is None or cand.graphs is None:
             present = base if cand.graphs is None else cand
-            return Skipped("one_sided", "graph dumps (graphs/)", run=present.run_id)
+            return Skipped(SkipReason.ONE_SIDED, "graph dumps (graphs/)", run=present.run_id)
         if not ctx.settings.graphs:
             ctx.notes.append("graph analysis not run: disabled with --no-graphs")
-            return Skipped("disabled", "disabled with --no-graphs")
+            return Skipped(SkipReason.DISABLED, "disabled with --no-graphs")
         # One listing per run, vetted once (links, FIFOs): the analysis reads what it found, and classify
         # reports it (ADI002-005). Imported here: a log-only comparison never lists a graphs/ folder.
         from ad_diff.discover import dumps
@@ -58,10 +58,11 @@ class GraphKind:
         nb, nc = listings[0].named, listings[1].named
         if nb == 0 and nc == 0:
             ctx.notes.append("graph analysis not run: both graphs/ folders hold no dump files")
-            return Skipped("empty", "both graphs/ folders hold no dump files")
+            return Skipped(SkipReason.EMPTY, "both graphs/ folders hold no dump files")
         if nb == 0 or nc == 0:
             empty = base if nb == 0 else cand
-            return Skipped("empty_one", str(max(nb, nc)), run=empty.run_id)
+            return Skipped(SkipReason.EMPTY_ONE, f"the {empty.run_id} run's graphs/ holds no dumps",
+                           run=empty.run_id, count=max(nb, nc))
         # lazy: a comparison without dumps (log-only) never loads the parser and the analysis
         from ad_diff.kinds.graph.analysis import analyze_graphs
 
@@ -69,7 +70,7 @@ class GraphKind:
             return analyze_graphs(base.graphs, cand.graphs, ctx.baseline_log, ctx.candidate_log,
                                   listings=listings)
         except AdDiffError as e:
-            return Skipped("unreadable", str(e))
+            return Skipped(SkipReason.UNREADABLE, str(e))
 
     def classify(self, section: GraphAnalysis | Skipped, ctx: Context) -> list[Finding]:
         """Folder findings (ADI002-005), then the graph findings (ADG) or why the analysis did not run.
@@ -79,13 +80,13 @@ class GraphKind:
         """
         base, cand = ctx.baseline, ctx.candidate
         if isinstance(section, Skipped):
-            if section.reason == "snapshot":
+            if section.reason is SkipReason.SNAPSHOT:
                 return _snapshot_coverage(ctx)
-            if section.reason == "one_sided":
+            if section.reason is SkipReason.ONE_SIDED:
                 present, missing = (base, cand) if section.run == base.run_id else (cand, base)
                 return [ONE_SIDED.make(what=section.detail, present=present.run_id, missing=missing.run_id,
                                        analysis="graph analysis")]
-            if section.reason in ("no_data", "disabled"):
+            if section.reason in (SkipReason.NO_DATA, SkipReason.DISABLED):
                 return []
         # lazy: the listing and the graph findings only where a run has dumps
         from ad_diff.discover import dumps
@@ -98,11 +99,11 @@ class GraphKind:
             out += folder_findings(listings[k] if listings is not None else dumps.scan(art.graphs),
                                    art.run_id)
         if isinstance(section, Skipped):
-            if section.reason == "empty_one":
+            if section.reason is SkipReason.EMPTY_ONE:
                 other = cand if section.run == base.run_id else base
                 out.append(rules.DUMPS_EMPTY.make(run=section.run, other=other.run_id,
-                                                  count=int(section.detail)))
-            elif section.reason == "unreadable":
+                                                  count=section.count or 0))
+            elif section.reason is SkipReason.UNREADABLE:
                 out.append(ANALYSIS_FAILED.make(analysis="graph analysis", error=section.detail,
                                                 stands=STANDS))
             return out

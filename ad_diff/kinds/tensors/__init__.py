@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from ad_diff.core.model import BASELINE, CANDIDATE, State
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
 from ad_diff.errors import AdDiffError, UsageError
-from ad_diff.kinds.base import Context, SectionKey, Skipped
+from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.tensors import rules
 
 _GRAPH = "graph"
@@ -36,15 +36,15 @@ class TensorsKind:
         """Compare recorded tensors; graph order, introducing transforms and renames come from the dumps."""
         base, cand = ctx.baseline, ctx.candidate
         if ctx.from_snapshot:
-            return Skipped("snapshot", "the baseline is a snapshot (counts and coverage only)")
+            return Skipped(SkipReason.SNAPSHOT, "the baseline is a snapshot (counts and coverage only)")
         if base.tensors is None and cand.tensors is None:
-            return Skipped("no_data", "neither run has tensors/")
+            return Skipped(SkipReason.NO_DATA, "neither run has tensors/")
         if base.tensors is None or cand.tensors is None:
             present = base if cand.tensors is None else cand
-            return Skipped("one_sided", "recorded tensors (tensors/)", run=present.run_id)
+            return Skipped(SkipReason.ONE_SIDED, "recorded tensors (tensors/)", run=present.run_id)
         if not ctx.settings.tensors:
             ctx.notes.append("tensor comparison not run: disabled with --no-tensors")
-            return Skipped("disabled", "disabled with --no-tensors")
+            return Skipped(SkipReason.DISABLED, "disabled with --no-tensors")
         # lazy: the measurement brings numpy, which a comparison without tensors never needs
         from ad_diff.kinds.tensors.analysis import analyze_tensors
 
@@ -78,7 +78,7 @@ class TensorsKind:
         except UsageError:  # an option that cannot be honoured (--tensor-device cuda without CUDA): exit 2
             raise
         except AdDiffError as e:  # part of a run unreadable: say so, keep what still stands
-            return Skipped("unreadable", str(e))
+            return Skipped(SkipReason.UNREADABLE, str(e))
 
     def classify(self, section: TensorAnalysis | Skipped, ctx: Context) -> list[Finding]:
         """The tensor findings (ADT), or why the comparison did not run."""
@@ -87,7 +87,7 @@ class TensorsKind:
             from ad_diff.kinds.tensors.classify import classify  # lazy: the tensor model once tensors ran
 
             return classify(section)
-        if section.reason == "one_sided":
+        if section.reason is SkipReason.ONE_SIDED:
             present, missing = (base, cand) if section.run == base.run_id else (cand, base)
             return [
                 ONE_SIDED.make(
@@ -97,7 +97,7 @@ class TensorsKind:
                     analysis="numeric comparison",
                 )
             ]
-        if section.reason == "unreadable":
+        if section.reason is SkipReason.UNREADABLE:
             return [ANALYSIS_FAILED.make(analysis="tensor comparison", error=section.detail, stands=STANDS)]
         return []
 

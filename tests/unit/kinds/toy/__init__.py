@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ad_diff.core.model import Finding
-from ad_diff.kinds.base import Context, SectionKey, Skipped
+from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.result import DiffResult
 from tests.unit.kinds.toy import rules
 from tests.unit.kinds.toy.model import ToyComparison
@@ -28,7 +28,7 @@ class ToyKind:
         """Read both runs' numbers (measurement only), or say why not."""
         base, cand = parse(ctx.baseline.root), parse(ctx.candidate.root)
         if base is None or cand is None:
-            return Skipped("no_data", "a run has no toy.txt")
+            return Skipped(SkipReason.NO_DATA, "a run has no toy.txt")
         return ToyComparison(base, cand, transforms=len(ctx.rows))
 
     def classify(self, section: ToyComparison | Skipped, ctx: Context) -> list[Finding]:

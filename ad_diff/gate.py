@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding, Severity
 from ad_diff.explain.model import CauseGroup, CauseKind
-from ad_diff.settings import FAIL_ON_CHOICES
+from ad_diff.settings import FailOn
 
 if TYPE_CHECKING:
     from ad_diff.result import DiffResult
@@ -54,22 +54,18 @@ def word(exit_code: int) -> VerdictWord:
     return VerdictWord.FAIL if exit_code == EXIT_REGRESSION else VerdictWord.ERROR
 
 
-def _check(fail_on: str) -> None:
-    if fail_on not in FAIL_ON_CHOICES:
-        raise ValueError(f"unknown fail_on {fail_on!r}")
-
-
-def gates(f: Finding, fail_on: str) -> bool:
+def gates(f: Finding, fail_on: FailOn) -> bool:
     """Whether finding ``f`` fails the gate at level ``fail_on`` (the rule; outside this module read it from a
-    :class:`Verdict`)."""
-    _check(fail_on)
-    if fail_on == "never" or not f.gating or f.severity is not Severity.ERROR:
+    :class:`Verdict`). A level given as its word is read as the :class:`FailOn` of that word (an unknown one
+    is a ``ValueError``)."""
+    level = FailOn(fail_on)
+    if level is FailOn.NEVER or not f.gating or f.severity is not Severity.ERROR:
         return False
-    if f.category in _ALWAYS or fail_on == "error":
+    if f.category in _ALWAYS or level is FailOn.ERROR:
         return True
-    if fail_on == "match_loss":
+    if level is FailOn.MATCH_LOSS:
         return f.category == "match_loss"
-    return f.category == "match_loss" and f.collapse  # fail_on == "collapse"
+    return f.category == "match_loss" and f.collapse  # FailOn.COLLAPSE
 
 
 class Band(str, Enum):
@@ -100,7 +96,7 @@ def _band(g: CauseGroup, gated: bool) -> Band:
     return Band.REVIEW if g.severity is not Severity.INFO else Band.NOTE
 
 
-def report_rank(g: CauseGroup, fail_on: str) -> int:
+def report_rank(g: CauseGroup, fail_on: FailOn) -> int:
     """The band a group is listed in by ``ad_diff.explain.groups`` (which orders the groups before any verdict
     exists): 0 gating, 1 to review, 2 settled, 3 improvement, 4 notes."""
     if any(gates(f, fail_on) for f in g.findings):
@@ -143,7 +139,7 @@ class Verdict:
     exit_code: int
     verdict: VerdictWord
     """``pass`` or ``fail``."""
-    fail_on: str
+    fail_on: FailOn
     gated: tuple[Finding, ...]
     groups: tuple[GroupVerdict, ...] = ()
     """Every root-cause group of the result in report order with its band (empty from :func:`decide`)."""
@@ -170,30 +166,30 @@ class Verdict:
         return (g.group for g in self.groups)
 
 
-def decide(findings: Iterable[Finding], fail_on: str) -> Verdict:
+def decide(findings: Iterable[Finding], fail_on: FailOn) -> Verdict:
     """Apply the gate to a plain list of ``findings`` (no groups)."""
-    _check(fail_on)
+    fail_on = FailOn(fail_on)
     gated = tuple(f for f in findings if gates(f, fail_on))
     code = EXIT_REGRESSION if gated else EXIT_OK
     return Verdict(code, word(code), fail_on, gated)
 
 
-def _judge_group(g: CauseGroup, fail_on: str) -> GroupVerdict:
+def _judge_group(g: CauseGroup, fail_on: FailOn) -> GroupVerdict:
     fvs = tuple(FindingVerdict(f, gates(f, fail_on), "root" if i < len(g.root) else "consequence")
                 for i, f in enumerate(g.findings))
     return GroupVerdict(g, _band(g, any(fv.gated for fv in fvs)), fvs)
 
 
-def judge_groups(findings: Sequence[Finding], groups: Sequence[CauseGroup], fail_on: str) -> Verdict:
+def judge_groups(findings: Sequence[Finding], groups: Sequence[CauseGroup], fail_on: FailOn) -> Verdict:
     """The verdict on ``findings`` grouped by root cause as ``groups`` (which must hold each exactly once)."""
     if sum(len(g.findings) for g in groups) != len(findings):
         raise ValueError("the groups do not cover the findings: build them with ad_diff.explain.groups")
     base = decide(findings, fail_on)
-    judged = tuple(_judge_group(g, fail_on) for g in groups)
-    return Verdict(base.exit_code, base.verdict, fail_on, base.gated, judged)
+    judged = tuple(_judge_group(g, base.fail_on) for g in groups)
+    return Verdict(base.exit_code, base.verdict, base.fail_on, base.gated, judged)
 
 
-def judge(result: DiffResult, fail_on: str) -> Verdict:
+def judge(result: DiffResult, fail_on: FailOn) -> Verdict:
     """The verdict on one comparison at gate level ``fail_on``; its groups are the result's (every finding in
     exactly one, as ``ad_diff.explain.groups`` built them)."""
     return judge_groups(result.findings, result.groups, fail_on)
@@ -205,9 +201,9 @@ def exit_with_input_errors(verdict: Verdict, input_errors: bool) -> int:
     return max(verdict.exit_code, EXIT_INPUT_ERROR if input_errors else EXIT_OK)
 
 
-def unpaired_gates(fail_on: str) -> bool:
+def unpaired_gates(fail_on: FailOn) -> bool:
     """Whether a batch model with a baseline run but no candidate run fails the gate (its run is missing)."""
-    return fail_on != "never"
+    return FailOn(fail_on) is not FailOn.NEVER
 
 
 @dataclass(frozen=True)
@@ -216,7 +212,7 @@ class BatchVerdict:
 
     exit_code: int
     verdict: VerdictWord
-    fail_on: str
+    fail_on: FailOn
     unpaired_gate: bool
     """Whether a model with a baseline but no candidate run fails the gate."""
 
@@ -224,7 +220,7 @@ class BatchVerdict:
         return self.exit_code == EXIT_OK
 
 
-def decide_batch(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> BatchVerdict:
+def decide_batch(model_codes: Iterable[int], unpaired_baselines: int, fail_on: FailOn) -> BatchVerdict:
     """A batch's verdict: the worst of its models' codes (3 internal error > 2 input error > 1 regression >
     0), unpaired baselines counting as regressions when :func:`unpaired_gates`."""
     codes = list(model_codes)
@@ -232,16 +228,16 @@ def decide_batch(model_codes: Iterable[int], unpaired_baselines: int, fail_on: s
     if unpaired_baselines and unpaired:
         codes.append(EXIT_REGRESSION)
     code = max(codes, default=EXIT_OK)
-    return BatchVerdict(code, word(code), fail_on, unpaired)
+    return BatchVerdict(code, word(code), FailOn(fail_on), unpaired)
 
 
-def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: str) -> int:
+def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: FailOn) -> int:
     """:func:`decide_batch`'s exit code."""
     return decide_batch(model_codes, unpaired_baselines, fail_on).exit_code
 
 
 __all__ = [
-    "EXIT_INPUT_ERROR", "EXIT_INTERNAL_ERROR", "EXIT_OK", "EXIT_REGRESSION", "Band", "BatchVerdict",
+    "EXIT_INPUT_ERROR", "EXIT_INTERNAL_ERROR", "EXIT_OK", "EXIT_REGRESSION", "Band", "BatchVerdict", "FailOn",
     "FindingVerdict", "GroupVerdict", "Verdict", "VerdictWord", "decide", "decide_batch", "judge",
     "judge_groups", "report_rank", "word",
 ]

@@ -14,6 +14,7 @@ from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import BatchVerdict, Verdict, decide_batch
 from ad_diff.kinds.base import SectionKey, Skipped
 from ad_diff.kinds.log.model import RunLog
+from ad_diff.settings import FailOn
 
 S = TypeVar("S")
 
@@ -73,7 +74,7 @@ class BatchResult:
 
     baseline_root: Path
     candidate_root: Path
-    fail_on: str
+    fail_on: FailOn
     models: tuple[ModelOutcome, ...]
     baseline_only: tuple[str, ...] = ()
     """Models with a baseline but no candidate run: gate unless ``fail_on`` is ``never``."""

@@ -18,6 +18,7 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,32 @@ from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
 from ad_diff.errors import ConfigError, InputError
 
-FAIL_ON_CHOICES = ("error", "match_loss", "collapse", "never")
-"""Gate levels: ``error`` fails on any error-severity finding (every match loss is one); ``match_loss``
-fails on match losses and incomplete runs only; ``collapse`` on collapses and incomplete runs only;
-``never`` reports only."""
+
+class FailOn(str, Enum):
+    """The gate level (``--fail-on``). An incomplete run gates at every level but ``never``."""
+
+    ERROR = "error"
+    """Fail on any error-severity finding (every match loss is one)."""
+    MATCH_LOSS = "match_loss"
+    """Fail on match losses (and incomplete runs) only."""
+    COLLAPSE = "collapse"
+    """Fail on collapses (and incomplete runs) only."""
+    NEVER = "never"
+    """Report only."""
+
+    @classmethod
+    def _missing_(cls, value: object) -> FailOn:
+        raise ValueError(f"unknown fail_on {value!r}: expected one of {', '.join(m.value for m in cls)}")
+
+    def __str__(self) -> str:  # the value in messages and f-strings
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+FAIL_ON_CHOICES = tuple(level.value for level in FailOn)
+"""The gate levels' words, in the order the help lists them."""
 
 
 @dataclass(frozen=True)
@@ -42,7 +65,7 @@ class Settings:
     candidate_log: tuple[Path, ...] = ()
     rank: int | None = None
     """Compare only this rank; ``None`` compares every rank both runs have (rank 0 leads the reports)."""
-    fail_on: str = "error"
+    fail_on: FailOn = FailOn.ERROR
     collapse_fraction: float = 0.5
     """A loss of at least this share of the baseline matches is a collapse (a drop to 0 always is)."""
     ignore_transforms: tuple[str, ...] = ()

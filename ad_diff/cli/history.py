@@ -90,6 +90,7 @@ def history(
     def go() -> int:
         from ad_diff.history import HistoryOptions, export, run_history
         from ad_diff.progress import progress_bar, progress_enabled
+        from ad_diff.settings import FailOn
 
         opts = resolve_options(ctx)
         if table is not None:
@@ -97,7 +98,7 @@ def history(
         if plots is not None:
             export.check_plots(plots)
         hopts = HistoryOptions(layout=layout, order=order, min_run=min_run, rank=opts["rank"],
-                               collapse_fraction=opts["collapse_fraction"], fail_on=opts["fail_on"],
+                               collapse_fraction=opts["collapse_fraction"], fail_on=FailOn(opts["fail_on"]),
                                since=since, ignore_transforms=tuple(opts["ignore_transforms"]), cache=cache)
         with progress_bar(progress_enabled(opts.get("progress"))) as bar:
             result = run_history(root, hopts, bar)

@@ -27,7 +27,7 @@ from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import terminal
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.report import COMMENT_LIMIT, ReportFormat
-from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, Settings, broken_rule
+from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, FailOn, Settings, broken_rule
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -168,7 +168,7 @@ def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extr
     from ad_diff.progress import progress_enabled
 
     return Settings(
-        baseline=baseline, candidate=candidate, rank=opts["rank"], fail_on=opts["fail_on"],
+        baseline=baseline, candidate=candidate, rank=opts["rank"], fail_on=FailOn(opts["fail_on"]),
         collapse_fraction=opts["collapse_fraction"], ignore_transforms=tuple(opts["ignore_transforms"]),
         ignore_codes=tuple(opts["ignore_codes"]), graphs=opts["graphs"], tensors=opts["tensors"],
         tolerances=opts.get("tolerances", {}), tensor_device=opts.get("tensor_device", "cpu"),

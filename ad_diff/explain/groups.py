@@ -47,6 +47,7 @@ from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.gate import report_rank
 from ad_diff.kinds.base import SkipReason
 from ad_diff.kinds.tensors.causes import cause_transform
+from ad_diff.settings import FailOn
 
 if TYPE_CHECKING:
     from ad_diff.result import DiffResult
@@ -70,7 +71,7 @@ def _fold_regions(findings: Sequence[Finding], rows: dict[str, TransformComparis
 def build(
     findings: Sequence[Finding],
     rows: tuple[TransformComparison, ...],
-    fail_on: str,
+    fail_on: FailOn,
     graph_compared: bool = False,
     from_snapshot: bool = False,
 ) -> tuple[list[Finding], tuple[CauseGroup, ...]]:
@@ -146,7 +147,7 @@ def _group(kind: CauseKind, title: Title, ev: str, t: str | None, stage: str | N
     # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
     return CauseGroup(0, kind, head, excerpt(redact_text(ev), MESSAGE_LIMIT), t, stage, p, tuple(rf),
                       tuple(cf))
-def regroup(result: DiffResult, fail_on: str) -> DiffResult:
+def regroup(result: DiffResult, fail_on: FailOn) -> DiffResult:
     """``result`` with its findings grouped anew: for a result built or edited by hand (tests, tools), whose
     groups no longer cover its findings; the pipeline's results are grouped already."""
     findings, groups = build(

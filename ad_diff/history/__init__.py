@@ -33,6 +33,7 @@ from ad_diff.history.model import (
     RunInfo,
 )
 from ad_diff.progress import ProgressFn, no_progress
+from ad_diff.settings import FailOn
 
 if TYPE_CHECKING:
     import numpy as np
@@ -52,7 +53,7 @@ class HistoryOptions:
     min_run: int = 2
     rank: int = 0
     collapse_fraction: float = 0.5
-    fail_on: str = "error"
+    fail_on: FailOn = FailOn.ERROR
     since: str | None = None
     """Only steps that became known in this run or later, and problems of these runs, gate."""
     ignore_transforms: tuple[str, ...] = ()

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.model import State
+from ad_diff.settings import FailOn
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -194,7 +195,7 @@ class History:
     order_note: str
     min_run: int
     collapse_fraction: float
-    fail_on: str
+    fail_on: FailOn
     since: str | None
     runs: tuple[RunInfo, ...]
     models: tuple[ModelInfo, ...]

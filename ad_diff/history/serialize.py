@@ -6,8 +6,10 @@ from typing import Any
 
 from ad_diff import __version__
 from ad_diff.core.jsonable import dumps
+from ad_diff.gate import word
 from ad_diff.history.model import Change, History, Value
 from ad_diff.history.render import headline
+from ad_diff.settings import FailOn
 
 SCHEMA_VERSION = 1
 
@@ -54,9 +56,9 @@ def to_json(h: History) -> dict[str, Any]:
         "order_note": h.order_note,
         "min_run": h.min_run,
         "collapse_fraction": h.collapse_fraction,
-        "fail_on": h.fail_on,
+        "fail_on": FailOn(h.fail_on).value,
         "since": h.since,
-        "verdict": "error" if h.exit_code == 2 else "fail" if h.exit_code else "pass",
+        "verdict": word(h.exit_code).value,
         "exit_code": h.exit_code,
         "headline": headline(h),
         "stats": dict(h.stats),

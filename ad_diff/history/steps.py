@@ -23,6 +23,7 @@ from ad_diff.gate import decide
 from ad_diff.history.logkind import LogEnd, RunLog, classify_log
 from ad_diff.history.model import Cell, Change, Flaky, RunValue, Value
 from ad_diff.history.segments import Segments, decode
+from ad_diff.settings import FailOn
 
 _LOG = RunLog(Path("history"), (), None, (), (), (), (), LogEnd.COMPLETE, "")
 _GAINS = ("ADL006", "ADL008")  # transform-added (with matches), match-gain
@@ -54,7 +55,7 @@ def category(findings: list[Finding]) -> str:
 
 @lru_cache(maxsize=4096)
 def judge(
-    stage: str, transform: str, before: Value, after: Value, collapse_fraction: float, fail_on: str
+    stage: str, transform: str, before: Value, after: Value, collapse_fraction: float, fail_on: FailOn
 ) -> Judgement:
     """Classify the change ``before -> after`` of one transform with the log rules of ``compare``."""
     row = TransformComparison(

@@ -302,7 +302,7 @@ def build_note(
     family = found.family if found else (name if name in KNOWN else None)
     v = _validate(name, family, base, cand, found)
     p, p_src = _path(path, v)
-    verdict = gate.decide(result.findings, "error").verdict
+    verdict = gate.decide(result.findings, gate.FailOn.ERROR).verdict
     return IterationNote(
         name,
         family,

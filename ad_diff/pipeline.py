@@ -79,6 +79,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress,
         ignored_transforms=explained.ignored_transforms,
         ignored_findings=explained.ignored_findings,
         accounting=explained.accounting,
+        section_kinds=tuple(k for k in kinds if k is not LOG),
     )
 
 

@@ -12,7 +12,7 @@ from ad_diff.discover import RunArtifacts
 from ad_diff.explain.accounting.model import Accounting
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import BatchVerdict, Verdict, decide_batch
-from ad_diff.kinds.base import SectionKey, Skipped
+from ad_diff.kinds.base import Kind, SectionKey, Skipped
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.settings import FailOn
 
@@ -48,6 +48,9 @@ class DiffResult:
     accounting: Accounting | None = None
     """The accounting pass (``ad_diff.explain.accounting``): inventory sizes, what each noise rule absorbed,
     how many differences were left unaccounted. ``None`` for a snapshot baseline."""
+    section_kinds: tuple[Kind[Any], ...] = ()
+    """The kinds compared after the log, in pipeline order: the reports render their sections from these
+    (a kind the pipeline was given shows in every report without the reporters naming it)."""
 
     def section(self, key: SectionKey[S]) -> S | None:
         """The section of one kind, typed (``result.section(GRAPH)`` is a ``GraphAnalysis | None``)."""

@@ -15,9 +15,7 @@ from ad_diff.kinds.log import LOG
 from ad_diff.kinds.tensors import TENSORS
 
 KINDS: tuple[Kind[Any], ...] = (LOG, GRAPH, TENSORS, CONFIG)
-"""Every kind: the log first (the spine), graphs before tensors (node order), config last (it explains)."""
+"""Every kind: the log first (the spine), graphs before tensors (node order), config last (it explains).
+The reports render the sections of the kinds a comparison ran (``DiffResult.section_kinds``)."""
 
-SECTION_KINDS: tuple[Kind[Any], ...] = tuple(k for k in KINDS if k is not LOG)
-"""The kinds whose sections the reports render after the transforms table."""
-
-__all__ = ["CONFIG", "KINDS", "LOG", "SECTION_KINDS"]
+__all__ = ["CONFIG", "KINDS", "LOG"]

@@ -20,7 +20,6 @@ from ad_diff import __version__
 from ad_diff.core.escape import html_code, md_code, md_escape, md_text
 from ad_diff.core.model import TransformComparison
 from ad_diff.gate import GroupVerdict, Verdict
-from ad_diff.kinds import SECTION_KINDS
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
 from ad_diff.report.common import (
@@ -239,7 +238,7 @@ def _transform_blocks(result: DiffResult) -> list[_Block]:
 
 def _section_blocks(result: DiffResult) -> list[_Block]:
     blocks = []
-    for kind in SECTION_KINDS:
+    for kind in result.section_kinds:
         section = result.sections.get(kind.key.name)
         if section is None:
             continue

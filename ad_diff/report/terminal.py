@@ -16,7 +16,6 @@ from ad_diff.core.model import Finding, Severity, TransformComparison
 from ad_diff.core.terminal import Responsive, console, inline, parts
 from ad_diff.explain.links import hints
 from ad_diff.gate import FindingVerdict, Verdict
-from ad_diff.kinds import SECTION_KINDS
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.report.common import (
     conflicts,
@@ -166,7 +165,7 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
             if r.changed or show_unchanged or in_conflict(r, conflict)]
     if rows:
         con.print(_transforms(result, rows))
-    for kind in SECTION_KINDS:
+    for kind in result.section_kinds:
         section = result.sections.get(kind.key.name)
         if section is not None:
             con.print(kind.render_terminal(section, result))

@@ -41,7 +41,19 @@ def test_a_toy_kind_runs_end_to_end(runs: tuple[Path, Path]) -> None:
     assert verdict.exit_code == gate.EXIT_REGRESSION
     assert json.loads(Format.json.render(result, verdict))["sections"]["toy"] == {
         "baseline": 1, "candidate": 2, "transforms": len(result.transforms)}
-    assert "toy number 1 -> 2" in Format.markdown.render(result, verdict)
+    md = Format.markdown.render(result, verdict)
+    assert "toy number 1 -> 2" in md  # the finding
+    assert "### Toy numbers\n\nbaseline 1, candidate 2" in md  # the section, though no reporter names it
+    term = Format.terminal.render(result, verdict)
+    assert "toy number 1 -> 2" in term
+    assert "toy numbers: baseline 1, candidate 2" in term
+
+
+def test_the_registered_kinds_alone_render_no_toy(runs: tuple[Path, Path]) -> None:
+    result = pipeline.run(Settings(*runs))
+    verdict = gate.judge(result, "error")
+    assert "Toy numbers" not in Format.markdown.render(result, verdict)
+    assert "toy numbers" not in Format.terminal.render(result, verdict)
 
 
 def test_without_the_toy_the_same_runs_pass(runs: tuple[Path, Path]) -> None:

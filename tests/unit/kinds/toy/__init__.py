@@ -15,7 +15,7 @@ from ad_diff.result import DiffResult
 from tests.unit.kinds.toy import rules
 from tests.unit.kinds.toy.model import ToyComparison
 from tests.unit.kinds.toy.parse import parse
-from tests.unit.kinds.toy.section import render_markdown
+from tests.unit.kinds.toy.section import render_markdown, render_terminal
 
 
 class ToyKind:
@@ -46,7 +46,7 @@ class ToyKind:
 
     def render_terminal(self, section: ToyComparison, result: DiffResult) -> Any:
         """The toy section for the terminal."""
-        return None
+        return render_terminal(section)
 
 
 TOY = ToyKind()

@@ -19,6 +19,17 @@ from ad_diff.settings import FailOn
 S = TypeVar("S")
 
 
+@dataclass(frozen=True)
+class Written:
+    """Where this invocation wrote the outputs a report names in a sentence (set by the CLI; paths relative to
+    the markdown report's folder, since a link to a file of the job would be dead in a PR comment)."""
+
+    html: str | None = None
+    """The HTML report (for a batch: its summary page)."""
+    plots: str | None = None
+    """The folder ``--plots`` wrote drift PNGs to (only when it wrote some)."""
+
+
 @dataclass(frozen=True, slots=True)
 class DiffResult:
     """The outcome of one baseline/candidate comparison, before any rendering or gating."""
@@ -36,8 +47,8 @@ class DiffResult:
     """Kinds that were not compared, by key name, with why (no data, disabled, one-sided, unreadable...)."""
     notes: tuple[str, ...] = ()
     """Sentences about the inputs (what was found, what was skipped) shown in every report."""
-    render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Extra keyword arguments per section renderer, set by the CLI (e.g. where plots were written)."""
+    written: Written = Written()
+    """Outputs this invocation wrote that the markdown report names (``--html``, ``--plots``)."""
     groups: tuple[CauseGroup, ...] = ()
     """The findings grouped by root cause, in report order (``ad_diff.explain.groups``); every finding is in
     exactly one, its ``group`` field naming it."""
@@ -83,8 +94,8 @@ class BatchResult:
     """Models with a baseline but no candidate run: gate unless ``fail_on`` is ``never``."""
     candidate_only: tuple[str, ...] = ()
     """Models new in the candidate root: listed, not compared, not gating."""
-    render_options: dict[str, dict[str, Any]] = field(default_factory=dict)
-    """Extra facts for the batch renderers, set by the CLI (e.g. where the HTML summary page was written)."""
+    written: Written = Written()
+    """Outputs this invocation wrote that the batch's markdown names (the HTML summary page)."""
 
     @cached_property
     def judged(self) -> BatchVerdict:

@@ -59,11 +59,11 @@ def _relative(path: Path, markdown: Path | None) -> str:
         return path.as_posix()
 
 
-def _with_options(result: Any, section: str, **values: Any) -> Any:
+def _written(result: Any, **where: str) -> Any:
+    """``result`` (a comparison or a batch) noting outputs written (:class:`ad_diff.result.Written`)."""
     import dataclasses
 
-    merged = {**result.render_options, section: {**result.render_options.get(section, {}), **values}}
-    return dataclasses.replace(result, render_options=merged)
+    return dataclasses.replace(result, written=dataclasses.replace(result.written, **where))
 
 
 def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
@@ -81,13 +81,12 @@ def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
     except OSError as e:
         raise AdDiffError(f"{plots}: cannot write plots ({e.strerror or e})") from e
     result = dataclasses.replace(result, notes=(*result.notes, f"{len(written)} plot(s) written to {plots}"))
-    return _with_options(result, "tensors", plots_dir=_relative(plots, markdown)) if written else result
+    return _written(result, plots=_relative(plots, markdown)) if written else result
 
 
 def link_html(result: Any, html: Path, markdown: Path | None) -> Any:
     """Let the markdown report of ``result`` name its HTML report ``html`` as the place for detail."""
-    rel = _relative(html, markdown)
-    return _with_options(_with_options(result, "report", html=rel), "tensors", html=rel)
+    return _written(result, html=_relative(html, markdown))
 
 
 def _link_batch(batch: Any, folder: Path, markdown: Path | None) -> Any:
@@ -100,8 +99,7 @@ def _link_batch(batch: Any, folder: Path, markdown: Path | None) -> Any:
         if m.result is not None else m
         for m in batch.models
     )
-    return _with_options(dataclasses.replace(batch, models=models), "report",
-                         html=_relative(folder / INDEX, markdown))
+    return _written(dataclasses.replace(batch, models=models), html=_relative(folder / INDEX, markdown))
 
 
 def write_html(path: Path, result: Any, verdict: Any) -> None:

@@ -106,7 +106,7 @@ def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
             f"| {html_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} / {w} | "
             f"{md_escape(_summary(m))} |"
         )
-    detail = md.html_line(batch.render_options, batch=True)
+    detail = md.html_line(batch.written, batch=True)
     if detail:
         head += ["", detail]
     unpaired = _unpaired_lines(batch)

@@ -38,7 +38,7 @@ from ad_diff.report.common import (
     status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
-from ad_diff.result import DiffResult
+from ad_diff.result import DiffResult, Written
 
 HEAD_ITEMS = 10
 """Root causes listed on the first screen (the rest are counted there and listed below)."""
@@ -80,11 +80,11 @@ def _runs_line(result: DiffResult) -> str:
     return line + "</sub>"
 
 
-def html_line(render_options: dict[str, dict[str, str]], batch: bool = False) -> str:
+def html_line(written: Written, batch: bool = False) -> str:
     """The sentence naming the HTML report (``--html``) as the place for detail, or empty; for a batch, the
     summary page listing each model's report. Named, not linked: a relative link to a file of the job is
     dead in a PR comment."""
-    html = render_options.get("report", {}).get("html")
+    html = written.html
     if not html:
         return ""
     what = "one HTML report per model, listed in" if batch else "the HTML report"
@@ -124,7 +124,7 @@ def _head(
         ]
         lines += ["", "Also: " + ", ".join(k for k in kinds if k) + " (below)."]
     lines += ["", _runs_line(result)]
-    detail = html_line(result.render_options)
+    detail = html_line(result.written)
     if detail:
         lines += ["", detail]
     return "\n".join(lines), primary, secondary

@@ -125,7 +125,7 @@ class TensorsKind:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
         from ad_diff.kinds.tensors.section import render_markdown  # lazy: only where the section is drawn
 
-        return render_markdown(section, **result.render_options.get(self.key.name, {}))
+        return render_markdown(section, plots_dir=result.written.plots, html=result.written.html)
 
     def render_terminal(self, section: TensorAnalysis, result: DiffResult) -> Any:
         """The tensor table."""

@@ -26,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tiny_llama import build, fuse_swiglu_fp8, prompt_ids  # noqa: E402
 
+from ad_diff.kinds.tensors.find import discover  # noqa: E402
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure  # noqa: E402
-from ad_diff.kinds.tensors.parse import discover  # noqa: E402
 from ad_diff.recording import capture_nodes, save_tensors  # noqa: E402
 
 

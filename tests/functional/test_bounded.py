@@ -32,9 +32,9 @@ from ad_diff.history import cache
 from ad_diff.history.columns import Columns
 from ad_diff.history.load import run_json
 from ad_diff.kinds.log.parse import parse
+from ad_diff.kinds.tensors.find import discover
 from ad_diff.kinds.tensors.header import read_header
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
-from ad_diff.kinds.tensors.parse import discover
 from ad_diff.kinds.tensors.pt import load_pt, prescan
 from tests.conftest import FIXTURES
 

@@ -211,10 +211,10 @@ def _safetensors(header: bytes) -> bytes:
 
 def run_safetensors(seed: Seed, data: bytes, scratch: Path) -> None:
     """A safetensors header (the mutated bytes are the JSON; the length prefix is made to fit)."""
-    from ad_diff.kinds.tensors import parse
+    from ad_diff.kinds.tensors import find
 
     path = _write(scratch, "outputs.safetensors", _safetensors(data))
-    _accept(lambda: parse.read_index(path))
+    _accept(lambda: find.read_index(path))
 
 
 def _safetensors_seeds() -> list[Seed]:
@@ -229,11 +229,11 @@ def _safetensors_seeds() -> list[Seed]:
 
 def run_pt(seed: Seed, data: bytes, scratch: Path) -> None:
     """A ``.pt`` file (torch.save zip or legacy pickle), loaded with weights_only."""
-    from ad_diff.kinds.tensors import parse, pt
+    from ad_diff.kinds.tensors import find, pt
 
     pt._CACHE.clear()  # keyed by path: every input reuses the same one
     path = _write(scratch, "outputs.pt", data)
-    _accept(lambda: parse.read_index(path))
+    _accept(lambda: find.read_index(path))
 
 
 def _pt_seeds() -> list[Seed]:

@@ -329,3 +329,24 @@ def test_the_lazy_check_finds_a_function_level_import_without_a_reason(tmp_path:
     })
     imports = read_imports(root)[1]
     assert unexplained_lazy_imports(root, imports, frozenset({"kinds"})) == ["pk.kinds.a:2 -> pk.core.m"]
+
+
+def test_a_file_name_means_one_stage_in_every_kind() -> None:
+    """The kinds share one vocabulary (README, Development): every kind has model.py, classify.py and
+    rules.py; a section.py renders (both report functions, no data classes); find.py and parse.py render
+    nothing."""
+    kinds = sorted(p for p in (PKG / "kinds").iterdir() if (p / "__init__.py").is_file())
+    assert {k.name for k in kinds} >= {"log", "graph", "tensors", "config"}
+    for kind in kinds:
+        for name in ("model.py", "classify.py", "rules.py"):
+            assert (kind / name).is_file(), f"kinds/{kind.name} has no {name}"
+        defs = {}
+        for f in ("section.py", "find.py", "parse.py"):
+            if (kind / f).is_file():
+                tree = ast.parse((kind / f).read_text("utf-8"))
+                defs[f] = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+        if "section.py" in defs:
+            assert {"render_markdown", "render_terminal"} <= defs["section.py"].keys(), kind.name
+            assert not [n for n in defs["section.py"].values() if isinstance(n, ast.ClassDef)], kind.name
+        for f in ("find.py", "parse.py"):
+            assert not [n for n in defs.get(f, {}) if n.startswith("render")], f"kinds/{kind.name}/{f}"

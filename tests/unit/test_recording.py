@@ -9,7 +9,7 @@ import pytest
 import torch
 import torch.fx
 
-from ad_diff.kinds.tensors.parse import discover
+from ad_diff.kinds.tensors.find import discover
 from ad_diff.recording import capture_nodes, save_tensors
 
 

@@ -18,11 +18,10 @@ from ad_diff.kinds.log import classify, parse, rules
 from ad_diff.kinds.log.attribute import attribute
 from ad_diff.kinds.log.classify import classify_log
 from ad_diff.kinds.log.compare import compare_logs
-from ad_diff.kinds.log.model import LogEnd, RunLog
+from ad_diff.kinds.log.model import LogComparison, LogEnd, RunLog
 from ad_diff.kinds.log.notes import log_notes
 from ad_diff.kinds.log.ranks import with_primary
 from ad_diff.kinds.log.rules import INCOMPLETE
-from ad_diff.kinds.log.section import LogComparison
 
 _DUMPS_MOVED = "ADG013"
 """The graph kind's transform-moved finding (ad_diff.kinds.graph.rules.TRANSFORM_MOVED), named by code so the

@@ -16,8 +16,7 @@ import difflib
 from fnmatch import fnmatchcase
 
 from ad_diff.core.model import Side, State, TransformComparison, TransformRecord
-from ad_diff.kinds.log.model import RankLog, Restore, RunLog
-from ad_diff.kinds.log.section import Moved
+from ad_diff.kinds.log.model import Moved, RankLog, Restore, RunLog
 
 _ABSENT = Side(State.ABSENT, None)
 _RESTORED = Side(State.RESTORED, None)

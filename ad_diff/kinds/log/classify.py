@@ -14,9 +14,8 @@ from dataclasses import replace
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.kinds.log import health
 from ad_diff.kinds.log.compare import compare_logs, stops
-from ad_diff.kinds.log.model import RunLog
+from ad_diff.kinds.log.model import LogComparison, RunLog
 from ad_diff.kinds.log.rows import rank_findings
-from ad_diff.kinds.log.section import LogComparison
 
 
 def classify_log(

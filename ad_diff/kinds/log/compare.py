@@ -15,8 +15,7 @@ from dataclasses import replace
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, RunId, Side, State, TransformComparison
 from ad_diff.kinds.log.align import pair_records, pair_transforms
-from ad_diff.kinds.log.model import LogEnd, RankLog, RunLog
-from ad_diff.kinds.log.section import LogComparison, RankComparison, Stop
+from ad_diff.kinds.log.model import LogComparison, LogEnd, RankComparison, RankLog, RunLog, Stop
 
 _ABNORMAL = (LogEnd.CRASHED, LogEnd.TRUNCATED)
 

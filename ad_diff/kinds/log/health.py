@@ -5,9 +5,8 @@
 from __future__ import annotations
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, Finding, State, TransformRecord
-from ad_diff.kinds.log.model import IssueKind, RunLog
+from ad_diff.kinds.log.model import IssueKind, LogComparison, RunLog
 from ad_diff.kinds.log.rules import INCOMPLETE, RANKS, RETRY, UNRECOGNISED, WORLD_SIZE
-from ad_diff.kinds.log.section import LogComparison
 
 
 def incomplete(section: LogComparison) -> list[Finding]:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State
 from ad_diff.discover.capture import LAYERS
-from ad_diff.kinds.log.model import AfterEnd, IssueKind, RunLog
-from ad_diff.kinds.log.section import LogComparison
+from ad_diff.kinds.log.model import AfterEnd, IssueKind, LogComparison, RunLog
 
 _LABELS = {x.name: x.label for x in LAYERS} | {"github-group": "GitHub Actions ##[group] markers"}
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 
 from ad_diff.core.headline import rank_scope
 from ad_diff.core.model import Finding, Severity, Side, State, TransformComparison
+from ad_diff.kinds.log.model import LogComparison, RankComparison
 from ad_diff.kinds.log.rules import (
     ADDED,
     COLLAPSE,
@@ -22,7 +23,6 @@ from ad_diff.kinds.log.rules import (
     STATE,
     STOPPED,
 )
-from ad_diff.kinds.log.section import LogComparison, RankComparison
 
 _NOT_COMPARED = (State.INCOMPLETE, State.RESTORED)
 

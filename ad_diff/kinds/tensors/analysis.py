@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
 from ad_diff.errors import AdDiffError, UsageError
+from ad_diff.kinds.tensors.find import SUFFIXES, RunTensors, discover, read_index
 from ad_diff.kinds.tensors.gpu import device_note, resolve_device
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import (
@@ -29,7 +30,6 @@ from ad_diff.kinds.tensors.model import (
     Unmatched,
     UntrustedReference,
 )
-from ad_diff.kinds.tensors.parse import SUFFIXES, RunTensors, discover, read_index
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
 from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, needs_relative, resolve, row_limits, verdict
 from ad_diff.settings import Settings

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from ad_diff.kinds.graph.parse import parse as parse_dump
-from ad_diff.kinds.tensors.parse import read_index
+from ad_diff.kinds.tensors.find import read_index
 from tests.conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "scripts"))

@@ -19,9 +19,9 @@ from safetensors.torch import save_file
 from ad_diff.errors import UsageError
 from ad_diff.kinds.tensors import gpu
 from ad_diff.kinds.tensors.analysis import last_position
+from ad_diff.kinds.tensors.find import discover
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import TensorStats
-from ad_diff.kinds.tensors.parse import discover
 from ad_diff.kinds.tensors.reader import lanes
 from ad_diff.kinds.tensors.rows import row_layout
 from ad_diff.kinds.tensors.tolerance import resolve, row_limits

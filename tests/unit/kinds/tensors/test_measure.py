@@ -9,8 +9,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
+from ad_diff.kinds.tensors.find import discover
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
-from ad_diff.kinds.tensors.parse import discover
 
 
 def _pair(tmp_path: Path, b: torch.Tensor, c: torch.Tensor, r: torch.Tensor | None = None):
@@ -177,7 +177,7 @@ import json, sys
 sys.path.insert(0, sys.argv[1])
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
-from ad_diff.kinds.tensors.parse import discover
+from ad_diff.kinds.tensors.find import discover
 from ad_diff.kinds.tensors.tolerance import resolve, row_limits
 out = []
 for name in ("wide", "rows"):

@@ -11,7 +11,7 @@ from safetensors.torch import save_file
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.errors import UsageError
 from ad_diff.kinds.tensors.analysis import read_reference_dir, trusted_references
-from ad_diff.kinds.tensors.parse import discover
+from ad_diff.kinds.tensors.find import discover
 
 
 def _run(root: Path, name: str, ref: torch.Tensor | None, meta: dict[str, str] | None = None) -> Path:

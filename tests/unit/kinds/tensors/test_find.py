@@ -11,7 +11,7 @@ import torch
 from safetensors.torch import save_file
 
 from ad_diff.errors import InputError
-from ad_diff.kinds.tensors.parse import discover, read_index
+from ad_diff.kinds.tensors.find import discover, read_index
 from ad_diff.kinds.tensors.pt import load_pt
 from ad_diff.kinds.tensors.reader import ChunkReader
 

@@ -11,12 +11,12 @@ import os
 import sys
 import urllib.parse
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from ad_diff.cli.app import app, guarded
-from ad_diff.cli.options import ConfigOpt, FailOnOpt, NoConfigOpt, resolve_options
+from ad_diff.cli.options import ConfigOpt, FailOnOpt, NoConfigOpt, ResolvedOptions, resolve_options
 from ad_diff.cli.output import safe_text, terminal_width, write_output
 from ad_diff.report import ReportFormat
 
@@ -102,8 +102,8 @@ def history(
                                since=since, ignore_transforms=tuple(opts["ignore_transforms"]), cache=cache)
         with progress_bar(progress_enabled(opts.get("progress"))) as bar:
             result = run_history(root, hopts, bar)
-        if opts["_config_note"] is not None:  # the config file in use is named in every report
-            result = dataclasses.replace(result, notes=(*result.notes, opts["_config_note"]))
+        if opts.config_note is not None:  # the config file in use is named in every report
+            result = dataclasses.replace(result, notes=(*result.notes, opts.config_note))
         result, written = _write_files(result, table, plots)
         _write_reports(result, opts, written)
         return result.exit_code
@@ -132,7 +132,7 @@ def _write_files(result: History, table: Path | None, plots: Path | None) -> tup
     return result, written
 
 
-def _write_reports(result: History, opts: dict[str, Any], written: Plots) -> None:
+def _write_reports(result: History, opts: ResolvedOptions, written: Plots) -> None:
     """Print the stdout report and write the markdown and JSON files asked for; the markdown links the plots
     relative to its own folder."""
     from ad_diff.history import render, serialize

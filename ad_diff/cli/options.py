@@ -15,7 +15,8 @@ from __future__ import annotations
 import functools
 import inspect
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -82,7 +83,27 @@ def param(ctx: typer.Context, name: str) -> Any:
     return to(value)
 
 
-def resolve_options(ctx: typer.Context) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ResolvedOptions:
+    """A command's options once the config file is read: each value by its config key (typer defaults <
+    config file < options the user typed), checked by the config file's rules, and the config file in use.
+    The CLI hands the library :class:`~ad_diff.settings.Settings` built from it (:func:`build_settings`)."""
+
+    values: Mapping[str, Any]
+    config_path: Path | None = None
+    """The config file read (``None``: none, or ``--no-config``)."""
+    config_note: str | None = None
+    """The sentence naming that file and what it set (on stderr and in every report)."""
+
+    def __getitem__(self, key: str) -> Any:
+        return self.values[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` where the command has no such option."""
+        return self.values.get(key, default)
+
+
+def resolve_options(ctx: typer.Context) -> ResolvedOptions:
     """Options by config key: typer defaults < config file < options the user actually passed."""
     from ad_diff.settings import find_config, load_config, merge
 
@@ -116,11 +137,10 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
             raise AdDiffError(f"{e} (a config file found in the current folder: fix it, name another with "
                               "--config, or pass --no-config to ignore it)") from None
     opts = merge(defaults, file_values, passed)
-    opts["_config_path"] = path
-    opts["_config_note"] = None
+    note = None
     if path is not None:
-        opts["_config_note"] = config_note(path, explicit is None, file_values, passed)
-        typer.echo(f"ad-diff: {terminal(redact_text(opts['_config_note']))}", err=True)
+        note = config_note(path, explicit is None, file_values, passed)
+        typer.echo(f"ad-diff: {terminal(redact_text(note))}", err=True)
     for key in CHECKED:  # the same rules as the config file's (settings.broken_rule), named as options
         value = opts.get(key)  # history has no --comment-limit, batch alone has --jobs
         broken = None if value is None else broken_rule(key, value)
@@ -136,7 +156,7 @@ def resolve_options(ctx: typer.Context) -> dict[str, Any]:
             validate_entry(str(pattern), entry)
         except AdDiffError as e:
             raise AdDiffError(f"{path}: {e}") from e
-    return opts
+    return ResolvedOptions(opts, path, note)
 
 
 def config_note(path: Path, auto: bool, file_values: dict[str, Any], passed: dict[str, Any]) -> str:
@@ -163,7 +183,7 @@ def json_on_stdout(ctx: typer.Context) -> list[bool]:
     return [param(ctx, "fmt") is ReportFormat.json]
 
 
-def build_settings(opts: dict[str, Any], baseline: Path, candidate: Path, **extra: Any) -> Settings:
+def build_settings(opts: ResolvedOptions, baseline: Path, candidate: Path, **extra: Any) -> Settings:
     """Settings of one comparison from resolved options (``extra``: per-run paths, model name)."""
     from ad_diff.progress import progress_enabled
 

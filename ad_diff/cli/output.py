@@ -16,13 +16,16 @@ import dataclasses
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.outfile import write_file
 from ad_diff.core.redact import redact_deep, redact_text
 from ad_diff.core.sinks import output
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat
+
+if TYPE_CHECKING:
+    from ad_diff.cli.options import ResolvedOptions
 
 
 def safe_text(text: str) -> str:
@@ -146,14 +149,14 @@ def terminal_width(fallback: int = 120) -> int:
     return min(max(width, MIN_WIDTH), MAX_WIDTH)
 
 
-def write_reports(opts: dict[str, Any], result: Any, verdict: Any) -> None:
+def write_reports(opts: ResolvedOptions, result: Any, verdict: Any) -> None:
     """Print the stdout report and write every report file asked for (single comparison or batch); with
     ``--html`` the markdown names the HTML report as the place for detail."""
     from ad_diff.result import BatchResult
 
     # credentials out before any layout: a wrapped table cell can split ``key = value`` over two lines
     # the verdict holds the same findings and groups: redacted in one walk, so they stay one object each
-    result, verdict = redact_deep((with_note(result, opts.get("_config_note")), verdict))
+    result, verdict = redact_deep((with_note(result, opts.config_note), verdict))
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     limit = opts["comment_limit"]
     html = opts.get("html")

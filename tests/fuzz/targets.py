@@ -407,6 +407,7 @@ def run_cli(seed: Seed, data: bytes, scratch: Path) -> None:
     """The whole comparison in-process, the way ``ad-diff compare`` runs it: pipeline, gate, and every
     report written (terminal on a UTF-8 stdout, markdown at a small and the full limit, JSON, JUnit)."""
     from ad_diff import gate, pipeline
+    from ad_diff.cli.options import ResolvedOptions
     from ad_diff.cli.output import write_reports
     from ad_diff.settings import Settings
 
@@ -420,9 +421,10 @@ def run_cli(seed: Seed, data: bytes, scratch: Path) -> None:
     verdict = gate.judge(result, "error")
     out = scratch / "out"
     for fmt, limit in (("terminal", 65_536), ("markdown", 1000), ("json", 65_536)):
-        opts = {"color": False, "comment_limit": limit, "format": fmt, "markdown": out / "r.md",
-                "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
-                "_config_note": "settings from ./.ad-diff.yaml (found in the current folder): fail_on=never"}
+        opts = ResolvedOptions(
+            {"color": False, "comment_limit": limit, "format": fmt, "markdown": out / "r.md",
+             "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md"},
+            config_note="settings from ./.ad-diff.yaml (found in the current folder): fail_on=never")
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             write_reports(opts, result, verdict)
@@ -539,6 +541,7 @@ def run_sinks(seed: Seed, data: bytes, scratch: Path) -> None:
     """One hostile string through every field of a run pair into every report medium (terminal, markdown,
     HTML, JSON, JUnit, step summary), each output checked with its medium's rule."""
     from ad_diff import gate, pipeline
+    from ad_diff.cli.options import ResolvedOptions
     from ad_diff.cli.output import write_reports
     from ad_diff.settings import Settings
 
@@ -556,9 +559,10 @@ def run_sinks(seed: Seed, data: bytes, scratch: Path) -> None:
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()
     for fmt in ("terminal", "markdown", "json"):
-        opts = {"color": False, "comment_limit": 65_536, "format": fmt, "markdown": out / "r.md",
-                "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
-                "html": out / "r.html"}
+        opts = ResolvedOptions(
+            {"color": False, "comment_limit": 65_536, "format": fmt, "markdown": out / "r.md",
+             "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
+             "html": out / "r.html"})
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             write_reports(opts, result, verdict)

@@ -45,7 +45,7 @@ def test_unknown_level_is_rejected() -> None:
 def test_levels_are_one_enum_read_from_their_words(tmp_path) -> None:
     """The gate level is a FailOn wherever it travels: the CLI's word becomes one in Settings, a verdict
     carries one, and it prints as its word."""
-    from ad_diff.cli.options import build_settings
+    from ad_diff.cli.options import ResolvedOptions, build_settings
     from ad_diff.settings import FAIL_ON_CHOICES, FailOn
 
     assert [level.value for level in FailOn] == list(FAIL_ON_CHOICES)
@@ -55,4 +55,4 @@ def test_levels_are_one_enum_read_from_their_words(tmp_path) -> None:
         assert decide([], level.value).fail_on is level
     opts = {"rank": None, "fail_on": "collapse", "collapse_fraction": 0.5, "ignore_transforms": [],
             "ignore_codes": [], "graphs": True, "tensors": True}
-    assert build_settings(opts, tmp_path, tmp_path).fail_on is FailOn.COLLAPSE
+    assert build_settings(ResolvedOptions(opts), tmp_path, tmp_path).fail_on is FailOn.COLLAPSE

@@ -118,13 +118,15 @@ MEDIA = ("terminal", "r.md", "r.json", "r.xml", "summary.md", "r.html")
 
 def _reports(result: object, verdict: object, out: Path) -> dict[str, str]:
     """Every medium written the way ``compare`` writes it (the one sink: cli.output.safe_text)."""
+    from ad_diff.cli.options import ResolvedOptions
     from ad_diff.cli.output import write_reports
     from ad_diff.core import outfile
 
     outfile.protect([])
-    opts = {"color": False, "comment_limit": 65_536, "format": "terminal", "markdown": out / "r.md",
-            "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
-            "html": out / "r.html"}
+    opts = ResolvedOptions({
+        "color": False, "comment_limit": 65_536, "format": "terminal", "markdown": out / "r.md",
+        "json": out / "r.json", "junit": out / "r.xml", "step_summary": out / "summary.md",
+        "html": out / "r.html"})
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         write_reports(opts, result, verdict)

@@ -20,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ad_diff.candidates.graphview import Section
-from ad_diff.candidates.ops import CASTS, canonical_target, op_name
+from ad_diff.candidates.ops import CASTS, canonical_target
+from ad_diff.core.graphops import op_name
 
 DEPTH = 8
 """Most ops between a GEMM and the softmax, and between the softmax and the next GEMM."""

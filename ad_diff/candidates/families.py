@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from ad_diff.candidates.ops import op_name
+from ad_diff.core.graphops import op_name
 from ad_diff.kinds.graph.model import GraphNode
 
 _CASTS = {"to", "_to_copy", "type_as", "float", "half", "bfloat16"}

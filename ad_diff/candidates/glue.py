@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from ad_diff.candidates.graphview import Section
-from ad_diff.candidates.ops import op_name
-from ad_diff.core.graphops import UnionFind
+from ad_diff.core.graphops import UnionFind, op_name
 
 ATTN_KINDS = frozenset({"attention", "rope"})
 

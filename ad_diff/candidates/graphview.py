@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ad_diff.candidates.ops import CASTS, kind, op_name
+from ad_diff.candidates.ops import CASTS, kind
+from ad_diff.core.graphops import op_name
 from ad_diff.core.limits import INT_DIGITS
 from ad_diff.kinds.graph.model import GraphNode, GraphSection
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections import Counter
 
 from ad_diff.candidates.model import Evidence, KernelLookup, LookupStatus, PatternCheck, Tie
-from ad_diff.candidates.ops import ELEMENTWISE, GEMM, LAYOUT, NEUTRAL, op_name
+from ad_diff.candidates.ops import ELEMENTWISE, GEMM, LAYOUT, NEUTRAL
 from ad_diff.candidates.patternfn import PatternFn
 from ad_diff.candidates.source import (  # re-exported: callers index, then look up
     AD_DIR,
@@ -30,6 +30,7 @@ from ad_diff.candidates.source import (  # re-exported: callers index, then look
     index_source,
     resolve_ad_dir,
 )
+from ad_diff.core.graphops import op_name
 from ad_diff.core.known import KNOWN  # the table moved to core (the config kind reads it); re-exported
 
 __all__ = ["AD_DIR", "KNOWN", "SourceIndex", "index_source", "lookup", "pattern_tokens", "resolve_ad_dir"]

@@ -26,7 +26,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from ad_diff.candidates.graphview import Section
-from ad_diff.candidates.ops import ROUTING, canonical_target, op_name
+from ad_diff.candidates.ops import ROUTING, canonical_target
+from ad_diff.core.graphops import op_name
 
 ROUTER_DEPTH = 8
 """Most ops between the router GEMM and the ``topk``."""

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 
 from ad_diff.candidates.lookup import KNOWN
 from ad_diff.candidates.model import Candidate, KernelLookup, LookupStatus, Recommendation
-from ad_diff.candidates.ops import op_name
 from ad_diff.candidates.scan import Group
+from ad_diff.core.graphops import op_name
 
 MIN_GAIN = 4
 """Fewest nodes removed (all instances) for which a new Triton kernel is recommended."""

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 from ad_diff.candidates.model import Candidate, CandidateReport, Evidence, LookupStatus
-from ad_diff.candidates.ops import op_name
 from ad_diff.core.escape import fence_block, md_code, md_escape
+from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import dumps
 
 MAX_INSTANCES = 8

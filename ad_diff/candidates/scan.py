@@ -36,9 +36,9 @@ from ad_diff.candidates.glue import ATTN_KINDS, layout_chains, layout_descriptio
 from ad_diff.candidates.graphview import LAYER, Section
 from ad_diff.candidates.model import Instance
 from ad_diff.candidates.moe import find_moe
-from ad_diff.candidates.ops import COMPUTE, VIEWS, canonical_target, op_name
+from ad_diff.candidates.ops import COMPUTE, VIEWS, canonical_target
 from ad_diff.candidates.sizes import tensor_bytes
-from ad_diff.core.graphops import UnionFind
+from ad_diff.core.graphops import UnionFind, op_name
 from ad_diff.kinds.graph.model import GraphDump
 
 _WORD = re.compile(r"\b\w+\b")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from typer.core import TyperCommand
@@ -18,6 +18,9 @@ from ad_diff.cli.app import app, guarded
 from ad_diff.cli.options import build_settings, json_on_stdout, resolve_options, shared_options
 from ad_diff.cli.output import safe_text, write_output, write_reports
 from ad_diff.errors import UsageError
+
+if TYPE_CHECKING:
+    from ad_diff.settings import Settings
 
 
 def snapshot_source(run: Path, output: Path | None) -> str:
@@ -133,7 +136,7 @@ def batch(
         opts = resolve_options(ctx)
         wants_json.append(opts["format"] == "json")
 
-        def make(name: str, b: Path, c: Path):  # noqa: ANN202
+        def make(name: str, b: Path, c: Path) -> Settings:
             return build_settings(opts, b, c, model=name or None)
 
         show = make("", baseline_root, candidate_root).progress

@@ -14,6 +14,7 @@ from rich.text import Text
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, html_text, md_code, md_escape
 from ad_diff.core.terminal import console
+from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import json as json_report
 from ad_diff.report import markdown as md
 from ad_diff.report.common import headline
@@ -89,7 +90,7 @@ def _unpaired_lines(batch: BatchResult) -> list[str]:
     return lines
 
 
-def render_markdown(batch: BatchResult, limit: int = md.COMMENT_LIMIT) -> str:
+def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
     """Markdown for a PR comment or step summary, at most ``limit`` characters."""
     icon = _ICON.get(batch.verdict, "")
     head = [

@@ -52,7 +52,8 @@ def side_text(s: Side) -> str:
         return str(s.matches if s.matches is not None else "?")
     if s.state is State.ABSENT:
         return "—"
-    return s.state.value
+    word: str = s.state.value
+    return word
 
 
 CONFLICT_CODES = frozenset({"ADG007", "ADG012"})

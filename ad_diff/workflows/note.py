@@ -17,8 +17,9 @@ from typing import Any
 from ad_diff.candidates import find_candidates, read_dump
 from ad_diff.candidates.lookup import KNOWN
 from ad_diff.candidates.model import Candidate, CandidateReport
-from ad_diff.candidates.ops import namespace, op_name
+from ad_diff.candidates.ops import namespace
 from ad_diff.core.escape import fence_block, md_code, md_escape
+from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import dumps
 from ad_diff.core.model import Side, TransformComparison
 from ad_diff.errors import AdDiffError, UsageError

@@ -30,7 +30,8 @@ def change_label(c: ConfigChange) -> str:
     if c.kind in (ChangeKind.ADDED, ChangeKind.REMOVED):
         return f"key {c.kind}"
     if c.kind in (ChangeKind.ENABLED, ChangeKind.STAGE):
-        return c.kind.value
+        word: str = c.kind.value
+        return word
     return ".".join(c.path[2:]) if c.path[0] == "transforms" else c.key
 
 

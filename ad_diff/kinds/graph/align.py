@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
@@ -36,6 +37,9 @@ from ad_diff.core.gcpause import paused_gc
 from ad_diff.kinds.graph.index import GraphIndex, has_counter, meta_agrees, strip_counter
 from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
 from ad_diff.kinds.graph.regions import group_regions
+
+NodeKey = Callable[[GraphIndex, int], object]
+"""A node's matching key within its graph (nodes of both runs with one unique key are paired)."""
 
 MAX_SEGMENT = 2000
 """Longest run of unmatched nodes (per side) given to sequence alignment; longer ones stay unmatched."""
@@ -263,7 +267,7 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
             break
 
 
-def _unique2(al: SectionAlignment, kind: MatchKind, key_b, key_c) -> int:
+def _unique2(al: SectionAlignment, kind: MatchKind, key_b: NodeKey, key_c: NodeKey) -> int:
     kb: dict[object, int] = {}
     for i, j in enumerate(al.mb):
         if j < 0:

@@ -59,8 +59,8 @@ def log_notes(section: LogComparison, run_ids: tuple[RunId, RunId] = (BASELINE, 
         log = logs[run]
         if log.restored is None:
             continue
-        side = (lambda r: r.candidate) if run == CANDIDATE else (lambda r: r.baseline)
-        n = sum(1 for r in section.rows if side(r).state is State.RESTORED)
+        sides = (r.candidate if run == CANDIDATE else r.baseline for r in section.rows)
+        n = sum(1 for side in sides if side.state is State.RESTORED)
         rs = log.restored
         out.append(f"{run} restored AD's pipeline cache at '{rs.boundary}' (line {rs.line}, from "
                    f"{rs.source}): {n} transform(s) up to it did not run in the {run}; shown as restored, "

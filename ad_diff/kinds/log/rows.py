@@ -107,7 +107,8 @@ def rank_findings(section: LogComparison, frac: float) -> list[Finding]:
 def _side(s: Side) -> str:
     if s.state is State.APPLIED:
         return "?" if s.matches is None else str(s.matches)
-    return s.state.value
+    word: str = s.state.value
+    return word
 
 
 def _values(row: TransformComparison | None) -> str:

@@ -237,11 +237,14 @@ def _squares(x: np.ndarray, shape: tuple[int, int], scratch: np.ndarray) -> np.n
     block = _block(width)
     if block and _VECDOT is not None:
         if block == width:
-            return _VECDOT(x.reshape(shape), x.reshape(shape))
+            whole: np.ndarray = _VECDOT(x.reshape(shape), x.reshape(shape))
+            return whole
         blocks = x.reshape(k, width // block, block)
-        return _VECDOT(blocks, blocks).sum(axis=1, dtype=np.float64)
+        summed: np.ndarray = _VECDOT(blocks, blocks).sum(axis=1, dtype=np.float64)
+        return summed
     t = np.multiply(x, x, scratch[: x.size])
-    return np.einsum("ij->i", t.reshape(shape))
+    out: np.ndarray = np.einsum("ij->i", t.reshape(shape))
+    return out
 
 
 def _row_sums(x: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
@@ -251,9 +254,12 @@ def _row_sums(x: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     if block and _VECDOT is not None:
         ones = _ones(block, x.dtype)
         if block == width:
-            return _VECDOT(x.reshape(shape), ones)
-        return _VECDOT(x.reshape(k, width // block, block), ones).sum(axis=1, dtype=np.float64)
-    return np.einsum("ij->i", x.reshape(shape))
+            whole: np.ndarray = _VECDOT(x.reshape(shape), ones)
+            return whole
+        summed: np.ndarray = _VECDOT(x.reshape(k, width // block, block), ones).sum(axis=1, dtype=np.float64)
+        return summed
+    out: np.ndarray = np.einsum("ij->i", x.reshape(shape))
+    return out
 
 
 @cache
@@ -280,5 +286,7 @@ def _count_rows(m: np.ndarray) -> np.ndarray:
     if width % 1024 == 0 and m.flags.c_contiguous:
         # Bytes are 0/1: summing 128 uint64 words keeps every byte lane <= 128, so no carry crosses lanes.
         words = m.view(np.uint64).reshape(k, width // 1024, 128).sum(axis=2, dtype=np.uint64)
-        return words.view(np.uint8).reshape(k, -1).sum(axis=1, dtype=np.int64)
-    return m.view(np.uint8).sum(axis=1, dtype=np.int64)
+        lanes: np.ndarray = words.view(np.uint8).reshape(k, -1).sum(axis=1, dtype=np.int64)
+        return lanes
+    counts: np.ndarray = m.view(np.uint8).sum(axis=1, dtype=np.int64)
+    return counts

@@ -51,7 +51,7 @@ class ChunkReader:
     def __init__(self, record: TensorRecord) -> None:
         self.record = record
         self._file: Any = None
-        self._flat: Any = None
+        self._flat: np.ndarray | None = None
         self._bits: Any = None
         self._buf: Any = None
         if record.select is not None:

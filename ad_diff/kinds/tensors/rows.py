@@ -109,7 +109,9 @@ class RowSums:
     @classmethod
     def empty(cls, rows: int, ref: bool, logits: bool) -> RowSums:
         """Zeroed sums for ``rows`` rows."""
-        z = lambda dtype=np.float64: np.zeros(rows, dtype=dtype)  # noqa: E731
+        def z(dtype: type[np.generic] = np.float64) -> np.ndarray:
+            return np.zeros(rows, dtype=dtype)
+
         s = cls(z(), z(), z(), z(), z(np.int64), z())
         if ref:
             s.rr, s.eb, s.ec = z(), z(), z()

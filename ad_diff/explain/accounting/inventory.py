@@ -24,7 +24,7 @@ from ad_diff.core.text import LINE_CAP
 from ad_diff.discover import DUMP_NAME, RunArtifacts
 from ad_diff.discover.capture import CapturedLines
 from ad_diff.errors import InputError
-from ad_diff.explain.accounting.noise import LINE_NORMALISERS, TRANSFORM_LINE, fx_base
+from ad_diff.explain.accounting.noise import LINE_NORMALISERS, TRANSFORM_LINE, fx_base, run_folder
 from ad_diff.kinds.log.model import RunLog
 
 CHUNK = 1 << 20
@@ -272,13 +272,7 @@ def run_info(root: Path) -> dict[str, str]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {RUN_JSON: "unreadable"}
-    spellings = {str(root.resolve()), str(root)} - {"", "."}
-    out = {}
-    for k, v in flatten(data):
-        for s in spellings:
-            v = v.replace(s, "<run>")
-        out[k] = v
-    return out
+    return {k: run_folder(v, root) for k, v in flatten(data)}
 
 
 def files(root: Path, claimed: set[Path]) -> dict[str, str]:

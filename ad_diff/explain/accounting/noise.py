@@ -9,6 +9,7 @@ order and reports how much each absorbed; nothing else in ad-diff decides what i
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -32,9 +33,16 @@ _MEMORY = r"[+-]?\d+(?:\.\d+)?\s?[KMGT]i?B\b"
 _DUMP_DIR = r"^.*?(Graph dumping enabled to:|AD_DUMP_GRAPHS_DIR\s*[=:]\s*)\s*\S+.*$"
 
 
-def _run_folder(text: str, root: Path) -> str:
+@lru_cache(maxsize=16)
+def _spellings(root: Path) -> tuple[str, ...]:
+    """The ways a text may spell the run folder: resolved and as given, longest first (one may contain the
+    other). Cached: this runs for every log line, and resolving walks the file system each time."""
+    return tuple(sorted({str(root.resolve()), str(root)} - {"", "."}, key=len, reverse=True))
+
+
+def run_folder(text: str, root: Path) -> str:
     """The run folder's own path (absolute or as given) in a text reads ``<run>``."""
-    for spelling in {str(root.resolve()), str(root)} - {"", "."}:
+    for spelling in _spellings(root):
         text = text.replace(spelling, "<run>")
     return text
 
@@ -130,7 +138,7 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
     ),
     NoiseRule(
         "run-folder-path", "The run folder's own path, wherever a line names it, reads `<run>`: the two runs "
-        "live in two folders by construction.", Item.LOG_LINE, normalise=_run_folder,
+        "live in two folders by construction.", Item.LOG_LINE, normalise=run_folder,
     ),
     NoiseRule(
         "fx-counter-renames",

@@ -27,6 +27,10 @@ LINE_CAP = LOG_LINE_BYTES
 """Longest line kept (:data:`ad_diff.core.limits.LOG_LINE_BYTES`); the rest of a longer line is skipped."""
 
 
+_TEXT_BYTES = bytes(range(32, 256)) + b"\t\n\r\x1b"
+"""Bytes a text file is made of: printable ones, UTF-8's high bytes, tab, newlines and ESC (colour codes)."""
+
+
 def check_text(head: bytes, path: Path, what: str) -> None:
     """Raise :class:`InputError` if ``head`` (the first bytes of ``path``) is not text.
 
@@ -36,7 +40,7 @@ def check_text(head: bytes, path: Path, what: str) -> None:
     if b"\x00" in head:
         raise InputError(path, f"looks binary (NUL bytes in the first {SNIFF} bytes); expected {what}")
     if head:
-        printable = sum(1 for b in head if b >= 32 or b in (9, 10, 13, 27))
+        printable = len(head) - len(head.translate(None, _TEXT_BYTES))  # C speed: this runs for every log
         if printable / len(head) < 0.85:
             raise InputError(path, f"looks binary (mostly non-text bytes); expected {what}")
 

@@ -81,13 +81,17 @@ def log_lines(art: RunArtifacts, sign: int, acc: LineCounts) -> int:
                 text = rule.normalise(text, art.root) if rule.normalise else text
             noise[_digest(text)] += sign
             continue
-        steps[0][_digest(text)] += sign
+        digest = _digest(text)
+        steps[0][digest] += sign
         for i, rule in enumerate(LINE_NORMALISERS, 1):
+            before = text
             text = rule.normalise(text, art.root) if rule.normalise else text
-            steps[i][_digest(text)] += sign
+            if text != before:  # most normalisers leave a line as it is: its digest stands
+                digest = _digest(text)
+            steps[i][digest] += sign
         m = TRANSFORM_LINE.search(text)  # a normaliser may drop the prefix (dump-folder-path)
         stage, transform = (m.group("stage"), m.group("transform")) if m else ("", "")
-        names.setdefault(_digest(text), (text, stage, transform))
+        names.setdefault(digest, (text, stage, transform))
     return n
 
 

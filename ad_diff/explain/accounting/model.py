@@ -87,10 +87,16 @@ class NoiseRule:
     absorbs: Predicate | None = field(default=None, compare=False)
 
 
-def substitute(pattern: str, repl: str) -> Normaliser:
-    """A normaliser replacing every match of ``pattern`` with ``repl`` (run-independent)."""
+def substitute(pattern: str, repl: str, needs: tuple[str, ...] = ()) -> Normaliser:
+    """A normaliser replacing every match of ``pattern`` with ``repl`` (run-independent).
+
+    ``needs``: substrings of which every match holds at least one; a text holding none is returned as it is
+    without running the pattern (every log line passes every normaliser, and most match none).
+    """
     rx = re.compile(pattern)
-    return lambda text, _root: rx.sub(repl, text)
+    if not needs:
+        return lambda text, _root: rx.sub(repl, text)
+    return lambda text, _root: rx.sub(repl, text) if any(n in text for n in needs) else text
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,6 +31,10 @@ _TIMESTAMP = (
 _TIMING = r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\s?(?:ms|s|sec|seconds)\b"
 _MEMORY = r"[+-]?\d+(?:\.\d+)?\s?[KMGT]i?B\b"
 _DUMP_DIR = r"^.*?(Graph dumping enabled to:|AD_DUMP_GRAPHS_DIR\s*[=:]\s*)\s*\S+.*$"
+_DUMP_DIR_NEEDS = ("Graph dumping enabled to:", "AD_DUMP_GRAPHS_DIR")
+_ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
+# A normaliser's ``needs`` (see ``substitute``): every timestamp holds ':', every memory figure 'B', every
+# ANSI code ESC; tests/unit/explain/test_noise_guards.py checks each guarded rule against its bare pattern.
 
 
 @lru_cache(maxsize=16)
@@ -109,13 +113,13 @@ def _unread_file(d: Difference, ev: Evidence) -> bool:
 NOISE_RULES: tuple[NoiseRule, ...] = (
     NoiseRule(
         "ansi-escapes", "Terminal colour and cursor codes (`ESC[32m`) are how a line was displayed; the log "
-        "kind strips them too.", Item.LOG_LINE, normalise=substitute(r"\x1b\[[0-9;?]*[A-Za-z]", ""),
+        "kind strips them too.", Item.LOG_LINE, normalise=substitute(_ANSI, "", needs=("\x1b",)),
     ),
     NoiseRule(
         "timestamps",
         "Dates and times of day in log lines (logger prefixes, CI and launcher time stamps) are when a line "
         "was written, not what the run did.",
-        Item.LOG_LINE, normalise=substitute(_TIMESTAMP, "<ts>"),
+        Item.LOG_LINE, normalise=substitute(_TIMESTAMP, "<ts>", needs=(":",)),
     ),
     NoiseRule(
         "timings", "Elapsed times in log lines (`time: 0.055s (pre=..., apply=..., post=...)`, `elapsed "
@@ -126,7 +130,7 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         "memory-figures",
         "CUDA memory figures in `[CUDA MEM]` lines (`alloc: 12.40GB (+1.20GB)`) depend on the device and the "
         "allocator, not on the graph.",
-        Item.LOG_LINE, normalise=substitute(_MEMORY, "<mem>"),
+        Item.LOG_LINE, normalise=substitute(_MEMORY, "<mem>", needs=("B",)),
     ),
     NoiseRule(
         "dump-folder-path",
@@ -134,7 +138,7 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         "a choice of the job, not of the pipeline; the line reads `Graph dumping enabled to: <dir>` without "
         "its prefix, since AD logs it inside whichever transform dumps first.",
         Item.LOG_LINE,
-        normalise=substitute(_DUMP_DIR, r"\1 <dir>"),
+        normalise=substitute(_DUMP_DIR, r"\1 <dir>", needs=_DUMP_DIR_NEEDS),
     ),
     NoiseRule(
         "run-folder-path", "The run folder's own path, wherever a line names it, reads `<run>`: the two runs "

@@ -303,6 +303,21 @@ def redact_tree(data: Any) -> tuple[Any, int]:
     return walk(data, 0), count
 
 
+_FIELDS: dict[type, tuple[str, ...] | None] = {}
+
+
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    """The ``__init__`` fields of a dataclass type (``None``: not a dataclass), looked up once per type: a
+    result holds thousands of dataclass objects of a few dozen types."""
+    try:
+        return _FIELDS[cls]
+    except KeyError:
+        names = (tuple(f.name for f in dataclasses.fields(cls) if f.init)
+                 if dataclasses.is_dataclass(cls) else None)
+        _FIELDS[cls] = names
+        return names
+
+
 def redact_deep(obj: Any) -> Any:
     """A copy of ``obj`` (dataclasses, tuples, lists, dicts of them) with :func:`redact_text` applied to
     every string in it, sharing every part that held none; one object seen twice stays one object (reports
@@ -326,9 +341,8 @@ def redact_deep(obj: Any) -> Any:
             pairs = [(walk(k), walk(v)) for k, v in x.items()]
             if any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, x.items(), strict=True)):
                 out = dict(pairs)
-        elif dataclasses.is_dataclass(x) and not isinstance(x, type):
-            changes = {f.name: new for f in dataclasses.fields(x) if f.init
-                       if (new := walk(getattr(x, f.name))) is not getattr(x, f.name)}
+        elif (names := _init_fields(type(x))) is not None:
+            changes = {name: new for name in names if (new := walk(getattr(x, name))) is not getattr(x, name)}
             out = dataclasses.replace(x, **changes) if changes else x
         memo[id(x)] = (x, out)  # x kept alive: its id is not reused while the walk runs
         return out

@@ -5,8 +5,9 @@
 Each scenario under fixtures/scenarios (with its manifest arguments) is compared once, writing the
 terminal report (stdout, no colour, 100 columns), markdown, JSON, JUnit and HTML reports plus the exit
 code and stderr; `batch` runs over the scenario folders; `candidates` runs over each candidates fixture in
-its three formats; `history` runs over the config scenarios. Paths inside the outputs are relative to the
-repository, so two checkouts at different places give the same bytes.
+its three formats; `history` runs over the history tests' series (as snapshots and as run folders). Paths
+inside the outputs are relative to the repository, so two checkouts at different places give the same
+bytes.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the history series is built by the tests' own generator
 BATCH_MODELS = ("partial_loss", "multi_rank", "crash_midway", "fusion_one_layer", "dump_d1")
 
 
@@ -64,6 +66,15 @@ def _jobs(out: Path) -> list[tuple[list[str], Path, str]]:
     for fmt in ("terminal", "markdown", "json"):
         jobs.append((["batch", str(dest / "roots/baseline"), str(dest / "roots/candidate"), "-f", fmt,
                       "--no-color"], dest, fmt))
+    # history: the series the history tests build (a collapse, a recovery, a flaky transform), as snapshots
+    # and as run folders.
+    from tests.unit.history.scenario import scenario
+
+    for kind in ("snapshot", "folder"):
+        dest = out / "history" / kind
+        runs = scenario(dest / "runs", kind)
+        for fmt in ("terminal", "markdown", "json"):
+            jobs.append((["history", str(runs), "-f", fmt, "--no-color"], dest, fmt))
     return jobs
 
 

@@ -17,6 +17,7 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding, Severity
+from ad_diff.core.words import WordEnum
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.settings import FailOn
 
@@ -32,19 +33,13 @@ EXIT_INTERNAL_ERROR = 3
 _ALWAYS = frozenset({"incomplete_run"})
 
 
-class VerdictWord(str, Enum):
+class VerdictWord(WordEnum):
     """The verdict in one word (JSON ``verdict``, a batch model's ``status``)."""
 
     PASS = "pass"
     FAIL = "fail"
     ERROR = "error"
     """Input or internal error: no verdict on the runs could be reached."""
-
-    def __str__(self) -> str:  # the value in messages and f-strings
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return self.value.__format__(spec)
 
 
 def word(exit_code: int) -> VerdictWord:

@@ -18,16 +18,16 @@ import os
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import Any
 
 from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
+from ad_diff.core.words import WordEnum
 from ad_diff.errors import ConfigError, InputError
 
 
-class FailOn(str, Enum):
+class FailOn(WordEnum):
     """The gate level (``--fail-on``). An incomplete run gates at every level but ``never``."""
 
     ERROR = "error"
@@ -42,12 +42,6 @@ class FailOn(str, Enum):
     @classmethod
     def _missing_(cls, value: object) -> FailOn:
         raise ValueError(f"unknown fail_on {value!r}: expected one of {', '.join(m.value for m in cls)}")
-
-    def __str__(self) -> str:  # the value in messages and f-strings
-        return self.value
-
-    def __format__(self, spec: str) -> str:
-        return format(self.value, spec)
 
 
 FAIL_ON_CHOICES = tuple(level.value for level in FailOn)

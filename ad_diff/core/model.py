@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, NewType
 
+from ad_diff.core.words import WordEnum
+
 RunId = NewType("RunId", str)
 """``"baseline"`` or ``"candidate"``."""
 
@@ -128,7 +130,7 @@ class TransformComparison:
         return self.candidate.matches - self.baseline.matches
 
 
-class Category(str, Enum):
+class Category(WordEnum):
     """What a finding is about. Each category means exactly one thing (docs/rules.md lists them)."""
 
     MATCH_LOSS = "match_loss"
@@ -157,12 +159,6 @@ class Category(str, Enum):
     UNACCOUNTED = "unaccounted"
     """A difference between the runs that no finding accounts for and no noise rule absorbs
     (``ad_diff.explain.accounting``)."""
-
-    def __str__(self) -> str:  # the value, in messages and f-strings (not ``Category.MATCH_LOSS``)
-        return self.value
-
-    def __format__(self, spec: str) -> str:  # f"{cat}" is the value too, on every Python version
-        return format(self.value, spec)
 
 
 class Severity(str, Enum):

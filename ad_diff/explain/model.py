@@ -10,12 +10,12 @@ propagated drift). Every finding of a result belongs to exactly one group.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 
 from ad_diff.core.model import Category, Finding, Severity
+from ad_diff.core.words import WordEnum
 
 
-class CauseKind(str, Enum):
+class CauseKind(WordEnum):
     """What the root cause of a group is. The value is the JSON ``groups[].cause``."""
 
     INCOMPLETE_RUN = "incomplete_run"
@@ -45,10 +45,6 @@ class CauseKind(str, Enum):
     OTHER = "other"
     """A finding that stands on its own (consistency notes, config checks, state changes)."""
 
-    def __str__(self) -> str:  # the value in messages and f-strings
-        return self.value
-
-    __format__ = str.__format__  # type: ignore[assignment]
 
 
 TitlePart = tuple[str, bool]

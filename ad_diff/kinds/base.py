@@ -13,12 +13,12 @@ knows (graph hints, config explanations) after every kind was classified; ``rend
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.core.rules import Rule
+from ad_diff.core.words import WordEnum
 from ad_diff.discover import RunArtifacts
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.settings import Settings
@@ -42,7 +42,7 @@ class SectionKey(Generic[S]):
     """Heading of the section in the reports."""
 
 
-class SkipReason(str, Enum):
+class SkipReason(WordEnum):
     """Why a kind was not compared: the JSON report's ``skipped.<kind>.reason``."""
 
     NO_DATA = "no_data"
@@ -59,12 +59,6 @@ class SkipReason(str, Enum):
     """The input could not be read; ``detail`` says why."""
     SNAPSHOT = "snapshot"
     """The baseline is a snapshot, which holds counts and coverage only."""
-
-    def __str__(self) -> str:
-        return self.value
-
-    def __format__(self, spec: str) -> str:  # the value in f-strings on every Python version
-        return format(self.value, spec)
 
 
 @dataclass(frozen=True)

@@ -8,17 +8,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.jsonable import json_omit
+from ad_diff.core.words import WordEnum
 
 if TYPE_CHECKING:
     from ad_diff.explain.accounting.coverage import Evidence
 
 
-class Item(str, Enum):
+class Item(WordEnum):
     """What sort of inventoried thing differs. The value is the JSON ``accounting.*.item``."""
 
     FILE = "file"
@@ -36,10 +36,6 @@ class Item(str, Enum):
     RUN_INFO = "run_info"
     """One key of ``run.json`` (written by ``ad-diff record``), flattened."""
 
-    def __str__(self) -> str:
-        return self.value
-
-    __format__ = str.__format__  # type: ignore[assignment]
 
 
 @dataclass(frozen=True, slots=True)

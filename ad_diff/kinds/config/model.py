@@ -11,11 +11,11 @@ model comes from :mod:`ad_diff.core.jsonable` through the field metadata below.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from enum import Enum
 from typing import Any
 
 from ad_diff.core.jsonable import json_as, json_omit, json_with
 from ad_diff.core.model import Finding, RunId
+from ad_diff.core.words import WordEnum
 
 KeyPath = tuple[str, ...]
 """A path into the nested config, e.g. ``("transforms", "fuse_gemms", "enabled")``."""
@@ -39,17 +39,7 @@ def show_value(value: Any) -> str:
     return str(value)
 
 
-class _Word(str, Enum):
-    """An enum whose members read as their value in messages and f-strings."""
-
-    def __str__(self) -> str:
-        return str(self.value)
-
-    def __format__(self, spec: str) -> str:
-        return format(str(self.value), spec)
-
-
-class SourceKind(_Word):
+class SourceKind(WordEnum):
     """How a run's effective config was obtained."""
 
     EFFECTIVE = "effective"
@@ -58,7 +48,7 @@ class SourceKind(_Word):
     """Layer files deep-merged here, in AD's order."""
 
 
-class ChangeKind(_Word):
+class ChangeKind(WordEnum):
     """What kind of difference one :class:`ConfigChange` is."""
 
     ENABLED = "enabled"
@@ -75,7 +65,7 @@ class ChangeKind(_Word):
     """A top-level (non-``transforms``) setting changed value."""
 
 
-class CheckKind(_Word):
+class CheckKind(WordEnum):
     """How one run's config disagrees with the same run's log."""
 
     ENABLED_BUT_DISABLED = "enabled_but_disabled"

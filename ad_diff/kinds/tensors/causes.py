@@ -22,13 +22,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import Enum
 from fnmatch import fnmatchcase
 from typing import Any
 
 from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import json_pairs, to_jsonable
 from ad_diff.core.model import Finding, Side, State, TransformComparison
+from ad_diff.core.words import WordEnum
 
 DRIFT_CODES = ("ADT001", "ADT002")
 """Findings of a drifting tensor: each carries the causes."""
@@ -46,7 +46,7 @@ GENERIC_OPS = frozenset({
 MAX_OPS = 4
 
 
-class CauseTier(str, Enum):
+class CauseTier(WordEnum):
     """What kind of evidence a drift cause rests on (the JSON ``causes[].kind``)."""
 
     FIRST_NODE = "first_drifting_node"
@@ -55,9 +55,6 @@ class CauseTier(str, Enum):
     DTYPE_CHANGED = "dtype_changed"
     CONFIG = "config_changed"
     NONE = "none_found"
-
-    def __str__(self) -> str:
-        return self.value
 
 
 @dataclass(frozen=True)

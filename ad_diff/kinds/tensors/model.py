@@ -19,6 +19,7 @@ from typing import Any
 
 from ad_diff.core.jsonable import json_as, json_omit
 from ad_diff.core.model import RunId
+from ad_diff.core.words import WordEnum
 from ad_diff.kinds.tensors.figures import ErrorHistogram as ErrorHistogram
 from ad_diff.kinds.tensors.figures import ReferenceStats as ReferenceStats
 from ad_diff.kinds.tensors.figures import RowFigure as RowFigure
@@ -28,7 +29,7 @@ from ad_diff.kinds.tensors.figures import TensorStats as TensorStats
 from ad_diff.kinds.tensors.figures import times as times
 
 
-class TensorKind(str, Enum):
+class TensorKind(WordEnum):
     """What a recorded tensor is, by where it was found in ``tensors/``."""
 
     OUTPUT = "output"
@@ -39,9 +40,6 @@ class TensorKind(str, Enum):
     """A higher-precision reference output (``reference/``)."""
     INPUT = "input"
     """An input the outputs were produced from (``inputs*`` files)."""
-
-    def __str__(self) -> str:
-        return self.value
 
 
 class FileFormat(str, Enum):

@@ -74,7 +74,9 @@ def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
     to a file of the job would be dead in a PR comment)."""
     import dataclasses
 
-    ta = result.sections.get("tensors")
+    from ad_diff.kinds.tensors import TENSORS  # lazy: --help loads this module and never a kind
+
+    ta = result.section(TENSORS.key)
     if plots is None or ta is None:
         return result
     from ad_diff.kinds.tensors.plots import write_plots

@@ -15,8 +15,10 @@ from typing import Any
 
 from ad_diff.core.escape import code_spans
 from ad_diff.core.model import BASELINE
+from ad_diff.kinds.config import CONFIG
 from ad_diff.kinds.config.model import ConfigAnalysis
 from ad_diff.kinds.config.section import CHECK_TEXT, change_label
+from ad_diff.kinds.graph import GRAPH
 from ad_diff.kinds.graph.diff import GraphAnalysis, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.model import Region
 from ad_diff.kinds.graph.section import (
@@ -27,6 +29,7 @@ from ad_diff.kinds.graph.section import (
     not_compared,
     regression_transforms,
 )
+from ad_diff.kinds.tensors import TENSORS
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
 from ad_diff.kinds.tensors.section import one_sided, rows_text, shape_text
 from ad_diff.report import svg
@@ -257,13 +260,13 @@ def config_view(a: ConfigAnalysis) -> dict[str, Any]:
 def sections(result: DiffResult) -> dict[str, Any]:
     """Each compared kind's view by its section name, plus why the others were not compared."""
     out: dict[str, Any] = {}
-    g = result.sections.get("graph")
+    g = result.section(GRAPH.key)
     if isinstance(g, GraphAnalysis):
         out["graph"] = graph_view(g, result.ignored_transforms)
-    t = result.sections.get("tensors")
+    t = result.section(TENSORS.key)
     if isinstance(t, TensorAnalysis):
         out["tensors"] = tensor_view(t)
-    c = result.sections.get("config")
+    c = result.section(CONFIG.key)
     if isinstance(c, ConfigAnalysis):
         out["config"] = config_view(c)
     out["skipped"] = {k: s.detail for k, s in result.skipped.items()}

@@ -20,7 +20,10 @@ from ad_diff.explain.accounting.coverage import Evidence, covered
 from ad_diff.explain.accounting.model import Accounting, Difference, Item, RuleCount
 from ad_diff.explain.accounting.noise import ABSORBING, LINE_NORMALISERS, NOISE_RULES
 from ad_diff.explain.accounting.rules import UNACCOUNTED
+from ad_diff.kinds.config import CONFIG
+from ad_diff.kinds.graph import GRAPH
 from ad_diff.kinds.log.model import LogEnd
+from ad_diff.kinds.tensors import TENSORS
 
 if TYPE_CHECKING:
     from ad_diff.kinds.base import Context
@@ -92,7 +95,7 @@ def _log_lines(run: _Run, ctx: Context) -> None:
 
 
 def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
-    a = ctx.sections.get("graph")
+    a = ctx.section(GRAPH.key)
     if a is None:  # before the imports: a log-only comparison never loads the graph model
         run.notes.append("graph dumps not inventoried: the graph analysis did not run (see skipped)")
         return
@@ -155,14 +158,14 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
 
 
 def _config(run: _Run, ctx: Context, ev: Evidence) -> None:
-    if ctx.sections.get("config") is None:  # no config in either run: its model stays unloaded
+    if ctx.section(CONFIG.key) is None:  # no config in either run: its model stays unloaded
         run.sizes.append((Item.CONFIG.value, 0, 0))
         return
     from ad_diff.kinds.config.compare import _normalised
     from ad_diff.kinds.config.model import ConfigAnalysis
     from ad_diff.kinds.config.rules import CONFIG_MISSING, SETTING_CHANGED
 
-    a = ctx.sections.get("config")
+    a = ctx.section(CONFIG.key)
     if not isinstance(a, ConfigAnalysis):
         run.sizes.append((Item.CONFIG.value, 0, 0))
         return
@@ -194,7 +197,7 @@ def _judged(ctx: Context, ev: Evidence) -> tuple[dict[str, dict[str, str]], dict
     runs when it judged them identical, else the verdict on the candidate's side (so a difference within
     tolerance is one, absorbed by ``tensor-within-tolerance``, and one beyond is covered by its finding)."""
     out: tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]] = ({}, {})
-    a = ctx.sections.get("tensors")
+    a = ctx.section(TENSORS.key)
     if a is None:  # before the import: a comparison without tensors never loads the tensor model
         return out
     from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict

@@ -41,10 +41,13 @@ def test_no_enum_writes_its_own_string_form() -> None:
         file = path / "__init__.py" if info.ispkg else path.with_suffix(".py")
         for node in ast.walk(ast.parse(file.read_text("utf-8"))):
             if isinstance(node, ast.ClassDef) and node.name != "WordEnum":
-                bases = {ast.unparse(b) for b in node.bases}
-                if bases & {"Enum", "WordEnum", "str, Enum"} or "Enum" in bases:
-                    own = [f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.Assign))
-                           and getattr(f, "name", None) in ("__str__", "__format__")]
-                    if own:
-                        offenders.append(f"{info.name}.{node.name}: {own}")
+                if not {ast.unparse(b) for b in node.bases} & {"Enum", "WordEnum"}:
+                    continue
+                # both spellings: ``def __str__(self)`` and ``__format__ = str.__format__``
+                defined = {f.name for f in node.body if isinstance(f, ast.FunctionDef)}
+                defined |= {t.id for f in node.body if isinstance(f, ast.Assign)
+                            for t in f.targets if isinstance(t, ast.Name)}
+                own = sorted(defined & {"__str__", "__format__"})
+                if own:
+                    offenders.append(f"{info.name}.{node.name}: {own}")
     assert offenders == []

@@ -90,10 +90,9 @@ class ResolvedOptions:
     The CLI hands the library :class:`~ad_diff.settings.Settings` built from it (:func:`build_settings`)."""
 
     values: Mapping[str, Any]
-    config_path: Path | None = None
-    """The config file read (``None``: none, or ``--no-config``)."""
     config_note: str | None = None
-    """The sentence naming that file and what it set (on stderr and in every report)."""
+    """The sentence naming the config file read and what it set (on stderr and in every report); ``None``
+    when none was read (none found, or ``--no-config``)."""
 
     def __getitem__(self, key: str) -> Any:
         return self.values[key]
@@ -156,7 +155,7 @@ def resolve_options(ctx: typer.Context) -> ResolvedOptions:
             validate_entry(str(pattern), entry)
         except AdDiffError as e:
             raise AdDiffError(f"{path}: {e}") from e
-    return ResolvedOptions(opts, path, note)
+    return ResolvedOptions(opts, note)
 
 
 def config_note(path: Path, auto: bool, file_values: dict[str, Any], passed: dict[str, Any]) -> str:

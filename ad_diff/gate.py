@@ -218,12 +218,13 @@ class BatchVerdict:
 def decide_batch(model_codes: Iterable[int], unpaired_baselines: int, fail_on: FailOn) -> BatchVerdict:
     """A batch's verdict: the worst of its models' codes (3 internal error > 2 input error > 1 regression >
     0), unpaired baselines counting as regressions when :func:`unpaired_gates`."""
+    level = FailOn(fail_on)
     codes = list(model_codes)
-    unpaired = unpaired_gates(fail_on)
+    unpaired = unpaired_gates(level)
     if unpaired_baselines and unpaired:
         codes.append(EXIT_REGRESSION)
     code = max(codes, default=EXIT_OK)
-    return BatchVerdict(code, word(code), FailOn(fail_on), unpaired)
+    return BatchVerdict(code, word(code), level, unpaired)
 
 
 def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on: FailOn) -> int:

@@ -158,14 +158,14 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
 
 
 def _config(run: _Run, ctx: Context, ev: Evidence) -> None:
-    if ctx.section(CONFIG.key) is None:  # no config in either run: its model stays unloaded
+    a = ctx.section(CONFIG.key)
+    if a is None:  # no config in either run: its model stays unloaded
         run.sizes.append((Item.CONFIG.value, 0, 0))
         return
     from ad_diff.kinds.config.compare import _normalised
     from ad_diff.kinds.config.model import ConfigAnalysis
     from ad_diff.kinds.config.rules import CONFIG_MISSING, SETTING_CHANGED
 
-    a = ctx.section(CONFIG.key)
     if not isinstance(a, ConfigAnalysis):
         run.sizes.append((Item.CONFIG.value, 0, 0))
         return

@@ -21,6 +21,7 @@ after redaction, so a changed credential is not reported as a config change.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from typing import Any
 
@@ -303,19 +304,13 @@ def redact_tree(data: Any) -> tuple[Any, int]:
     return walk(data, 0), count
 
 
-_FIELDS: dict[type, tuple[str, ...] | None] = {}
-
-
+@functools.cache
 def _init_fields(cls: type) -> tuple[str, ...] | None:
     """The ``__init__`` fields of a dataclass type (``None``: not a dataclass), looked up once per type: a
     result holds thousands of dataclass objects of a few dozen types."""
-    try:
-        return _FIELDS[cls]
-    except KeyError:
-        names = (tuple(f.name for f in dataclasses.fields(cls) if f.init)
-                 if dataclasses.is_dataclass(cls) else None)
-        _FIELDS[cls] = names
-        return names
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
 def redact_deep(obj: Any) -> Any:
@@ -341,7 +336,7 @@ def redact_deep(obj: Any) -> Any:
             pairs = [(walk(k), walk(v)) for k, v in x.items()]
             if any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, x.items(), strict=True)):
                 out = dict(pairs)
-        elif (names := _init_fields(type(x))) is not None:
+        elif (names := _init_fields(x.__class__)) is not None:
             changes = {name: new for name in names if (new := walk(getattr(x, name))) is not getattr(x, name)}
             out = dataclasses.replace(x, **changes) if changes else x
         memo[id(x)] = (x, out)  # x kept alive: its id is not reused while the walk runs

@@ -46,7 +46,6 @@ class CauseKind(WordEnum):
     """A finding that stands on its own (consistency notes, config checks, state changes)."""
 
 
-
 TitlePart = tuple[str, bool]
 """A piece of a title: its text, and whether reports show it as code (a transform, node or tensor name)."""
 

@@ -37,7 +37,6 @@ class Item(WordEnum):
     """One key of ``run.json`` (written by ``ad-diff record``), flattened."""
 
 
-
 @dataclass(frozen=True, slots=True)
 class Difference:
     """One inventoried thing that is not the same in both runs (``None`` on a side: absent there)."""

@@ -106,7 +106,8 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
         run.notes.append("graph dumps not inventoried: the graph analysis did not run (see skipped)")
         return
     prev: str | None = None
-    read_differ: set[str] = set()  # two-sided dumps read and found different
+    differ: set[str] = set()  # two-sided dumps known to differ (read, or the same bodies as a pair read)
+    compared = inv.DumpComparisons()
     nb = nc = 0
     for d in a.transforms:
         nb += d.baseline_file is not None
@@ -128,25 +129,31 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
         node, line = None, 0
         values: tuple[str | None, str | None] = (d.baseline_file, d.candidate_file)
         up = ev.upstream[d.key]
-        if d.two_sided and up is not None and up in read_differ:
-            # its input differs, so it is covered whatever it holds (coverage.py): not read again
+        paths = None
+        if d.two_sided:
+            assert d.baseline_file is not None
+            assert d.candidate_file is not None
+            paths = a.baseline_dir / d.baseline_file, a.candidate_dir / d.candidate_file
+        if paths is not None and up is not None and up in differ:
+            # its input differs, so it is covered whatever it holds (coverage.py): not read again; it is
+            # known to differ itself when a pair with its bodies was read and differed
             run.diffs.append(Difference(Item.DUMP, f"graph dump after {d.transform}", *values,
                                         transform=d.transform, stage=d.stage, key=d.key))
             ev.dump_diffs.add(d.key)
             ev.dump_transforms.add(d.transform)
+            known = compared.known(*paths, d.bodies)
+            if known is not None and not known[0]:
+                differ.add(d.key)
             continue
-        if d.two_sided:
-            assert d.baseline_file is not None
-            assert d.candidate_file is not None
+        if paths is not None:
             try:
-                same, node, line, values = inv.dump_difference(a.baseline_dir / d.baseline_file,
-                                                               a.candidate_dir / d.candidate_file)
+                same, node, line, values = compared.compare(*paths, d.bodies)
             except (InputError, OSError) as e:  # swapped or gone since the graph kind read it: never equal
                 same, node, line, values = False, None, 0, ("unreadable", str(e)[:200])
             if same:
                 run.absorbed["fx-counter-renames"] += 1
                 continue
-            read_differ.add(d.key)
+            differ.add(d.key)
         where = f" at line {line}{f', node {node}' if node else ''}" if line else ""
         run.diffs.append(Difference(
             Item.DUMP, f"graph dump after {d.transform}{where}", *values,

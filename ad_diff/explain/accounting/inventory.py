@@ -150,7 +150,7 @@ def canonical_dump(path: Path) -> Iterator[tuple[str, str | None, str]]:
             yield canon.text(line), defined, line
 
 
-def dump_difference(base: Path, cand: Path) -> tuple[bool, str | None, int, tuple[str, str]]:
+def dump_difference(base: Path, cand: Path) -> DumpCompared:
     """Compare two dumps canonically: ``(equal, node of the first differing line, its line number, the two
     lines as written)``.
 
@@ -179,6 +179,48 @@ def dump_difference(base: Path, cand: Path) -> tuple[bool, str | None, int, tupl
                 return False, node, n, (_said(lb), _said(lc))
             n += 1
             lb, lc = next(b, None), next(c, None)
+
+
+DumpCompared = tuple[bool, str | None, int, tuple[str, str]]
+"""What :func:`dump_difference` returns."""
+HEADER_LINES = 2
+"""A dump's header (``# Transform:`` / ``# Stage:``): comments, so no name is defined before the body."""
+
+
+class DumpComparisons:
+    """:func:`dump_difference` with each pair of bodies compared once.
+
+    A disabled or zero-match transform writes the graph it was given: its dump pair has the bodies an
+    earlier pair had. The canonical comparison of two dumps is their headers compared as written (comment
+    lines, which define no name) and then their bodies compared from an empty naming state, so a pair whose
+    bodies were compared before and whose headers are equal has the earlier pair's result, line numbers
+    and all. Only results that the headers did not decide are kept."""
+
+    def __init__(self) -> None:
+        self._seen: dict[tuple[bytes, bytes], DumpCompared] = {}
+
+    def known(self, base: Path, cand: Path, bodies: tuple[bytes, bytes] | None) -> DumpCompared | None:
+        """The result for ``base``/``cand`` if their bodies were compared before, else ``None``."""
+        got = None if bodies is None else self._seen.get(bodies)
+        return got if got is not None and _same_header(base, cand) else None
+
+    def compare(self, base: Path, cand: Path, bodies: tuple[bytes, bytes] | None) -> DumpCompared:
+        """:func:`dump_difference` of the pair, read only when its bodies were not compared before."""
+        got = self.known(base, cand, bodies)
+        if got is None:
+            got = dump_difference(base, cand)
+            if bodies is not None and (got[0] or got[2] > HEADER_LINES):
+                self._seen[bodies] = got
+        return got
+
+
+def _same_header(base: Path, cand: Path) -> bool:
+    """The two dumps' header lines are the same as written (``False`` if either cannot be read)."""
+    try:
+        with _open(base, "a graph dump") as fb, _open(cand, "a graph dump") as fc:
+            return all(fb.readline(LINE_CAP) == fc.readline(LINE_CAP) for _ in range(HEADER_LINES))
+    except (InputError, OSError):
+        return False
 
 
 def _said(line: str | None) -> str:

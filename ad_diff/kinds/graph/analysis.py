@@ -281,6 +281,7 @@ def _step(
         structure_equal=False,
         coverage=Coverages(cov_b, cov_c, rb.cover, rc.cover),
         delta=Deltas(delta_b, delta_c),
+        bodies=None if db is None or dc is None else (dig_b, dig_c),
     )
     # Remember this dump as "previous" for the next transform of each run, now: the previous dumps are not
     # needed any more, and letting them go before the alignment keeps two parsed graphs fewer in memory.

@@ -187,6 +187,9 @@ class TransformGraphDiff:
     """Why the run without a dump has none (``None`` when both runs have a readable dump)."""
     moved: tuple[str, str] | None = None
     """For a transform the runs ran in another order: the dump key before it in each run (``-`` if first)."""
+    bodies: tuple[bytes, bytes] | None = field(default=None, metadata=json_omit())
+    """The digests of both dumps' bodies (what follows the two header lines), when both were read: two
+    transforms with equal ``bodies`` compared the same two graphs (the accounting reads such a pair once)."""
 
     @property
     def key(self) -> str:

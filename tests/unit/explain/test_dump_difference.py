@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ad_diff.explain.accounting.inventory import canonical_dump, dump_difference
+from ad_diff.explain.accounting.inventory import DumpComparisons, canonical_dump, dump_difference
 
 
 def _by_definition(base: Path, cand: Path) -> tuple[bool, str | None, int, tuple[str, str]]:
@@ -98,3 +98,68 @@ def test_a_rename_alone_is_equal_and_a_changed_op_is_found(tmp_path: Path) -> No
     assert dump_difference(pb, pr)[0] is True
     same, node, line, _ = dump_difference(pb, pc)
     assert (same, node, line) == (False, "view", 5)
+
+
+_HEADERS = (("# Transform: t", "# Stage: s"), ("# Transform: t ", "# Stage: s"),
+            ("# Transform: u", "# Stage: s"))
+
+
+def _body(ops: list[tuple[str, int]]) -> list[str]:
+    return _dump(ops)[1:]  # what follows the header lines (their place is taken by real headers below)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    ops=st.lists(st.tuples(st.sampled_from(_OPS), st.integers(0, 3)), max_size=12),
+    edits=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 20), st.sampled_from(_OPS)), min_size=1,
+                   max_size=3),
+    steps=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 3), st.sampled_from(_HEADERS),
+                             st.sampled_from(_HEADERS)), min_size=1, max_size=8),
+)
+def test_a_remembered_comparison_is_the_comparison(ops, edits, steps) -> None:
+    """:class:`DumpComparisons` answers every pair as :func:`dump_difference` does, whether it reads the
+    pair or reuses an earlier pair with the same bodies: a pool of bodies is drawn from with repeats, each
+    pair with headers that may differ as written (a trailing space, another transform), so a remembered
+    result is offered where it must not be taken too."""
+    import xxhash
+
+    pool = [_body(ops)]
+    for kind, at, op in edits:
+        pool.append(_body(_edit(ops, kind, at, op)))
+    memo = DumpComparisons()
+    with tempfile.TemporaryDirectory() as d:
+        for n, (ib, ic, hb, hc) in enumerate(steps):
+            bb, bc = pool[ib % len(pool)], pool[ic % len(pool)]
+            pb, pc = Path(d) / f"b{n}.txt", Path(d) / f"c{n}.txt"
+            pb.write_text("\n".join([*hb, *bb]) + "\n")
+            pc.write_text("\n".join([*hc, *bc]) + "\n")
+            bodies = (xxhash.xxh3_128_digest(("\n".join(bb) + "\n").encode()),
+                      xxhash.xxh3_128_digest(("\n".join(bc) + "\n").encode()))
+            want = dump_difference(pb, pc)
+            known = memo.known(pb, pc, bodies)
+            assert known is None or known == want
+            assert memo.compare(pb, pc, bodies) == want
+            assert memo.compare(pb, pc, None) == want
+
+
+def test_a_pair_of_known_bodies_is_not_read_again(tmp_path: Path, monkeypatch) -> None:
+    """The reuse is real: the second pair with the same bodies and headers is answered without a read."""
+    import ad_diff.explain.accounting.inventory as inv
+
+    body_b, body_c = _body([("add", 0), ("mul", 0)]), _body([("add", 0), ("view", 0)])
+    paths = []
+    for n in range(2):
+        pb, pc = tmp_path / f"b{n}.txt", tmp_path / f"c{n}.txt"
+        pb.write_text("\n".join(["# Transform: t", "# Stage: s", *body_b]) + "\n")
+        pc.write_text("\n".join(["# Transform: t", "# Stage: s", *body_c]) + "\n")
+        paths.append((pb, pc))
+    reads = []
+    real = inv.dump_difference
+    monkeypatch.setattr(inv, "dump_difference", lambda b, c: reads.append(b) or real(b, c))
+    memo = inv.DumpComparisons()
+    first = memo.compare(*paths[0], (b"b", b"c"))
+    assert memo.compare(*paths[1], (b"b", b"c")) == first
+    assert first[0] is False
+    assert reads == [paths[0][0]]
+    assert memo.compare(*paths[1], (b"b", b"other")) == first  # other bodies: read
+    assert len(reads) == 2

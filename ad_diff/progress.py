@@ -11,7 +11,14 @@ import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import IO
+from typing import IO, TYPE_CHECKING
+
+from ad_diff.core import lazy
+
+if TYPE_CHECKING:
+    import rich.progress as rich_progress
+else:
+    rich_progress = lazy.module("rich.progress")
 
 ProgressFn = Callable[[str, int, "int | None"], None]
 """``progress(description, completed, total)``; ``total`` is ``None`` when unknown. Calls with the same
@@ -38,7 +45,9 @@ def progress_bar(enabled: bool, stream: IO[str] | None = None) -> Iterator[Progr
     if not enabled:
         yield no_progress
         return
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    rp = rich_progress
+    BarColumn, MofNCompleteColumn, Progress = rp.BarColumn, rp.MofNCompleteColumn, rp.Progress
+    TextColumn, TimeElapsedColumn = rp.TextColumn, rp.TimeElapsedColumn
 
     from ad_diff.core.terminal import SafeConsole  # the terminal sink: descriptions may name input files
 

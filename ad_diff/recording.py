@@ -25,7 +25,18 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from ad_diff.core import lazy
+
+if TYPE_CHECKING:
+    import safetensors.torch as safetensors_torch
+    import torch
+    import torch.fx as torch_fx
+else:
+    torch = lazy.module("torch")
+    torch_fx = lazy.module("torch.fx")
+    safetensors_torch = lazy.module("safetensors.torch")
 
 _FILE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
@@ -46,8 +57,7 @@ def save_tensors(
     same names. ``metadata`` (str -> str) goes into the safetensors header and ``record.json``.
     Existing files of the same name are replaced.
     """
-    import torch
-    from safetensors.torch import save_file
+    save_file = safetensors_torch.save_file
 
     if not _FILE_RE.match(file):
         raise ValueError(f"file name {file!r}: use letters, digits, '_', '.', '-'")
@@ -81,16 +91,14 @@ class NodeCapture:
     """An ``fx.Interpreter`` that keeps a CPU copy of selected nodes' outputs (see :func:`capture_nodes`)."""
 
     def __init__(self, gm: Any, nodes: Any = None) -> None:
-        import torch.fx
-
         keep = nodes
         if keep is not None and not callable(keep):
             names = set(keep)
             keep = lambda n: n.name in names  # noqa: E731
         captured: dict[str, Any] = {}
 
-        class _Interp(torch.fx.Interpreter):
-            def run_node(self, n: torch.fx.Node) -> Any:
+        class _Interp(torch_fx.Interpreter):
+            def run_node(self, n: torch_fx.Node) -> Any:
                 out = super().run_node(n)
                 if n.op in ("call_function", "call_method", "call_module") and (keep is None or keep(n)):
                     _store(captured, n.name, out)
@@ -101,16 +109,12 @@ class NodeCapture:
 
     def capture(self, *args: Any, **kwargs: Any) -> dict[str, Any]:
         """Run the graph once and return the captured tensors."""
-        import torch
-
         with torch.no_grad():
             self._interp.run(*args, **kwargs)
         return dict(self.captured)
 
 
 def _store(out: dict[str, Any], name: str, value: Any) -> None:
-    import torch
-
     if isinstance(value, torch.Tensor):
         out[name] = value.detach().to("cpu", copy=True).contiguous()
     elif isinstance(value, (tuple, list)):
@@ -120,8 +124,6 @@ def _store(out: dict[str, Any], name: str, value: Any) -> None:
 
 
 def _cpu(tensors: Mapping[str, Any]) -> dict[str, Any]:
-    import torch
-
     out = {}
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
@@ -138,8 +140,6 @@ def _describe(tensors: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _update_index(folder: Path, entries: dict[str, Any]) -> None:
-    import torch
-
     index_path = folder / "record.json"
     index: dict[str, Any] = {}
     if index_path.is_file():

@@ -38,6 +38,7 @@ __all__ = [
 def run_states(run: Path) -> tuple[dict[str, str], str | None]:
     """Transform key -> state from the run's log (``applied`` / ``applied:0`` / ``disabled`` ...), and a note
     when the log could not be read (the scan itself does not need it)."""
+    # lazy: run discovery and the log parser load only when a run's states are read
     from ad_diff.core.model import CANDIDATE
     from ad_diff.discover import discover
     from ad_diff.kinds.log import parse as log_parser

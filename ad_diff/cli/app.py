@@ -46,6 +46,7 @@ def _err(msg: str) -> None:
 
 def error_json(e: AdDiffError) -> str:
     """The JSON object an input error prints on stdout under ``--format json`` (docs/report-schema.md)."""
+    # lazy: kept off the start-up path of --help (docs/benchmark.md)
     from ad_diff.core.jsonable import dumps
     from ad_diff.errors import InputError
     from ad_diff.gate import EXIT_INPUT_ERROR, word
@@ -72,6 +73,7 @@ def _protect_inputs() -> None:
     except ImportError:
         from click import get_current_context  # type: ignore[import-not-found, no-redef, unused-ignore]
 
+    # lazy: kept off the start-up path of --help (docs/benchmark.md)
     from ad_diff.core import outfile
 
     ctx = get_current_context(silent=True)
@@ -98,6 +100,7 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
         _protect_inputs()
         return fn()
     except AdDiffError as e:
+        # lazy: kept off the start-up path of --help (docs/benchmark.md)
         from ad_diff.gate import EXIT_INPUT_ERROR
 
         _err(str(e))
@@ -107,6 +110,7 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: report a bug, not a traceback
+        # lazy: kept off the start-up path of --help (docs/benchmark.md)
         from ad_diff.gate import EXIT_INTERNAL_ERROR
 
         if os.environ.get("AD_DIFF_DEBUG"):
@@ -195,6 +199,7 @@ def main(argv: list[str] | None = None) -> None:
     elif args and args[0] not in _ROOT_OPTIONS:
         guess = None if Path(args[0]).exists() else suggest_command(args[0], commands)
         if guess is not None:
+            # lazy: kept off the start-up path of --help (docs/benchmark.md)
             from ad_diff.gate import EXIT_INPUT_ERROR
 
             _err(f"'{args[0]}' is neither a command nor an existing run folder; did you mean '{guess}'? "
@@ -204,6 +209,7 @@ def main(argv: list[str] | None = None) -> None:
     load_commands([args[0]] if args and args[0] in COMMANDS else None)
     code = _run_app(args)
     if hint is not None:
+        # lazy: kept off the start-up path of --help (docs/benchmark.md)
         from ad_diff.gate import EXIT_INPUT_ERROR
 
         if code == EXIT_INPUT_ERROR:

@@ -51,6 +51,7 @@ def snapshot(
     """
 
     def go() -> int:
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.discover import snapshot as snap
         from ad_diff.pipeline import take_snapshot
 
@@ -96,6 +97,7 @@ def record(
     """
 
     def go() -> int:
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.workflows.record import record as do_record
 
         if command[0].startswith("-"):
@@ -130,6 +132,7 @@ def batch(
     wants_json = json_on_stdout(ctx)
 
     def go() -> int:
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.progress import progress_bar
         from ad_diff.workflows.batch import run_batch
 
@@ -158,6 +161,7 @@ def schema() -> None:
     """
     import json
 
+    # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
     from ad_diff.report.schema import report_schema
 
     typer.echo(json.dumps(report_schema(), indent=2, sort_keys=True))

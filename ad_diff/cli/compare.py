@@ -75,6 +75,7 @@ def compare(
     def go() -> int:
         import dataclasses
 
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff import gate, pipeline
         from ad_diff.progress import progress_bar
 

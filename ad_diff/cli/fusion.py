@@ -63,6 +63,7 @@ def candidates(
     """Find repeated unfused patterns in RUN's graph dump, rank them, and look up existing kernels."""
 
     def go() -> int:
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.candidates import find_candidates
         from ad_diff.candidates import render as cr
 
@@ -71,6 +72,7 @@ def candidates(
         report = find_candidates(run, transform=transform, trtllm_src=trtllm_src, min_count=min_count)
         chosen = fmt or (CandidatesFormat.terminal if output is None else CandidatesFormat.markdown)
         if chosen is CandidatesFormat.terminal:
+            # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
             from ad_diff.candidates.terminal import render_terminal
 
             text = render_terminal(report, terminal_width(100), color=output is None and _use_color())
@@ -119,12 +121,14 @@ def note(
     """Write the iteration note for a fusion change: validation, [SUMMARY] before/after, tests, risks."""
 
     def go() -> int:
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.workflows import note as note_mod
 
         if tests is not None and tests_file is not None:
             raise AdDiffError("give either --tests or --tests-file, not both")
         tests_text = tests
         if tests_file is not None:
+            # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
             from ad_diff.core import safepath
 
             # a file the user named, wherever it is; still a regular file (a FIFO would block), bounded

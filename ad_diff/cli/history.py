@@ -88,6 +88,7 @@ def history(
     """
 
     def go() -> int:
+        # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.history import HistoryOptions, export, run_history
         from ad_diff.progress import progress_bar, progress_enabled
         from ad_diff.settings import FailOn
@@ -117,6 +118,7 @@ Plots = dict[tuple[str, str, int], Path]
 
 def _write_files(result: History, table: Path | None, plots: Path | None) -> tuple[History, Plots]:
     """Write the long table and the plots asked for: ``result`` with notes saying so, and the plots."""
+    # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
     from ad_diff.history import export
 
     if table is not None:
@@ -135,6 +137,7 @@ def _write_files(result: History, table: Path | None, plots: Path | None) -> tup
 def _write_reports(result: History, opts: ResolvedOptions, written: Plots) -> None:
     """Print the stdout report and write the markdown and JSON files asked for; the markdown links the plots
     relative to its own folder."""
+    # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
     from ad_diff.history import render, serialize
 
     fmt_ = ReportFormat(opts["format"])

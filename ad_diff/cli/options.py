@@ -104,6 +104,7 @@ class ResolvedOptions:
 
 def resolve_options(ctx: typer.Context) -> ResolvedOptions:
     """Options by config key: typer defaults < config file < options the user actually passed."""
+    # lazy: loaded only for the options that need it (start-up, docs/benchmark.md)
     from ad_diff.settings import find_config, load_config, merge
 
     defaults: dict[str, Any] = {}
@@ -148,6 +149,7 @@ def resolve_options(ctx: typer.Context) -> ResolvedOptions:
     # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
     tolerances = opts.get("tolerances") or {}
     if tolerances:  # the tolerance module brings the tensor model: only for a config that sets some
+        # lazy: loaded only for the options that need it (start-up, docs/benchmark.md)
         from ad_diff.kinds.tensors.tolerance import validate_entry
 
     for pattern, entry in tolerances.items():
@@ -184,6 +186,7 @@ def json_on_stdout(ctx: typer.Context) -> list[bool]:
 
 def build_settings(opts: ResolvedOptions, baseline: Path, candidate: Path, **extra: Any) -> Settings:
     """Settings of one comparison from resolved options (``extra``: per-run paths, model name)."""
+    # lazy: loaded only for the options that need it (start-up, docs/benchmark.md)
     from ad_diff.progress import progress_enabled
 
     return Settings(
@@ -207,12 +210,14 @@ def tensor_options(settings: Settings, tol: list[str] | None, device: str | None
     name = tolerance_preset or settings.tolerance_preset
     tolerances: dict[str, dict[str, Any]] = {}
     if name is not None:
+        # lazy: loaded only for the options that need it (start-up, docs/benchmark.md)
         from ad_diff.kinds.tensors.tolerance import preset
 
         tolerances = preset(name)
     for pattern, entry in settings.tolerances.items():
         tolerances.setdefault(pattern, {}).update(entry)
     if tol:  # the tolerance module brings the tensor model: only when --tol is given
+        # lazy: loaded only for the options that need it (start-up, docs/benchmark.md)
         from ad_diff.kinds.tensors.tolerance import parse_cli
 
     for spec in tol or ():

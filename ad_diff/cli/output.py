@@ -79,6 +79,7 @@ def write_plots(result: Any, plots: Path | None, markdown: Path | None) -> Any:
     ta = result.section(TENSORS.key)
     if plots is None or ta is None:
         return result
+    # lazy: loaded only when this output was asked for
     from ad_diff.kinds.tensors.plots import write_plots
 
     try:
@@ -97,6 +98,7 @@ def link_html(result: Any, html: Path, markdown: Path | None) -> Any:
 def _link_batch(batch: Any, folder: Path, markdown: Path | None) -> Any:
     import dataclasses
 
+    # lazy: loaded only when this output was asked for
     from ad_diff.report.html import INDEX, page_name
 
     models = tuple(
@@ -110,6 +112,7 @@ def _link_batch(batch: Any, folder: Path, markdown: Path | None) -> Any:
 def write_html(path: Path, result: Any, verdict: Any) -> None:
     """Write the HTML report: one file for a comparison; for a batch, the folder ``path`` with
     ``index.html`` and one file per compared model (their names never leave the folder)."""
+    # lazy: loaded only when this output was asked for
     from ad_diff.report import html
     from ad_diff.result import BatchResult
 
@@ -154,6 +157,7 @@ def terminal_width(fallback: int = 120) -> int:
 def write_reports(opts: ResolvedOptions, result: Any, verdict: Any) -> None:
     """Print the stdout report and write every report file asked for (single comparison or batch); with
     ``--html`` the markdown names the HTML report as the place for detail."""
+    # lazy: loaded only when this output was asked for
     from ad_diff.result import BatchResult
 
     # credentials out before any layout: a wrapped table cell can split ``key = value`` over two lines

@@ -1,17 +1,31 @@
-"""Optional third-party modules, imported where they are used and named when they are missing.
+"""Heavy third-party modules, imported when first used, and named when they are missing.
 
-ad-diff keeps heavy modules off the common path: torch (only ``.pt`` tensor files and ``--tensor-device
-cuda`` need it; the ``pt`` extra), pandas (``history``), matplotlib (plots; the ``plots`` extra), pyarrow
-(Parquet tables). This is the one place that imports such a module on demand: it says which extra brings
-it, so a missing one is a clear error rather than a ``ModuleNotFoundError``. Internal modules are never
-imported through it (a lazy import must not hide a cycle between ad-diff's own modules).
+ad-diff keeps heavy modules off the common path (start-up is measured: docs/benchmark.md): torch (only
+``.pt`` tensor files and ``--tensor-device cuda`` need it; the ``pt`` extra), numpy (tensors), pandas
+(``history``), rich's tables (the terminal report), deepdiff (two configs), PyYAML's dumper, matplotlib
+(plots; the ``plots`` extra), pyarrow (Parquet tables), safetensors' writer. This is the one place that
+imports such a module on demand. A module that uses one binds it at its top, typed for the checker and lazy
+at run time::
+
+    if TYPE_CHECKING:
+        import numpy as np
+    else:
+        np = lazy.module("numpy")
+
+so every name it uses is checked as the real module's, and nothing is imported until the first attribute
+is read (``np.float32``). An optional module's proxy names the feature that needs it, and a missing one is a
+:class:`MissingDependency` naming the extra that installs it rather than a ``ModuleNotFoundError``.
+tests/unit/test_layout.py fails on any other import of these modules inside a function. Internal modules are
+never imported through it (a lazy import must not hide a cycle between ad-diff's own modules).
 """
 
 from __future__ import annotations
 
 import importlib
 import importlib.util
+import sys
 from types import ModuleType
+from typing import Any
 
 from ad_diff.errors import UsageError
 
@@ -43,3 +57,36 @@ def require(module: str, purpose: str) -> ModuleType:
     if not available(module):
         raise MissingDependency(f"{purpose} needs {module}, which is not installed: {install_hint(module)}")
     return importlib.import_module(module)
+
+
+HEAVY = frozenset({"torch", "numpy", "pandas", "rich", "deepdiff", "yaml", "matplotlib", "pyarrow",
+                   "safetensors"})
+"""Top-level packages imported through :func:`module` wherever they are not imported at a module's top."""
+
+
+class LazyModule(ModuleType):
+    """A stand-in for module ``name`` that imports it when an attribute is first read, and from then on
+    answers from its own copy of each attribute read (a plain dictionary lookup, as for a module)."""
+
+    def __init__(self, name: str, purpose: str | None) -> None:
+        super().__init__(name)
+        self.__dict__["_lazy_purpose"] = purpose
+
+    def __getattr__(self, attr: str) -> Any:  # called only for an attribute not copied yet
+        purpose = self.__dict__["_lazy_purpose"]
+        real = require(self.__name__, purpose) if purpose else importlib.import_module(self.__name__)
+        value = getattr(real, attr)
+        self.__dict__[attr] = value
+        return value
+
+    def __repr__(self) -> str:
+        return f"<lazy module {self.__name__!r}>"
+
+
+def module(name: str, purpose: str | None = None) -> ModuleType:
+    """Module ``name``, imported when its first attribute is read (see the module docstring). ``purpose``:
+    for an optional module, what needs it (the :class:`MissingDependency` message names it)."""
+    if name.split(".")[0] not in HEAVY:
+        raise ValueError(f"{name} is not one of the heavy modules lazy.module is for: {sorted(HEAVY)}")
+    loaded = sys.modules.get(name)  # imported already: nothing to put off
+    return loaded if loaded is not None else LazyModule(name, purpose)

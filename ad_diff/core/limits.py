@@ -14,9 +14,15 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import lazy
 from ad_diff.errors import InputError
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")
 
 # -- logs: bytes and lines (enforced by ad_diff.core.text.iter_lines) ------------------------------------
 LOG_LINE_BYTES = 1 << 20
@@ -98,8 +104,6 @@ _DEPTH_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
 def json_depth(raw: bytes) -> int:
     """Deepest ``[``/``{`` nesting of ``raw`` outside strings (one linear scan, no recursion)."""
-    import numpy as np
-
     body = np.frombuffer(_DEPTH_SCAN.sub(b'""', raw), dtype=np.uint8)
     if body.size == 0:
         return 0

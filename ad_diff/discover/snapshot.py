@@ -10,13 +10,18 @@ the graph kind checks the recorded metadata coverage (:mod:`ad_diff.kinds.graph.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import safepath
+from ad_diff.core import lazy, safepath
 from ad_diff.core.model import BASELINE, State, TransformRecord
 from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.discover import RunArtifacts
 from ad_diff.errors import InputError
+
+if TYPE_CHECKING:
+    import yaml
+else:
+    yaml = lazy.module("yaml")
 
 # yaml is imported by the functions that read or write a snapshot: a comparison of two run folders never
 # needs it, and it costs ~15 ms of start-up.
@@ -39,8 +44,6 @@ def recorded_coverage(path: Path) -> dict[str, Any]:
 
 def dump(data: dict[str, Any]) -> str:
     """The snapshot as YAML text (stable key order, one transform per line)."""
-    import yaml
-
     head = {k: v for k, v in data.items() if k not in ("transforms", "metadata_coverage")}
     text = _HEADER + yaml.safe_dump(head, sort_keys=False, allow_unicode=True, width=1000)
     text += "transforms:\n" + "".join(

@@ -50,6 +50,7 @@ def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
 
 def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> Explained:
     """Explain, filter, acknowledge and group ``findings``; kinds may update their sections."""
+    # lazy: the passes load when a comparison runs, not when a reader imports explain's model
     from ad_diff.explain import groups
     from ad_diff.explain.accounting import account
 
@@ -68,6 +69,7 @@ def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> 
     ]
     dropped = len(findings) - len(kept)
     if settings.expected_changes is not None:
+        # lazy: the passes load when a comparison runs, not when a reader imports explain's model
         from ad_diff.explain import expected
 
         kept = expected.apply(expected.load(settings.expected_changes), kept, ctx.rows, settings.model)

@@ -17,6 +17,7 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ad_diff.core import lazy
 from ad_diff.errors import UsageError
 from ad_diff.gate import decide, exit_with_input_errors
 from ad_diff.history.layout import find_leaves, natural_key, order_runs, when
@@ -40,6 +41,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from ad_diff.gate import Verdict
+else:
+    np = lazy.module("numpy")
+    pd = lazy.module("pandas")
 
 __all__ = ["HistoryOptions", "run_history"]
 
@@ -73,6 +77,7 @@ def run_history(
     root: Path, options: HistoryOptions | None = None, progress: ProgressFn = no_progress
 ) -> History:
     """Read the history under ``root`` and find its steps; raise :class:`AdDiffError` for unusable input."""
+    # lazy: the table, steps and run readers load when a history is built, not on import
     from ad_diff.history import segments
     from ad_diff.history.load import build_table, read_all
     from ad_diff.history.steps import find_changes
@@ -142,8 +147,6 @@ def _used_runs(
 ) -> tuple[list[np.ndarray], dict[tuple[int, int], str | None]]:
     """Per model, the (sorted) indexes of the runs whose leaf was read completely; and per (model, run)
     index pair, the leaf's commit."""
-    import numpy as np
-
     run_index = {n: i for i, n in enumerate(runs)}
     model_code = {n: i for i, n in enumerate(models)}
     used: list[set[int]] = [set() for _ in models]
@@ -173,6 +176,7 @@ def _problems(leaves: list[Leaf], metas: list[LeafMeta], runs: list[str], since:
 def _gate(steps: list[Change], problems: tuple[Problem, ...], opts: HistoryOptions) -> tuple[Verdict, int]:
     """The verdict over the steps and incomplete runs in the window, and the command's exit code (an
     unreadable leaf in the window exits as an input error at least)."""
+    # lazy: the table, steps and run readers load when a history is built, not on import
     from ad_diff.history.logkind import INCOMPLETE as RUN_INCOMPLETE
     from ad_diff.history.steps import judge
 

@@ -20,15 +20,20 @@ import binascii
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ad_diff import __version__
-from ad_diff.core import limits
+from ad_diff.core import lazy, limits
 from ad_diff.core.limits import HISTORY_CACHE_BYTES as CACHE_BYTES
 from ad_diff.core.outfile import write_file
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.history.columns import NO_COUNT, ROW, STATES, Columns, LeafData, row_dtype
 from ad_diff.history.model import ERROR, SNAPSHOT, Leaf, LeafMeta
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")
 
 CACHE_SCHEMA = 3
 
@@ -59,8 +64,6 @@ class _Blobs:
     """Decoded, checked and re-coded row blobs of one cache file (each decoded once)."""
 
     def __init__(self, blobs: list[Any], remap: list[list[int]]) -> None:
-        import numpy as np
-
         self.blobs = blobs
         self.remap = [np.asarray(r, dtype=np.int32) for r in remap]
         """Per name column (stage, transform): cached code -> code in this history's name pools."""
@@ -76,8 +79,6 @@ class _Blobs:
         return self.done[i]
 
     def _decode(self, blob: Any) -> bytes | None:
-        import numpy as np
-
         if not isinstance(blob, str):
             return None
         try:

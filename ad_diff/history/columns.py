@@ -12,11 +12,17 @@ import struct
 from array import array
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import lazy
 from ad_diff.core.model import State
 from ad_diff.errors import AdDiffError
 from ad_diff.history.model import LeafMeta
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")
 
 #: State codes of the table (the ``state`` column's categories, in this order).
 STATES: tuple[str, ...] = tuple(s.value for s in State)
@@ -94,8 +100,6 @@ def from_strings(
 
 def row_dtype() -> Any:
     """The numpy dtype of :data:`ROW` (numpy imported here, not on import of this module)."""
-    import numpy as np
-
     return np.dtype(
         [("stage", "<i4"), ("transform", "<i4"), ("occurrence", "<i8"), ("state", "i1"), ("count", "<i8")]
     )

@@ -10,13 +10,23 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import lazy
 from ad_diff.core.outfile import write_via
 from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import csv_cell
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.history.model import History
+
+if TYPE_CHECKING:
+    import matplotlib
+    import matplotlib.pyplot as plt
+    import pandas.api.types as pandas_types
+else:
+    matplotlib = lazy.module("matplotlib")
+    plt = lazy.module("matplotlib.pyplot")
+    pandas_types = lazy.module("pandas.api.types")
 
 MAX_PLOTS = 200
 """Plots written at most (one per stepped transform, in step order); the report says when more stepped."""
@@ -48,7 +58,7 @@ def check_plots(out_dir: Path) -> None:
 def _text_cells(table: Any, cell: Any) -> Any:
     """``table`` (a DataFrame) with ``cell`` applied to every cell of its text columns; numeric and boolean
     columns are left as they are, so numbers stay numbers."""
-    from pandas.api.types import is_bool_dtype, is_numeric_dtype
+    is_bool_dtype, is_numeric_dtype = pandas_types.is_bool_dtype, pandas_types.is_numeric_dtype
 
     out = table.copy()
     for name in out.columns:
@@ -105,11 +115,7 @@ def write_plots(h: History, out_dir: Path) -> dict[tuple[str, str, int], Path]:
     """
     check_plots(out_dir)
     assert h.table is not None
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    matplotlib.use("Agg")  # before pyplot is imported (by the first use of plt below)
     keys: dict[tuple[str, str, int], list[int]] = {}
     index = {r.name: r.index for r in h.runs}
     for s in h.steps:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import limits, safepath
+from ad_diff.core import lazy, limits, safepath
 from ad_diff.core.model import RunId, TransformRecord
 from ad_diff.discover import discover
 from ad_diff.errors import AdDiffError
@@ -33,7 +33,11 @@ from ad_diff.history.model import ERROR, INCOMPLETE, OK, SNAPSHOT, Leaf, LeafMet
 from ad_diff.progress import ProgressFn, no_progress
 
 if TYPE_CHECKING:
+    import numpy as np
     import pandas as pd
+else:
+    np = lazy.module("numpy")
+    pd = lazy.module("pandas")
 
 _RUN_JSON_LIMIT = 1 << 20
 _HISTORY = RunId("history")
@@ -187,6 +191,7 @@ def read_all(
     Returns the name pools, one :class:`LeafData` per leaf, counts (``leaves``, ``read``, ``cached``) and
     notes about the cache.
     """
+    # lazy: the leaf cache loads only with --cache
     from ad_diff.history import cache as leaf_cache
 
     cols = Columns()
@@ -224,9 +229,6 @@ def build_table(
     ``occurrence``, ``state``, ``count`` (nullable integer), ``status`` (``ok`` / ``incomplete``) and
     ``position`` (the transform's place in its run's pipeline).
     """
-    import numpy as np
-    import pandas as pd
-
     run_code = {n: i for i, n in enumerate(runs)}
     model_code = {n: i for i, n in enumerate(models)}
     used = [(lf, d) for lf, d in zip(leaves, datas, strict=True) if d.meta.status != ERROR and d.rows]

@@ -7,8 +7,18 @@ text) is escaped (``md_escape`` / ``md_code``). JSON: :mod:`serialize`.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from ad_diff.core import lazy
 from ad_diff.core.escape import md_code, md_escape
 from ad_diff.history.model import ERROR, Change, Flaky, History, RunValue
+
+if TYPE_CHECKING:
+    import rich.table as rich_table
+    import rich.text as rich_text
+else:
+    rich_table = lazy.module("rich.table")
+    rich_text = lazy.module("rich.text")
 
 MAX_DEVIATIONS = 12
 """Deviations listed per flaky transform in text reports (JSON lists them all)."""
@@ -216,9 +226,10 @@ def render_markdown(h: History, plots: PlotLinks | None = None) -> str:
 
 def render_terminal(h: History, color: bool = False, width: int = 120) -> str:
     """The terminal report (rich tables rendered to a string; colour only when asked for)."""
-    from rich.table import Table
-    from rich.text import Text
+    Table = rich_table.Table
+    Text = rich_text.Text
 
+    # lazy: rich loads only for the terminal report
     from ad_diff.core.terminal import console
 
     con = console(width, color)

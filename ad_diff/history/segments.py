@@ -13,11 +13,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from ad_diff.core import lazy
 from ad_diff.core.model import State
 from ad_diff.history.columns import NO_COUNT, STATES
 
 if TYPE_CHECKING:
     import pandas as pd
+else:
+    pd = lazy.module("pandas")
 
 _SHIFT = 40
 _LOW = (1 << _SHIFT) - 1
@@ -77,8 +80,6 @@ class _Rows:
 
 def _rows(table: pd.DataFrame, model_runs: list[np.ndarray]) -> _Rows:
     """Key, run position and value code of every row of a complete leaf (status code 0)."""
-    import pandas as pd
-
     ok = table["status"].cat.codes.to_numpy() == 0
     m = table["model"].cat.codes.to_numpy()[ok].astype(np.int64)
     run = table["run_index"].to_numpy()[ok].astype(np.int64)

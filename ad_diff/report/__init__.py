@@ -46,38 +46,46 @@ class Format(str, Enum):
                comment_limit: int | None = None, width: int | None = None) -> str:
         """This format's text of ``result`` (a ``DiffResult`` with its ``verdict``, or a ``BatchResult``);
         ``width`` is the terminal report's (default 120 columns)."""
+        # lazy: only the format written is loaded
         from ad_diff.result import BatchResult
 
         if isinstance(result, BatchResult):
             return self._batch(result, color, comment_limit, width)
         assert verdict is not None
         if self is Format.terminal:
+            # lazy: only the format written is loaded
             from ad_diff.report import terminal
 
             return terminal.render(result, verdict, color=color, width=width or terminal.DEFAULT_WIDTH)
         if self is Format.markdown:
+            # lazy: only the format written is loaded
             from ad_diff.report import markdown
 
             return markdown.render(result, verdict, **_limit(comment_limit))
         if self is Format.json:
+            # lazy: only the format written is loaded
             from ad_diff.report import json
 
             return json.render(result, verdict)
         if self is Format.junit:
+            # lazy: only the format written is loaded
             from ad_diff.report import junit
 
             return junit.render(result, verdict)
         if self is Format.step_summary:
+            # lazy: only the format written is loaded
             from ad_diff.report import markdown
 
             return fit_bytes(lambda n: markdown.render(result, verdict, limit=n), STEP_SUMMARY_LIMIT)
         if self is Format.html:
+            # lazy: only the format written is loaded
             from ad_diff.report import html
 
             return html.render(result, verdict)
         assert_never(self)
 
     def _batch(self, result: BatchResult, color: bool, comment_limit: int | None, width: int | None) -> str:
+        # lazy: only the format written is loaded
         from ad_diff.report import batch
 
         if self is Format.terminal:
@@ -87,12 +95,14 @@ class Format(str, Enum):
         if self is Format.json:
             return batch.render_json(result)
         if self is Format.junit:
+            # lazy: only the format written is loaded
             from ad_diff.report import junit
 
             return junit.render_batch(result)
         if self is Format.step_summary:
             return fit_bytes(lambda n: batch.render_markdown(result, n), STEP_SUMMARY_LIMIT)
         if self is Format.html:
+            # lazy: only the format written is loaded
             from ad_diff.report import html
 
             return html.render_batch(result)

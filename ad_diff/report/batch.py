@@ -13,6 +13,7 @@ from rich.text import Text
 
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, html_text, md_code, md_escape
+from ad_diff.core.jsonable import dumps
 from ad_diff.core.terminal import console
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import json as json_report
@@ -210,6 +211,4 @@ def to_dict(batch: BatchResult) -> dict[str, Any]:
 
 def render_json(batch: BatchResult) -> str:
     """Byte-stable JSON of the batch."""
-    from ad_diff.core.jsonable import dumps
-
     return dumps(to_dict(batch), sort_keys=True) + "\n"

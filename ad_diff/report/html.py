@@ -71,6 +71,7 @@ def _page(template: str, **context: Any) -> str:
 
 def render(result: DiffResult, verdict: Verdict, title: str | None = None) -> str:
     """The HTML report of one comparison."""
+    # lazy: loaded only for the page being rendered (a single result or a batch)
     from ad_diff.report.html_model import build
 
     return _page("report.html.j2", r=build(result, verdict, title))
@@ -85,6 +86,7 @@ def page_name(model: str) -> str:
 
 def render_batch(batch: BatchResult) -> str:
     """The batch's summary page: every model with its verdict and a link to its own report."""
+    # lazy: loaded only for the page being rendered (a single result or a batch)
     from ad_diff.report.batch import summary_rows, title
 
     return _page("batch.html.j2", b=batch, title=title(batch), rows=summary_rows(batch), page_name=page_name,

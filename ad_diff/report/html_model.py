@@ -178,6 +178,7 @@ def _runs(result: DiffResult) -> list[dict[str, Any]]:
 
 def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Report:
     """The report of one comparison; ``title`` names it in the browser tab (default: the headline)."""
+    # lazy: the kinds' HTML sections load only when an HTML report is built
     from ad_diff.report.html_sections import sections
 
     p = partition(verdict)

@@ -162,6 +162,7 @@ def _accounting() -> Schema:
 
 def report_schema() -> Schema:
     """The JSON Schema (draft 2020-12) of ``ad-diff compare -f json``: the report, or the error object."""
+    # lazy: the models load only when the schema is printed
     from ad_diff.core.model import Category, Severity, State
     from ad_diff.explain.model import CauseKind
     from ad_diff.kinds.base import SkipReason

@@ -108,6 +108,7 @@ def compare_one(name: str, settings: Settings) -> ModelOutcome:
     code, which never reads as a pass, and one model's failure costs neither the other models' results nor
     the report. The row's ``error`` says which it was.
     """
+    # lazy: the comparison loads when a model is compared, not when the batch is planned
     from ad_diff import gate, pipeline
 
     try:

@@ -291,6 +291,7 @@ def build_note(
 ) -> IterationNote:
     """Compare the runs and fill the iteration note for candidate ``name`` (a name or family from
     ``ad-diff candidates``)."""
+    # lazy: the comparison loads when a note is built, not on import
     from ad_diff import gate, pipeline
     from ad_diff.settings import Settings
 

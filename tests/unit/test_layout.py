@@ -223,8 +223,33 @@ def unexplained_lazy_imports(root: Path, imports: list[Import], parts: frozenset
     return sorted(set(bad))
 
 
-LAZY_CHECKED = frozenset({"core", "discover", "kinds", "pipeline"})
-"""Parts whose function-level imports of ad-diff modules must say why (the others are not yet cleaned up)."""
+LAZY_CHECKED = frozenset(part for parts in LAYERS for part in parts)
+"""Parts whose function-level imports of ad-diff modules must say why: all of them."""
+
+
+def heavy_imports_in_functions(root: Path, heavy: frozenset[str]) -> list[str]:
+    """Imports of a heavy third-party module (``ad_diff.core.lazy.HEAVY``) inside a function.
+
+    Such a module is imported at a module's top, eagerly or through ``lazy.module`` (typed for the checker,
+    imported on first use), never by an ``import`` in a function: there it is lazy without saying so, and
+    the next reader cannot tell a start-up decision from an accident. A version fallback (an import under a
+    ``try`` that catches ``ImportError``) is no lazy load and is not counted."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        tree = ast.parse(path.read_text("utf-8"))
+        fallback = _ids([t for t in ast.walk(tree) if isinstance(t, ast.Try) and any(
+            "ImportError" in ast.unparse(h.type or ast.Constant(None)) for h in t.handlers)])
+        for fn in ast.walk(tree):
+            if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for st in ast.walk(fn):
+                if id(st) in fallback:
+                    continue
+                names = ([a.name for a in st.names] if isinstance(st, ast.Import) else
+                         [st.module or ""] if isinstance(st, ast.ImportFrom) and not st.level else [])
+                if any(n.split(".")[0] in heavy for n in names):
+                    bad.append(f"{path.relative_to(root.parent)}:{st.lineno}: {ast.unparse(st)}")
+    return sorted(set(bad))
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +271,22 @@ def test_imports_run_down_the_layers(package: tuple[set[str], list[Import]]) -> 
 
 def test_function_level_imports_say_why(package: tuple[set[str], list[Import]]) -> None:
     assert unexplained_lazy_imports(PKG, package[1], LAZY_CHECKED) == []
+
+
+def test_heavy_modules_are_imported_through_the_lazy_helper() -> None:
+    from ad_diff.core.lazy import HEAVY
+
+    assert heavy_imports_in_functions(PKG, HEAVY) == []
+
+
+def test_the_heavy_import_check_finds_one_in_a_function(tmp_path: Path) -> None:
+    root = _package(tmp_path, {"a.py": ("import numpy as np\n"
+                                     "def f():\n    import torch\n"
+                                     "def g():\n    try:\n        import yaml\n"
+                                     "    except ImportError:\n        yaml = None\n"
+                                     "def h():\n    from rich.text import Text\n")})
+    assert heavy_imports_in_functions(root, frozenset({"numpy", "torch", "yaml", "rich"})) == [
+        "pk/a.py:10: from rich.text import Text", "pk/a.py:3: import torch"]
 
 
 def test_package_root_stays_small() -> None:

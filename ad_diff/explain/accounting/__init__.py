@@ -99,6 +99,7 @@ def _dumps(run: _Run, ctx: Context, ev: Evidence) -> None:
     if a is None:  # before the imports: a log-only comparison never loads the graph model
         run.notes.append("graph dumps not inventoried: the graph analysis did not run (see skipped)")
         return
+    # lazy: a kind's model loads only when that kind ran (a log-only comparison loads none)
     from ad_diff.kinds.graph.diff import Absence, GraphAnalysis
     from ad_diff.kinds.graph.splits import only_split
 
@@ -169,6 +170,7 @@ def _config(run: _Run, ctx: Context, ev: Evidence) -> None:
     if a is None:  # no config in either run: its model stays unloaded
         run.sizes.append((Item.CONFIG.value, 0, 0))
         return
+    # lazy: a kind's model loads only when that kind ran (a log-only comparison loads none)
     from ad_diff.kinds.config.compare import _normalised
     from ad_diff.kinds.config.model import ConfigAnalysis
     from ad_diff.kinds.config.rules import CONFIG_MISSING, SETTING_CHANGED
@@ -207,6 +209,7 @@ def _judged(ctx: Context, ev: Evidence) -> tuple[dict[str, dict[str, str]], dict
     a = ctx.section(TENSORS.key)
     if a is None:  # before the import: a comparison without tensors never loads the tensor model
         return out
+    # lazy: a kind's model loads only when that kind ran (a log-only comparison loads none)
     from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
 
     if not isinstance(a, TensorAnalysis):

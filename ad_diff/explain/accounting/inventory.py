@@ -275,6 +275,7 @@ def tensors(folder: Path | None, judged: dict[str, dict[str, str]]) -> dict[str,
     out: dict[str, str] = {}
     if folder is None or not folder.is_dir():
         return out
+    # lazy: the tensor header reader loads only when a run has tensors
     from ad_diff.kinds.tensors.header import read_header
 
     for rel, path in _regular_files(folder):

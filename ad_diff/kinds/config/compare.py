@@ -7,8 +7,9 @@ them into ADC findings, and ``explain.explain_findings`` later uses them to expl
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import lazy
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, STAGES
 from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.kinds.config.check import check_run, known_transforms, log_order, missing_ranks
@@ -22,6 +23,11 @@ from ad_diff.kinds.config.model import (
     KeyPath,
     TransformConfigChange,
 )
+
+if TYPE_CHECKING:
+    import deepdiff
+else:
+    deepdiff = lazy.module("deepdiff")
 
 #: Top-level settings shown first, in this order (FORMATS.md 4.2); the rest follow by name.
 KEY_SETTINGS: tuple[str, ...] = (
@@ -118,7 +124,7 @@ def diff_configs(baseline: EffectiveConfig, candidate: EffectiveConfig, order: l
     """Every difference between the two configs, grouped by transform (pipeline order) and setting."""
     t1, t2 = _normalised(baseline.data), _normalised(candidate.data)
     # deepdiff imports pandas (about 1 s) when it is installed: pay it only when two configs are diffed
-    from deepdiff import DeepDiff
+    DeepDiff = deepdiff.DeepDiff
 
     try:  # deepdiff >= 8 reports two mappings sharing few keys as one changed value unless told not to
         tree = DeepDiff(t1, t2, view="tree", threshold_to_diff_deeper=0)

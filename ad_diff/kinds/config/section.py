@@ -8,11 +8,21 @@ escaped: it comes from files the reviewer did not write.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import lazy
 from ad_diff.core.escape import html_code, md_code, md_escape
 from ad_diff.core.model import RUNS
 from ad_diff.kinds.config.model import ChangeKind, CheckKind, ConfigAnalysis, ConfigChange, EffectiveConfig
+
+if TYPE_CHECKING:
+    import rich.console as rich_console
+    import rich.table as rich_table
+    import rich.text as rich_text
+else:
+    rich_table = lazy.module("rich.table")
+    rich_text = lazy.module("rich.text")
+    rich_console = lazy.module("rich.console")
 
 CHECK_TEXT: dict[CheckKind, str] = {
     CheckKind.ENABLED_BUT_DISABLED: "enabled in config, logged disabled",
@@ -106,10 +116,10 @@ def render_markdown(analysis: ConfigAnalysis) -> str:
 def _terminal_tables(analysis: ConfigAnalysis, narrow: bool) -> list[Any]:
     """The config tables of the terminal report; ``narrow`` leaves out the columns a narrow terminal cannot
     hold (each transform's stage; the config source of a check goes below its problem)."""
-    from rich.table import Table
-    from rich.text import Text
+    Table = rich_table.Table
+    Text = rich_text.Text
 
-    def table(cols: tuple[str, ...], title: str | None, rows: Sequence[tuple[str, ...]]) -> Table:
+    def table(cols: tuple[str, ...], title: str | None, rows: Sequence[tuple[str, ...]]) -> rich_table.Table:
         t = Table(title=title)
         for col in cols:
             t.add_column(col, overflow="fold")
@@ -149,8 +159,8 @@ def _terminal_tables(analysis: ConfigAnalysis, narrow: bool) -> list[Any]:
 def render_terminal(analysis: ConfigAnalysis) -> Any:
     """A rich renderable (``Group`` of tables) for the terminal report; rich is imported lazily. Every
     name and value is literal text."""
-    from rich.console import Group
-    from rich.text import Text
+    Group = rich_console.Group
+    Text = rich_text.Text
 
     from ad_diff.core.terminal import Responsive  # lazy: rich loads only for the terminal report
 

@@ -5,13 +5,20 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import TYPE_CHECKING
 
+from ad_diff.core import lazy
 from ad_diff.core.escape import fence_block, html_code, html_text, md_code, md_escape, md_inline
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS
 from ad_diff.kinds.graph.diff import Absence, Coverage, GraphAnalysis, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.model import Region
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
+    import rich.console as rich_console
+    import rich.table as rich_table
+    import rich.text as rich_text
+else:
+    rich_table = lazy.module("rich.table")
+    rich_text = lazy.module("rich.text")
+    rich_console = lazy.module("rich.console")
 
 MAX_SNIPPET_LINES = 12
 """Lines per side in a before/after snippet."""
@@ -191,10 +198,10 @@ def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
     return "\n".join(out) + "\n"
 
 
-def _table(rows: list[TransformGraphDiff], narrow: bool) -> RenderableType:
+def _table(rows: list[TransformGraphDiff], narrow: bool) -> rich_console.RenderableType:
     """The terminal table of the transforms where differences appear (fewer columns when ``narrow``)."""
-    from rich.table import Table
-    from rich.text import Text
+    Table = rich_table.Table
+    Text = rich_text.Text
 
     t = Table(title="Graph dumps: where differences appear", show_lines=False)
     cols = (("Transform: dumps", "Unmatched B/C · regions (new) · metadata B → C") if narrow else
@@ -213,14 +220,14 @@ def _table(rows: list[TransformGraphDiff], narrow: bool) -> RenderableType:
     return t
 
 
-def render_terminal(a: GraphAnalysis) -> RenderableType:
+def render_terminal(a: GraphAnalysis) -> rich_console.RenderableType:
     """The same at a glance, as a rich renderable (rich imported lazily); every name is literal text."""
-    from rich.console import Group
-    from rich.text import Text
+    Group = rich_console.Group
+    Text = rich_text.Text
 
     from ad_diff.core.terminal import Responsive, inline  # lazy: rich loads only for the terminal report
 
-    parts: list[RenderableType] = []
+    parts: list[rich_console.RenderableType] = []
     if a.first_divergence is not None:
         parts.append(Text.assemble(("First structural divergence: ", "bold"), a.first_divergence, " - ",
                                    a.first_divergence_detail or ""))

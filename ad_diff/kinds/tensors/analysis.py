@@ -14,6 +14,8 @@ from dataclasses import dataclass, replace
 from fnmatch import fnmatchcase
 from pathlib import Path
 
+import numpy as np  # loaded with this module anyway: .gpu imports it
+
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.tensors.find import SUFFIXES, RunTensors, discover, read_index
@@ -300,8 +302,6 @@ def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:
 
 
 def _same_values(a: TensorRecord, b: TensorRecord) -> bool:
-    import numpy as np
-
     ra, rb = ChunkReader(a), ChunkReader(b)
     step = 1 << 20
     dtype = compute_dtype(a.dtype, b.dtype)

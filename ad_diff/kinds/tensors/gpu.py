@@ -16,16 +16,22 @@ chunk goes through the NaN/Inf-masked fold (no host sync to decide). Where float
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ad_diff.core import lazy
 from ad_diff.core.lazy import available, install_hint
 from ad_diff.errors import UsageError
 from ad_diff.kinds.tensors.model import TensorRecord, TensorStats
 from ad_diff.kinds.tensors.reader import RAW, ChunkReader, compute_dtype, fp8_table, lanes
 from ad_diff.kinds.tensors.rows import Layout
 from ad_diff.kinds.tensors.stats import HIST_BINS, HIST_HI, HIST_LO, MeasureOptions, Pass
+
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = lazy.module("torch")
 
 GPU_CHUNK = 1 << 23
 """Reals per chunk on the device (8 Mi: few kernel launches per byte, 16 MiB of bf16 per pinned buffer)."""
@@ -59,7 +65,6 @@ def _cuda_missing() -> str | None:
     """Why torch cannot compute on a CUDA device here (``None``: it can)."""
     if not available("torch"):
         return f"torch is not installed ({install_hint('torch')}, with a CUDA build of torch)"
-    import torch
 
     if torch.version.cuda is None:
         return f"torch {torch.__version__} is a CPU-only build"
@@ -72,7 +77,6 @@ def device_note(device: str) -> str | None:
     """Which device computed the statistics, for the report (``None`` on the CPU)."""
     if device == "cpu":
         return None
-    import torch
 
     return (
         f"tensor statistics computed on {torch.cuda.get_device_name()} with torch {torch.__version__} "
@@ -88,8 +92,6 @@ def measure_torch(
     reference: TensorRecord | None = None,
 ) -> TensorStats:
     """:func:`~ad_diff.kinds.tensors.measure.measure` on ``torch.device(opts.device)`` (``cpu`` works too)."""
-    import torch
-
     dev = torch.device(opts.device)
     ln = lanes(baseline.dtype)
     fdt = torch.float64 if compute_dtype(baseline.dtype, candidate.dtype) is np.float64 else torch.float32

@@ -12,9 +12,18 @@ import hashlib
 import importlib.util
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ad_diff.core import lazy
 from ad_diff.core.outfile import write_via
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
+
+if TYPE_CHECKING:
+    import matplotlib
+    import matplotlib.pyplot as plt
+else:
+    matplotlib = lazy.module("matplotlib")
+    plt = lazy.module("matplotlib.pyplot")
 
 
 def available() -> bool:
@@ -42,11 +51,7 @@ def write_plots(analysis: TensorAnalysis, out_dir: Path) -> list[Path]:
     """Write the PNGs of every plotted tensor into ``out_dir``; returns the files written."""
     if not available():
         return []
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
+    matplotlib.use("Agg")  # before pyplot is imported (by the first use of plt below)
     out_dir.mkdir(parents=True, exist_ok=True)
     written: list[Path] = []
     for c in plotted(analysis):

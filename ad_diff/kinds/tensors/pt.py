@@ -16,12 +16,17 @@ from __future__ import annotations
 import io
 import pickletools
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import limits, safepath
+from ad_diff.core import lazy, limits, safepath
 from ad_diff.errors import InputError
 from ad_diff.kinds.tensors.header import safe_name
 from ad_diff.kinds.tensors.pt_archive import check_torch_agrees, read_pickle
+
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = lazy.module("torch")
 
 MAX_PICKLE = 8 * 1024 * 1024
 """Bytes of pickle (not of tensor data) a .pt may hold: a dict of 10,000 tensors takes about 1 MiB."""
@@ -188,7 +193,6 @@ def load_pt(path: Path, root: Path | None = None) -> dict[str, Any]:
     root = safepath.given_root(path) if root is None else root
     with safepath.pinned(path, root, "a torch.save file") as name:
         obj = _load(path, name)
-    import torch
 
     flat = _flatten(obj, path.stem if isinstance(obj, torch.Tensor) else "", path)
     _CACHE[path] = flat
@@ -201,7 +205,6 @@ def _load(path: Path, name: Path) -> Any:
     where = prescan(path, name)
     if where is not None:
         check_torch_agrees(path, where, name)
-    import torch
 
     try:
         try:
@@ -217,8 +220,6 @@ def _load(path: Path, name: Path) -> Any:
 
 def _flatten(root: Any, prefix: str, path: Path) -> dict[str, Any]:
     """Tensors by dotted name, walked iteratively (no recursion) with a depth cap and a cycle check."""
-    import torch
-
     out: dict[str, Any] = {}
     stack: list[tuple[Any, str, int, frozenset[int]]] = [(root, prefix, 0, frozenset())]
     while stack:
@@ -252,8 +253,6 @@ def _flatten(root: Any, prefix: str, path: Path) -> dict[str, Any]:
 def _checked(t: Any, name: str, path: Path) -> Any:
     """``t``, detached from autograd, if it is a dense CPU tensor that holds every element it claims; else
     an InputError."""
-    import torch
-
     shown = safe_name(name)[:80]
     if t.is_meta:
         raise InputError(path, f"tensor '{shown}' is a meta tensor (it has no data)")
@@ -277,8 +276,6 @@ def _checked(t: Any, name: str, path: Path) -> Any:
 
 def flat_numpy(record: Any) -> Any:
     """The record's elements as a flat numpy array of its storage type (bf16 as uint16, complex as pairs)."""
-    import torch
-
     t = load_pt(record.path, record.root)[record.name].detach()  # loaded detached already; .numpy() needs it
     if not t.is_contiguous():
         t = t.contiguous()  # bounded: numel <= stored elements (checked on load)

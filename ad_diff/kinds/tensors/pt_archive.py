@@ -17,9 +17,15 @@ import struct
 import zipfile
 import zlib
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
+from ad_diff.core import lazy
 from ad_diff.errors import InputError
+
+if TYPE_CHECKING:
+    import torch
+else:
+    torch = lazy.module("torch")
 
 MAX_DIRECTORY = 8 * 1024 * 1024
 """Bytes of zip central directory: torch.save writes about 100 per storage, so 80,000 storages; every entry
@@ -62,8 +68,6 @@ def check_torch_agrees(path: Path, where: tuple[int, int], source: Path | None =
     torch unpickles. The readers differ on crafted archives: zipfile shifts every offset when data precedes
     the archive and miniz does not (a second archive in front is then read by torch alone), zip64 records
     are found differently, miniz matches names regardless of case."""
-    import torch  # only for .pt files, which torch loads next anyway
-
     try:
         reader = torch._C.PyTorchFileReader(str(source or path))  # source: the file load_pt opened
         seen = (reader.get_record_offset("data.pkl"), reader.get_record_size("data.pkl"))  # type: ignore[attr-defined]

@@ -8,12 +8,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ad_diff.core import lazy
 from ad_diff.core.escape import html_code, md_code, md_escape, md_inline
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, Unmatched, times
 from ad_diff.kinds.tensors.plots import plotted
+
+if TYPE_CHECKING:
+    import rich.console as rich_console
+    import rich.table as rich_table
+    import rich.text as rich_text
+else:
+    rich_table = lazy.module("rich.table")
+    rich_text = lazy.module("rich.text")
+    rich_console = lazy.module("rich.console")
 
 MAX_NODE_ROWS = 20
 
@@ -204,8 +214,8 @@ WIDE_AT = 120
 
 
 def _terminal_table(shown: list[TensorComparison], narrow: bool) -> Any:
-    from rich.table import Table
-    from rich.text import Text
+    Table = rich_table.Table
+    Text = rich_text.Text
 
     table = Table(title="Recorded tensors", show_lines=False)
     for col in _NARROW_COLUMNS if narrow else _WIDE_COLUMNS:
@@ -230,8 +240,8 @@ def _terminal_table(shown: list[TensorComparison], narrow: bool) -> Any:
 
 def render_terminal(analysis: TensorAnalysis) -> Any:
     """A rich renderable (table of output tensors plus notes); every name is literal text."""
-    from rich.console import Group
-    from rich.text import Text
+    Group = rich_console.Group
+    Text = rich_text.Text
 
     from ad_diff.core.terminal import Responsive  # lazy: rich loads only for the terminal report
 

@@ -47,3 +47,45 @@ def test_pt_pair_without_torch_is_exit_2_naming_the_extra(monkeypatch: pytest.Mo
     assert "outputs.pt" in res.output
     assert "pip install 'ad-diff[pt]'" in res.output
     assert "Traceback" not in res.output
+
+
+@pytest.fixture
+def heavy(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A module on the path that records each time it is imported, counted as a heavy module."""
+    import sys
+
+    (tmp_path / "adlazyprobe.py").write_text("import sys\nsys.adlazyprobe_loads = "
+                                             "getattr(sys, 'adlazyprobe_loads', 0) + 1\nVALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(lazy, "HEAVY", lazy.HEAVY | {"adlazyprobe"})
+    monkeypatch.delitem(sys.modules, "adlazyprobe", raising=False)
+    monkeypatch.setattr(sys, "adlazyprobe_loads", 0, raising=False)
+    return "adlazyprobe"
+
+
+def test_module_imports_on_first_attribute_read_and_once(heavy: str) -> None:
+    import sys
+
+    proxy = lazy.module(heavy)
+    assert heavy not in sys.modules
+    assert sys.adlazyprobe_loads == 0  # type: ignore[attr-defined]
+    assert proxy.VALUE == 42
+    assert proxy.VALUE == 42
+    assert sys.adlazyprobe_loads == 1  # type: ignore[attr-defined]
+    assert "VALUE" in vars(proxy)  # read from then on as a module attribute, with no hook
+    assert lazy.module(heavy) is sys.modules[heavy]  # once imported, the module itself
+
+
+def test_module_with_a_purpose_names_it_when_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(lazy, "HEAVY", lazy.HEAVY | {"adlazymissing"})
+    monkeypatch.setitem(lazy.EXTRAS, "adlazymissing", "parquet")
+    proxy = lazy.module("adlazymissing", "writing a Parquet table")
+    want = r"writing a Parquet table needs adlazymissing.*\[parquet\]"
+    with pytest.raises(lazy.MissingDependency, match=want):
+        _ = proxy.Table
+
+
+def test_module_refuses_a_module_that_is_not_heavy() -> None:
+    """It is for heavy third-party modules only: never for ad-diff's own (no lazy import may hide a cycle)."""
+    with pytest.raises(ValueError, match="not one of the heavy modules"):
+        lazy.module("ad_diff.gate")

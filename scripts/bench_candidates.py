@@ -21,9 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ad_diff.kinds.graph.parse import parse_text  # noqa: E402
 from ad_diff.candidates.scan import scan_dump  # noqa: E402
 from ad_diff.candidates.source import index_source  # noqa: E402
+from ad_diff.kinds.graph.parse import parse_text  # noqa: E402
 
 
 def _synth():

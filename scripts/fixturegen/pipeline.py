@@ -143,12 +143,12 @@ def pipeline_for(spec: RunSpec) -> list[tuple[str, str, bool]]:
     return steps
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _exported(model: ModelSpec) -> fx.GraphModule:
     return export_model(build_model(model))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def run(spec: RunSpec) -> RunOutput:
     """Run the pipeline of ``spec`` and capture events and graphs."""
     events: list[Event] = []

@@ -10,9 +10,9 @@ from pathlib import Path
 import yaml
 
 from . import captures, rename
-from .tensors import TensorSpec, write_tensors
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
+from .tensors import TensorSpec, write_tensors
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ def _fp8(w: torch.Tensor) -> torch.Tensor:
     return (w / scale).to(torch.float8_e4m3fn).to(w.dtype) * scale
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def logits(model: ModelSpec, fp8: bool = False) -> torch.Tensor:
     """Float32 logits of ``model`` on :func:`inputs` (weights through FP8 when ``fp8``)."""
     m = build_model(model)

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import re
+from bisect import bisect_right
 from typing import Any
 
 REDACTED = "[redacted]"
@@ -171,7 +172,9 @@ def is_secret_key(key: str) -> bool:
 
 
 _FAMILIES = tuple((marks, re.compile(alt)) for marks, alt in (
-    (("gh", "github_pat_"), r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),
+    # every literal the pattern needs, in full: "gh" alone is in every "weight"
+    (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+     r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),
     (("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
     (("xox", "xapp-"), r"xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"),
     (("AKIA", "ASIA", "ABIA", "ACCA", "AIza"),
@@ -313,12 +316,77 @@ def _init_fields(cls: type) -> tuple[str, ...] | None:
     return tuple(f.name for f in dataclasses.fields(cls) if f.init)
 
 
+def _walk_strings(obj: Any, out: dict[int, str]) -> None:
+    """Every string in ``obj`` (the containers :func:`redact_deep` walks), by id."""
+    seen: set[int] = set()
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if type(x) is str:
+            out[id(x)] = x
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif (names := _init_fields(x.__class__)) is not None:
+            stack.extend(getattr(x, name) for name in names)
+
+
+def _suspects(texts: dict[int, str]) -> set[int] | None:
+    """The ids of the strings :func:`redact_text` may change: those holding a literal one of its patterns
+    needs or a run of 64 base64 characters. Found in one scan of all the strings joined by line ends (no
+    literal holds one, and one ends every base64 run), so a report's thousands of node names cost one
+    memchr-speed search per literal instead of a dozen checks each. ``None``: the joined text's lower case
+    has another length (a rare character), so offsets cannot be shared: every string is a suspect."""
+    ids = list(texts)
+    starts: list[int] = []
+    at = 0
+    for i in ids:
+        starts.append(at)
+        at += len(texts[i]) + 1
+    joined = "\n".join(texts[i] for i in ids)
+    low = joined.lower()
+    if len(low) != len(joined):
+        return None
+    hits: set[int] = set()
+
+    def mark(text: str, literal: str) -> None:
+        k = text.find(literal)
+        while k >= 0:
+            n = bisect_right(starts, k) - 1
+            hits.add(ids[n])
+            k = text.find(literal, starts[n + 1] if n + 1 < len(starts) else len(text))
+
+    for marks, _family in _FAMILIES:
+        for literal in marks:
+            mark(joined, literal)
+    for word in _LOWER_MARKS:
+        mark(low, word)
+    if _B64_RUN in joined.encode("utf-8", "surrogatepass").translate(_B64_TABLE):  # any run at all: find it
+        for m in _BODY.finditer(joined):
+            hits.add(ids[bisect_right(starts, m.start()) - 1])
+    return hits
+
+
 def redact_deep(obj: Any) -> Any:
     """A copy of ``obj`` (dataclasses, tuples, lists, dicts of them) with :func:`redact_text` applied to
     every string in it, sharing every part that held none; one object seen twice stays one object (reports
     index findings by identity). For a result about to be laid out: a terminal table wraps a long cell, so
     ``password = …`` may reach the output with the key and the value on two lines, where no pattern over
-    the rendered text can pair them."""
+    the rendered text can pair them.
+
+    The strings that may hold a credential are found first, in one scan (:func:`_suspects`); a result with
+    none is returned as it is, and only the suspects go through :func:`redact_text`."""
+    texts: dict[int, str] = {}
+    _walk_strings(obj, texts)
+    suspects = _suspects(texts)
+    if suspects is not None and not suspects:
+        return obj
     memo: dict[int, tuple[Any, Any]] = {}
 
     def walk(x: Any) -> Any:
@@ -327,7 +395,7 @@ def redact_deep(obj: Any) -> Any:
             return hit[1]
         out = x
         if type(x) is str:
-            out = redact_text(x)
+            out = redact_text(x) if suspects is None or id(x) in suspects else x
         elif isinstance(x, (tuple, list)):
             items = [walk(v) for v in x]
             if any(a is not b for a, b in zip(items, x, strict=True)):

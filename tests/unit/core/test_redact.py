@@ -90,3 +90,79 @@ def test_long_texts_find_what_the_full_pattern_finds(secret: str, where: int) ->
     assert secret not in redact_text(text)
     assert not is_secret_value(filler)
     assert redact_text(filler) is filler
+
+
+def _reference_deep(obj: object) -> object:
+    """:func:`redact_text` on every string, with no pre-scan: what ``redact_deep`` must equal."""
+    import dataclasses
+
+    if isinstance(obj, str):
+        return redact_text(obj)
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_reference_deep(v) for v in obj)
+    if isinstance(obj, dict):
+        return {_reference_deep(k): _reference_deep(v) for k, v in obj.items()}
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.replace(obj, **{f.name: _reference_deep(getattr(obj, f.name))
+                                           for f in dataclasses.fields(obj)})
+    return obj
+
+
+def _pieces():
+    from hypothesis import strategies as st
+
+    # credentials whole and cut in two (a cut one must stay as it is: the scan joins strings by line ends),
+    # literals alone, a 64-character base64 run, characters whose lower case is longer, words of AD graphs
+    parts = [*SECRETS, *(s[: len(s) // 2] for s in SECRETS), *(s[len(s) // 2:] for s in SECRETS),
+             "ghp_", "gh", "sig", "password = hunter2", "A" * 64, "a/b+" * 17, "İ", "ẞ", "weight", "\n",
+             "model_layers_0_self_attn_q_proj_weight", "%linear_3 = aten.linear.default(%x, %w)"]
+    return st.lists(st.sampled_from(parts) | st.text(max_size=8), max_size=4).map("".join)
+
+
+def _trees():
+    from hypothesis import strategies as st
+
+    from ad_diff.core.model import Category, Finding, Severity
+
+    leaf = _pieces() | st.integers() | st.none()
+    finding = st.builds(lambda m, t: Finding("X1", Category.MATCH_LOSS, Severity.ERROR, m, transform=t,
+                                             evidence=(("k", m),)), _pieces(), _pieces())
+    return st.recursive(leaf | finding, lambda kids: st.lists(kids, max_size=4) | st.tuples(kids, kids)
+                        | st.dictionaries(_pieces(), kids, max_size=3), max_leaves=12)
+
+
+def test_deep_redaction_is_redact_text_on_every_string() -> None:
+    """``redact_deep`` looks for suspects in one scan of all strings joined; it must answer as if every
+    string went through :func:`redact_text`, for secrets whole, cut across two strings, or next to
+    characters whose lower case is longer."""
+    from hypothesis import given, settings
+
+    from ad_diff.core.redact import redact_deep
+
+    @settings(max_examples=300, deadline=None)
+    @given(_trees())
+    def check(tree: object) -> None:
+        assert redact_deep(tree) == _reference_deep(tree)
+
+    check()
+
+
+def test_deep_redaction_returns_a_clean_tree_itself() -> None:
+    from ad_diff.core.redact import redact_deep
+
+    tree = (["model_layers_0_self_attn_q_proj_weight", {"k": ("weight", 3)}], "fused")
+    assert redact_deep(tree) is tree
+    dirty = (["x", {"k": (GH, 3)}], "fused")
+    out = redact_deep(dirty)
+    assert out == (["x", {"k": (REDACTED, 3)}], "fused")
+    assert out[1] is dirty[1]  # the parts that held no secret are shared
+
+
+def test_deep_redaction_keeps_offsets_right_past_a_longer_lower_case() -> None:
+    """'İ' lower-cases to two characters: a scan of the lower-cased joined text would point past the string
+    that holds the credential word, so such a text is scanned string by string."""
+    from ad_diff.core.redact import redact_deep
+
+    tree = ["İ" * 30, "y" * 40, "password = hunter2", "z" * 40, "İ" * 31]  # İ first whatever the walk order
+    assert redact_deep(tree) == [redact_text(t) for t in tree]
+    assert "hunter2" not in str(redact_deep(tree))

@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.outfile import write_file
-from ad_diff.core.redact import redact_deep, redact_text
+from ad_diff.core.redact import redact_text
+from ad_diff.core.redactwalk import redact_deep
 from ad_diff.core.sinks import output
 from ad_diff.errors import AdDiffError
 from ad_diff.report import Format, ReportFormat

@@ -16,7 +16,8 @@ from typing import Any
 
 from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
-from ad_diff.core.redact import REDACTED, redact_tree
+from ad_diff.core.redact import REDACTED
+from ad_diff.core.redactwalk import redact_tree
 from ad_diff.errors import InputError
 from ad_diff.kinds.config.model import KeyPath
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from ad_diff.core.redact import REDACTED, is_secret_key, redact_text, redact_tree
+from ad_diff.core.redact import REDACTED, is_secret_key, redact_text
+from ad_diff.core.redactwalk import redact_tree
 
 GH = "ghp_" + "a1" * 18
 
@@ -137,7 +138,7 @@ def test_deep_redaction_is_redact_text_on_every_string() -> None:
     characters whose lower case is longer."""
     from hypothesis import given, settings
 
-    from ad_diff.core.redact import redact_deep
+    from ad_diff.core.redactwalk import redact_deep
 
     @settings(max_examples=300, deadline=None)
     @given(_trees())
@@ -148,7 +149,7 @@ def test_deep_redaction_is_redact_text_on_every_string() -> None:
 
 
 def test_deep_redaction_returns_a_clean_tree_itself() -> None:
-    from ad_diff.core.redact import redact_deep
+    from ad_diff.core.redactwalk import redact_deep
 
     tree = (["model_layers_0_self_attn_q_proj_weight", {"k": ("weight", 3)}], "fused")
     assert redact_deep(tree) is tree
@@ -161,7 +162,7 @@ def test_deep_redaction_returns_a_clean_tree_itself() -> None:
 def test_deep_redaction_keeps_offsets_right_past_a_longer_lower_case() -> None:
     """'İ' lower-cases to two characters: a scan of the lower-cased joined text would point past the string
     that holds the credential word, so such a text is scanned string by string."""
-    from ad_diff.core.redact import redact_deep
+    from ad_diff.core.redactwalk import redact_deep
 
     tree = ["İ" * 30, "y" * 40, "password = hunter2", "z" * 40, "İ" * 31]  # İ first whatever the walk order
     assert redact_deep(tree) == [redact_text(t) for t in tree]

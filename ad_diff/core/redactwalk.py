@@ -1,0 +1,165 @@
+"""Redaction of whole objects: loaded data (:func:`redact_tree`: a config, by key and by value) and a
+result about to be rendered (:func:`redact_deep`: every string in it). The patterns are
+:mod:`ad_diff.core.redact`'s."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from bisect import bisect_right
+from typing import Any
+
+from ad_diff.core.redact import (
+    _B64_RUN,
+    _B64_TABLE,
+    _BODY,
+    _FAMILIES,
+    _LOWER_MARKS,
+    _STRONG,
+    _TOKEN,
+    REDACTED,
+    _key_level,
+    is_secret_value,
+    redact_text,
+)
+
+
+def redact_tree(data: Any) -> tuple[Any, int]:
+    """A copy of JSON-like ``data`` with credentials replaced by :data:`REDACTED`, and how many were."""
+    count = 0
+
+    def walk(value: Any, level: int) -> Any:
+        nonlocal count
+        if isinstance(value, dict):
+            out: dict[str, Any] = {}
+            for k, v in value.items():
+                key = str(k)
+                if is_secret_value(key):
+                    count += 1
+                    key = f"{REDACTED} {count}"
+                out[key] = walk(v, max(level, _key_level(key)))
+            return out
+        if isinstance(value, list):
+            return [walk(v, level) for v in value]
+        if isinstance(value, bool) or value is None:
+            return value
+        strong = level == _STRONG and isinstance(value, (str, int, float)) and value != ""
+        token = level == _TOKEN and isinstance(value, str) and len(value) >= 8
+        if strong or token:
+            count += 1
+            return REDACTED
+        if isinstance(value, str) and is_secret_value(value):
+            count += 1
+            return redact_text(value)
+        return value
+
+    return walk(data, 0), count
+
+
+@functools.cache
+def _init_fields(cls: type) -> tuple[str, ...] | None:
+    """The ``__init__`` fields of a dataclass type (``None``: not a dataclass), looked up once per type: a
+    result holds thousands of dataclass objects of a few dozen types."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+
+
+def _walk_strings(obj: Any, out: dict[int, str]) -> None:
+    """Every string in ``obj`` (the containers :func:`redact_deep` walks), by id."""
+    seen: set[int] = set()
+    stack = [obj]
+    while stack:
+        x = stack.pop()
+        if type(x) is str:
+            out[id(x)] = x
+            continue
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, (tuple, list)):
+            stack.extend(x)
+        elif isinstance(x, dict):
+            stack.extend(x.keys())
+            stack.extend(x.values())
+        elif (names := _init_fields(x.__class__)) is not None:
+            stack.extend(getattr(x, name) for name in names)
+
+
+def _suspects(texts: dict[int, str]) -> set[int] | None:
+    """The ids of the strings :func:`redact_text` may change: those holding a literal one of its patterns
+    needs or a run of 64 base64 characters. Found in one scan of all the strings joined by line ends (no
+    literal holds one, and one ends every base64 run), so a report's thousands of node names cost one
+    memchr-speed search per literal instead of a dozen checks each. ``None``: the joined text's lower case
+    has another length (a rare character), so offsets cannot be shared: every string is a suspect."""
+    ids = list(texts)
+    starts: list[int] = []
+    at = 0
+    for i in ids:
+        starts.append(at)
+        at += len(texts[i]) + 1
+    joined = "\n".join(texts[i] for i in ids)
+    low = joined.lower()
+    if len(low) != len(joined):
+        return None
+    hits: set[int] = set()
+
+    def mark(text: str, literal: str) -> None:
+        k = text.find(literal)
+        while k >= 0:
+            n = bisect_right(starts, k) - 1
+            hits.add(ids[n])
+            k = text.find(literal, starts[n + 1] if n + 1 < len(starts) else len(text))
+
+    for marks, _family in _FAMILIES:
+        for literal in marks:
+            mark(joined, literal)
+    for word in _LOWER_MARKS:
+        mark(low, word)
+    if _B64_RUN in joined.encode("utf-8", "surrogatepass").translate(_B64_TABLE):  # any run at all: find it
+        for m in _BODY.finditer(joined):
+            hits.add(ids[bisect_right(starts, m.start()) - 1])
+    return hits
+
+
+def redact_deep(obj: Any) -> Any:
+    """A copy of ``obj`` (dataclasses, tuples, lists, dicts of them) with :func:`redact_text` applied to
+    every string in it, sharing every part that held none; one object seen twice stays one object (reports
+    index findings by identity). For a result about to be laid out: a terminal table wraps a long cell, so
+    ``password = …`` may reach the output with the key and the value on two lines, where no pattern over
+    the rendered text can pair them.
+
+    The strings that may hold a credential are found first, in one scan (:func:`_suspects`); a result with
+    none is returned as it is, and only the suspects go through :func:`redact_text`."""
+    texts: dict[int, str] = {}
+    _walk_strings(obj, texts)
+    suspects = _suspects(texts)
+    if suspects is not None and not suspects:
+        return obj
+    memo: dict[int, tuple[Any, Any]] = {}
+
+    def walk(x: Any) -> Any:
+        hit = memo.get(id(x))
+        if hit is not None:
+            return hit[1]
+        out = x
+        if type(x) is str:
+            out = redact_text(x) if suspects is None or id(x) in suspects else x
+        elif isinstance(x, (tuple, list)):
+            items = [walk(v) for v in x]
+            if any(a is not b for a, b in zip(items, x, strict=True)):
+                out = type(x)(items) if type(x) in (tuple, list) else x
+        elif isinstance(x, dict):
+            pairs = [(walk(k), walk(v)) for k, v in x.items()]
+            if any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, x.items(), strict=True)):
+                out = dict(pairs)
+        elif (names := _init_fields(x.__class__)) is not None:
+            changes = {name: new for name in names if (new := walk(getattr(x, name))) is not getattr(x, name)}
+            out = dataclasses.replace(x, **changes) if changes else x
+        memo[id(x)] = (x, out)  # x kept alive: its id is not reused while the walk runs
+        return out
+
+    return walk(obj)
+
+
+__all__ = ["redact_deep", "redact_tree"]

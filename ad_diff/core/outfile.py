@@ -25,7 +25,6 @@ import errno
 import io
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
@@ -129,6 +128,8 @@ def _append(path: Path, data: bytes) -> None:
 
 
 def _replace(path: Path, data: bytes) -> None:
+    import tempfile  # lazy: with random and bisect, 1-2 ms of every start-up, and most runs write no file
+
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

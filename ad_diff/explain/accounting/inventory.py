@@ -8,7 +8,6 @@ found byte-identical are never read again.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -18,6 +17,8 @@ from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any, BinaryIO
+
+import xxhash
 
 from ad_diff.core import safepath
 from ad_diff.core.text import LINE_CAP
@@ -48,7 +49,9 @@ def transforms(log: RunLog | None) -> dict[str, tuple[str, int | None, str, str]
 
 
 def _digest(text: str) -> bytes:
-    return hashlib.blake2b(text.encode("utf-8", "surrogateescape"), digest_size=8).digest()
+    # XXH3-128, as for dump bodies (kinds/graph/cache.py): memory speed, and 128 bits make an accidental
+    # collision of two different lines no practical concern even over millions of log lines
+    return xxhash.xxh3_128_digest(text.encode("utf-8", "surrogateescape"))
 
 
 def _lines(art: RunArtifacts) -> Iterator[str]:
@@ -232,7 +235,7 @@ def _said(line: str | None) -> str:
 
 
 def _hash_range(f: Any, begin: int, end: int) -> str:
-    h = hashlib.blake2b(digest_size=16)
+    h = xxhash.xxh3_128()
     f.seek(begin)
     left = end - begin
     while left > 0:

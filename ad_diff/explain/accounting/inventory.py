@@ -76,25 +76,33 @@ def log_lines(art: RunArtifacts, sign: int, acc: LineCounts) -> int:
     normaliser in turn), one signed counter of the other lines after every normaliser, and for the final
     form of each transform line ``(text, stage, transform)``, to name it."""
     steps, noise, names = acc
+    root = art.root
+    # (normaliser, the counter of its step): the loop below runs for every line of a log, so it looks
+    # nothing up by attribute and updates the counters with dict.get (Counter's += calls __missing__)
+    chain = [(rule.normalise, steps[i]) for i, rule in enumerate(LINE_NORMALISERS, 1) if rule.normalise]
+    assert len(chain) == len(LINE_NORMALISERS)  # every line normaliser has one (noise.LINE_NORMALISERS)
+    raw_step = steps[0]
+    transform_line = TRANSFORM_LINE.search
     n = 0
     for text in _lines(art):
         n += 1
-        if TRANSFORM_LINE.search(text) is None:  # no normaliser adds a transform prefix
-            for rule in LINE_NORMALISERS:
-                text = rule.normalise(text, art.root) if rule.normalise else text
-            noise[_digest(text)] += sign
+        if transform_line(text) is None:  # no normaliser adds a transform prefix
+            for normalise, _step in chain:
+                text = normalise(text, root)
+            d = _digest(text)
+            noise[d] = noise.get(d, 0) + sign
             continue
         digest = _digest(text)
-        steps[0][digest] += sign
-        for i, rule in enumerate(LINE_NORMALISERS, 1):
+        raw_step[digest] = raw_step.get(digest, 0) + sign
+        for normalise, step in chain:
             before = text
-            text = rule.normalise(text, art.root) if rule.normalise else text
+            text = normalise(text, root)
             if text != before:  # most normalisers leave a line as it is: its digest stands
                 digest = _digest(text)
-            steps[i][digest] += sign
-        m = TRANSFORM_LINE.search(text)  # a normaliser may drop the prefix (dump-folder-path)
-        stage, transform = (m.group("stage"), m.group("transform")) if m else ("", "")
-        names.setdefault(digest, (text, stage, transform))
+            step[digest] = step.get(digest, 0) + sign
+        if digest not in names:  # most lines' final forms repeat: name each once
+            m = transform_line(text)  # a normaliser may drop the prefix (dump-folder-path)
+            names[digest] = (text, *((m.group("stage"), m.group("transform")) if m else ("", "")))
     return n
 
 

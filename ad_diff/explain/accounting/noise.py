@@ -29,6 +29,20 @@ _TIMESTAMP = (
     r"|\b\d{2}:\d{2}:\d{2}(?:[.,]\d+)?\b"  # a bare time of day
 )
 _TIMING = r"\b\d+(?:\.\d+)?(?:e[+-]?\d+)?\s?(?:ms|s|sec|seconds)\b"
+# The two patterns above as the normalisers run them: the same matches, written to begin with one digit, so
+# the regex engine skips every other character at the speed of a character-set scan instead of trying each
+# branch at each position (timestamps 4.5 -> 1.0 us a line, timings 2.9 -> 2.1). A word boundary before
+# that digit is a look-behind after it: `\b\d` is `\d(?<!\w\d)`. tests/unit/explain/test_noise_guards.py
+# checks each against the pattern it stands for.
+_TIMESTAMP_FAST = (
+    r"\d(?:\d{3}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"
+    r"|\d/\d{2}/\d{4}-\d{2}:\d{2}:\d{2}"
+    r"|(?<=\b\d)\d:\d{2}:\d{2}(?:[.,]\d+)?\b)"
+)
+_TIMING_FAST = r"\d(?<!\w\d)\d*(?:\.\d+)?(?:e[+-]?\d+)?\s?(?:ms|s|sec|seconds)\b"
+_TIMING_GUARD = r"[ms](?:(?<=\d[ms])|(?<=\d\s[ms]))"
+"""What every timing holds: its unit's first letter right after a digit, or after a digit and one space;
+searched from the letters m and s, which few characters of a line are (0.9 us a line against 2.0)."""
 _MEMORY = r"[+-]?\d+(?:\.\d+)?\s?[KMGT]i?B\b"
 _DUMP_DIR = r"^.*?(Graph dumping enabled to:|AD_DUMP_GRAPHS_DIR\s*[=:]\s*)\s*\S+.*$"
 _DUMP_DIR_NEEDS = ("Graph dumping enabled to:", "AD_DUMP_GRAPHS_DIR")
@@ -119,12 +133,12 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         "timestamps",
         "Dates and times of day in log lines (logger prefixes, CI and launcher time stamps) are when a line "
         "was written, not what the run did.",
-        Item.LOG_LINE, normalise=substitute(_TIMESTAMP, "<ts>", needs=(":",)),
+        Item.LOG_LINE, normalise=substitute(_TIMESTAMP_FAST, "<ts>", needs=(":",)),
     ),
     NoiseRule(
         "timings", "Elapsed times in log lines (`time: 0.055s (pre=..., apply=..., post=...)`, `elapsed "
         "time: total=...s`) vary from run to run; the transform inventory never holds them.", Item.LOG_LINE,
-        normalise=substitute(_TIMING, "<t>"),
+        normalise=substitute(_TIMING_FAST, "<t>", guard=_TIMING_GUARD),
     ),
     NoiseRule(
         "memory-figures",

@@ -12,6 +12,8 @@ unchanged; a temporary folder, deleted afterwards, when no ``--dir`` is given):
   run, recorded bf16 logits, one injected loss: match_rmsnorm_pattern misses one norm of the middle layer);
 * ``moe``: the ``scripts/fixturegen/large.py`` pair (80 layers, 90 transforms, 50k+ nodes per dump);
 * ``log-only``: the 80-layer logs alone.
+* ``log-big``: the same logs with 200 more lines after each transform line, figures drawn afresh (about
+  65,000 lines a run): what the accounting costs a line.
 
 Every command runs in its own process, started here with this interpreter and ``PYTHONPATH`` = this
 checkout: ``python -c pass``, ``ad-diff --help`` (``python -m ad_diff``), ad-diff on each pair (``-f
@@ -55,7 +57,7 @@ sys.path.insert(0, str(SCRIPTS))
 
 from benchgen.external import history_row, tensor_row  # noqa: E402
 from benchgen.llama import make_llama_pair  # noqa: E402
-from benchgen.runner import Cmd, Target, check_report, log_only, run_once, warm, workload  # noqa: E402
+from benchgen.runner import Cmd, Target, big_log, check_report, log_only, run_once, warm, workload  # noqa: E402
 from benchgen.startup import env_for, startup_commands, startup_targets  # noqa: E402
 from fixturegen.large import make_large_pair  # noqa: E402
 
@@ -95,9 +97,11 @@ class Sizes:
     """Layers of the worst-case pairs (divergence at the first pattern-matcher transform)."""
     moe: tuple[int, int, int] = (80, 90, 50_000)
     """layers, transforms, nodes per dump."""
+    big_log: int = 200
+    """Lines added after each transform line of the 80-layer logs (``log-big``: about 65,000 lines a run)."""
 
 
-QUICK = Sizes(llama=(2, 4), worst=(4, 8), moe=(2, 20, 200))
+QUICK = Sizes(llama=(2, 4), worst=(4, 8), moe=(2, 20, 200), big_log=5)
 
 
 def _fmt(v: float | None, unit: str) -> str:
@@ -136,6 +140,10 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
         ]
     if "worst160 ad-diff" in c:
         rows += worst_targets(c)
+    if "log-big ad-diff" in c:  # no target of its own: the accounting's per-line cost on a large log
+        big_log = ratio("log-big ad-diff", "log-big floor", "large log: ad-diff / read floor", None)
+        big_log.note += f"; {w['log-big']['lines']} lines a run"
+        rows.append(big_log)
     big = c["llama160 ad-diff"]
     rows.append(
         Target(
@@ -208,6 +216,10 @@ def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[st
     w["log-only"] = workload(
         root, "log-only", {"layers": sz.llama[0]}, lambda d: log_only(d, root / "llama80")
     )
+    if not startup:
+        repeat = sz.big_log
+        w["log-big"] = workload(root, "log-big", {"layers": sz.llama[0], "repeat": repeat},
+                                lambda d: big_log(d, root / "llama80", repeat=repeat))
     return w
 
 
@@ -217,10 +229,10 @@ def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startu
     c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt, READ_FLOOR)
     if startup:
         return c
-    for name in ["llama80", "llama160", "worst160", "worst320", *(["moe"] if "moe" in w else [])]:
+    for name in ["llama80", "llama160", "worst160", "worst320", *(["moe"] if "moe" in w else []), "log-big"]:
         b, cand = str(root / name / "baseline"), str(root / name / "candidate")
         argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
-        at, tensors = WORST_AT if name.startswith("worst") else LOST_AT, name != "moe"
+        at, tensors = WORST_AT if name.startswith("worst") else LOST_AT, name not in ("moe", "log-big")
         c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, at, tensors=tensors)
         for tag in map(str, extra):  # the same pair with another checkout or dependency first: before/after
             label = f"{name} ad-diff [{Path(tag).name}]"

@@ -177,6 +177,29 @@ def log_only(root: Path, src: Path) -> dict[str, Any]:
     return {"from": str(src)}
 
 
+def big_log(root: Path, src: Path, repeat: int = 200, seed: int = 0) -> dict[str, Any]:
+    """``root/{baseline,candidate}/ad.log``: the logs of the pair at ``src`` with each line about a transform
+    (``[stage=..., transform=...]``) followed by ``repeat`` more of its kind whose decimal figures are drawn
+    afresh (a debug-level log: timings and figures differ from run to run, so every such line passes every
+    normaliser of the accounting). The pipeline, its counts and the injected loss are the source's."""
+    import random
+    import re
+
+    rnd = random.Random(seed)
+    figure = re.compile(r"\d+\.\d+")
+    lines = 0
+    for side in ("baseline", "candidate"):
+        (root / side).mkdir(parents=True, exist_ok=True)
+        out: list[str] = []
+        for line in (src / side / "ad.log").read_text().splitlines():
+            out.append(line)
+            if "transform=" in line and "[SUMMARY]" not in line:
+                out.extend(figure.sub(lambda m: f"{rnd.random() * 10:.3f}", line) for _ in range(repeat))
+        (root / side / "ad.log").write_text("\n".join(out) + "\n")
+        lines = max(lines, len(out))
+    return {"from": str(src), "lines": lines}
+
+
 @dataclass
 class Target:
     """One row of the target table."""

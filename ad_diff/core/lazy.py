@@ -13,7 +13,8 @@ at run time::
         np = lazy.module("numpy")
 
 so every name it uses is checked as the real module's, and nothing is imported until the first attribute
-is read (``np.float32``). An optional module's proxy names the feature that needs it, and a missing one is a
+is read (``np.float32``). Where a feature needs an optional module (torch, matplotlib, pyarrow), it calls
+:func:`require` (or :func:`available`) before the first use, so a missing one is a
 :class:`MissingDependency` naming the extra that installs it rather than a ``ModuleNotFoundError``.
 tests/unit/test_layout.py fails on any other import of these modules inside a function. Internal modules are
 never imported through it (a lazy import must not hide a cycle between ad-diff's own modules).
@@ -68,14 +69,8 @@ class LazyModule(ModuleType):
     """A stand-in for module ``name`` that imports it when an attribute is first read, and from then on
     answers from its own copy of each attribute read (a plain dictionary lookup, as for a module)."""
 
-    def __init__(self, name: str, purpose: str | None) -> None:
-        super().__init__(name)
-        self.__dict__["_lazy_purpose"] = purpose
-
     def __getattr__(self, attr: str) -> Any:  # called only for an attribute not copied yet
-        purpose = self.__dict__["_lazy_purpose"]
-        real = require(self.__name__, purpose) if purpose else importlib.import_module(self.__name__)
-        value = getattr(real, attr)
+        value = getattr(importlib.import_module(self.__name__), attr)
         self.__dict__[attr] = value
         return value
 
@@ -83,10 +78,9 @@ class LazyModule(ModuleType):
         return f"<lazy module {self.__name__!r}>"
 
 
-def module(name: str, purpose: str | None = None) -> ModuleType:
-    """Module ``name``, imported when its first attribute is read (see the module docstring). ``purpose``:
-    for an optional module, what needs it (the :class:`MissingDependency` message names it)."""
+def module(name: str) -> ModuleType:
+    """Module ``name``, imported when its first attribute is read (see the module docstring)."""
     if name.split(".")[0] not in HEAVY:
         raise ValueError(f"{name} is not one of the heavy modules lazy.module is for: {sorted(HEAVY)}")
     loaded = sys.modules.get(name)  # imported already: nothing to put off
-    return loaded if loaded is not None else LazyModule(name, purpose)
+    return loaded if loaded is not None else LazyModule(name)

@@ -21,6 +21,7 @@ after redaction, so a changed credential is not reported as a config change.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 REDACTED = "[redacted]"
 
@@ -194,6 +195,12 @@ _LONG = 4096
 _B64_TABLE = bytes(ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/") else ord(" ")
                    for b in range(256))
 _B64_RUN = b"a" * 64
+_BLOCK = 1 << 20
+"""Characters of a long text the literal scan copies at a time (encoded, lower-cased): a 6 MB report is
+not copied whole three times over."""
+_OVERLAP = max(len(_B64_RUN), *(len(m) for marks, _ in _FAMILIES for m in marks), *map(len, _LOWER_MARKS)) - 1
+"""Blocks overlap by the longest literal less one: an occurrence cut by one block's end lies whole in the
+next block."""
 
 
 def is_secret_value(value: str) -> bool:
@@ -201,14 +208,42 @@ def is_secret_value(value: str) -> bool:
     return redact_text(value) != value
 
 
-def _spots(low: str, words: list[str]) -> list[int]:
-    """Offsets of ``words`` in ``low`` (the lower-cased text), by plain substring search, sorted."""
-    out: list[int] = []
-    for word in words:
-        at = low.find(word)
-        while at >= 0:
-            out.append(at)
-            at = low.find(word, at + 1)
+def _blocks(text: str) -> Iterator[tuple[int, str]]:
+    """``(offset, block)`` over ``text``: :data:`_BLOCK` characters each, overlapping by :data:`_OVERLAP`."""
+    for at in range(0, len(text), _BLOCK):
+        yield at, text[at : at + _BLOCK + _OVERLAP]
+
+
+def _scan(text: str) -> tuple[list[int], list[str], bool]:
+    """Which literals a long text holds, a block at a time: the :data:`_FAMILIES` (by index) whose literals
+    it holds, the :data:`_LOWER_MARKS` it holds (any case), and whether it holds a base64 run."""
+    fams: set[int] = set()
+    words: set[str] = set()
+    body = False
+    for _, block in _blocks(text):
+        raw = block.encode("utf-8", "surrogatepass")
+        fams.update(k for k, (marks, _) in enumerate(_FAMILIES)
+                    if k not in fams and any(mark.encode() in raw for mark in marks))
+        lower = raw.lower()
+        words.update(w for w in _LOWER_MARKS if w not in words and w.encode() in lower)
+        del lower
+        body = body or _B64_RUN in raw.translate(_B64_TABLE)
+    return sorted(fams), [w for w in _LOWER_MARKS if w in words], body
+
+
+def _spots(text: str, words: list[str]) -> list[int] | None:
+    """Offsets of ``words`` in ``text``, any case, sorted (``None`` where a character's lower case is
+    longer: no offsets to share), lower-casing a block at a time."""
+    out: set[int] = set()
+    for at, block in _blocks(text):
+        low = block.lower()
+        if len(low) != len(block):
+            return None
+        for word in words:
+            k = low.find(word)
+            while k >= 0:
+                out.add(at + k)  # (a word in the overlap is found twice, at one offset)
+                k = low.find(word, k + 1)
     return sorted(out)
 
 
@@ -234,8 +269,9 @@ def redact_text(text: str) -> str:
     :data:`SECRET_ASSIGNMENT`.
 
     A long text (a whole report) is searched for the literals each pattern needs first (in its UTF-8
-    bytes, one byte a character), and the free-text patterns run only on the lines holding one (or a run
-    of 64 base64 characters: a key's body line)."""
+    bytes, one byte a character, a block at a time: no copy of the whole text is made but the result), and
+    the free-text patterns run only on the lines holding one (or a run of 64 base64 characters: a key's
+    body line)."""
     if len(text) <= _LONG:
         for marks, family in _FAMILIES:
             if any(mark in text for mark in marks):
@@ -244,31 +280,30 @@ def redact_text(text: str) -> str:
         if any(w in low for w in _LOWER_MARKS) or _BODY.search(text):
             return _free_text(text)
         return text
-    raw = text.encode("utf-8", "surrogatepass")
-    for marks, family in _FAMILIES:
-        if any(mark.encode() in raw for mark in marks):
-            text = family.sub(_value, text)
-            raw = text.encode("utf-8", "surrogatepass")
-    lower = raw.lower()
-    words = [w for w in _LOWER_MARKS if w.encode() in lower]
-    body = _B64_RUN in raw.translate(_B64_TABLE)
+    # Found on the text as given: a redaction takes text away and writes no literal of a later family or
+    # mark, so a literal found before it that is gone after it costs a search that finds nothing.
+    fams, words, body = _scan(text)
+    for k in fams:
+        text = _FAMILIES[k][1].sub(_value, text)
     if not words and not body:
         return text
-    low = text.lower()
-    if len(low) != len(text):  # a character whose lower case is longer (rare): no offsets to share
+    spots = _spots(text, words) if words else []
+    if spots is None:
         return _free_text(text)
-    spots = _spots(low, words) if words else []
     if body:
         spots = sorted(spots + [m.start() for m in _BODY.finditer(text)])
     out: list[str] = []
     last = 0
     for start, end in _lines_at(text, spots):
-        out.append(text[last:start])
-        out.append(_free_text(text[start:end]))
-        last = end
+        line = text[start:end]
+        done = _free_text(line)
+        if done != line:
+            out += (text[last:start], done)
+            last = end
+    if not out:
+        return text
     out.append(text[last:])
-    joined = "".join(out)
-    return text if joined == text else joined
+    return "".join(out)
 
 
 __all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value", "redact_text"]

@@ -167,3 +167,65 @@ def test_deep_redaction_keeps_offsets_right_past_a_longer_lower_case() -> None:
     tree = ["İ" * 30, "y" * 40, "password = hunter2", "z" * 40, "İ" * 31]  # İ first whatever the walk order
     assert redact_deep(tree) == [redact_text(t) for t in tree]
     assert "hunter2" not in str(redact_deep(tree))
+
+
+def _whole_text_scan(text: str) -> str:
+    """The long-text path as it was before the scan went block by block (the whole text encoded and
+    lower-cased at once, each family's literals looked for after the previous family's redactions): the
+    oracle."""
+    from ad_diff.core import redact as r
+
+    raw = text.encode("utf-8", "surrogatepass")
+    for marks, family in r._FAMILIES:
+        if any(mark.encode() in raw for mark in marks):
+            text = family.sub(r._value, text)
+            raw = text.encode("utf-8", "surrogatepass")
+    words = [w for w in r._LOWER_MARKS if w.encode() in raw.lower()]
+    body = r._B64_RUN in raw.translate(r._B64_TABLE)
+    if not words and not body:
+        return text
+    low = text.lower()
+    if len(low) != len(text):
+        return r._free_text(text)
+    spots = sorted(k for w in words for k in range(len(low)) if low.startswith(w, k))
+    if body:
+        spots = sorted(spots + [m.start() for m in r._BODY.finditer(text)])
+    out, last = [], 0
+    for start, end in r._lines_at(text, spots):
+        out += (text[last:start], r._free_text(text[start:end]))
+        last = end
+    return "".join([*out, text[last:]])
+
+
+def test_the_block_scan_of_a_long_text_finds_what_a_whole_text_scan_finds(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long text is scanned a block at a time (no whole copies); a literal cut by a block's end, a
+    redaction that removes another family's literal, a character whose lower case is longer: the result is
+    the whole-text scan's, for every block size."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    from ad_diff.core import redact as r
+
+    monkeypatch.setattr(r, "_LONG", 0)  # every text takes the long path
+
+    @settings(max_examples=300, deadline=None)
+    @given(st.lists(_pieces(), min_size=1, max_size=6).map("\n".join), st.integers(1, 90))
+    def check(text: str, block: int) -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setattr(r, "_BLOCK", block)
+            assert redact_text(text) == _whole_text_scan(text)
+
+    check()
+
+
+@pytest.mark.parametrize("secret", [*SECRETS, "password = hunter2hunter2"])
+def test_a_secret_across_every_block_boundary_is_found(secret: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from ad_diff.core import redact as r
+
+    monkeypatch.setattr(r, "_BLOCK", 101)
+    filler = '{"name": "fuse_rmsnorm", "b": "fused"}\n' * 150
+    for where in range(2 * 101 - len(secret) - 2, 2 * 101 + 2):
+        text = filler[:where] + f" {secret} " + filler[where:]
+        assert redact_text(text) == _whole_text_scan(text), where
+        assert redact_text(text) != text, where

@@ -85,3 +85,19 @@ def test_loader_parses_each_distinct_body_once(pair: Path) -> None:
     assert last == DumpLoader(reuse=False).load(refs[-1]).dump
     assert last is not None
     assert (last.path, last.transform, last.counter) == (refs[-1].path, refs[-1].transform, 89)
+
+
+@pytest.mark.parametrize("size", [1, 2, 3])
+def test_the_loader_memo_holds_the_lines_of_the_graphs_it_keeps(pair: Path, size: int) -> None:
+    from ad_diff.kinds.graph.pair import list_dumps
+
+    loader = DumpLoader(size)
+    refs = [r for run in ("baseline", "candidate") for r in list_dumps(pair / run / "graphs")[0]]
+    for r in sorted(refs, key=lambda r: (r.counter, str(r.path))):  # the runs alternately, as the analysis
+        loader.load(r)
+        assert loader.memo is not None
+        held = {id(n) for d in loader.cache.values() for s in d.sections for n in s.nodes}
+        memo = {id(n) for body in (*loader.memo.sources(False), *loader.memo.sources(True))
+                for n in body.values() if n is not None}
+        assert memo <= held
+        assert len(loader.memo.sources(False)) + len(loader.memo.sources(True)) <= len(loader.cache)

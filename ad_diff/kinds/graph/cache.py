@@ -7,8 +7,8 @@ zero-match transform repeats the previous graph byte for byte except its two hea
 divergence. So dumps are keyed by a digest of the *body* (everything after the header): a body seen before
 is not parsed again, only its header fields are swapped in. The parse is deterministic and its only inputs
 besides the body are the header and the path, so the reused result equals a fresh parse. A body not seen
-before is parsed through a :class:`~ad_diff.kinds.graph.parse.LineMemo`: its lines shared with the last few
-bodies (the previous dump of this run, the other run's dump of this transform) are not parsed again.
+before is parsed through a :class:`~ad_diff.kinds.graph.linememo.LineMemo`: its lines shared with the bodies
+kept here (the previous dump of this run, the other run's latest dump) are not parsed again.
 
 The digest is xxHash's XXH3-128: it runs at memory speed, where blake2b took longer than the whole read. It
 is no cryptographic hash, and it need not be: whoever can write a run's dumps can make them equal the other
@@ -24,8 +24,9 @@ import xxhash
 from ad_diff.core import safepath
 from ad_diff.discover.dumps import DumpRef, header_fields
 from ad_diff.errors import InputError
+from ad_diff.kinds.graph.linememo import LineMemo
 from ad_diff.kinds.graph.model import GraphDump
-from ad_diff.kinds.graph.parse import LineMemo, parse_text
+from ad_diff.kinds.graph.parse import parse_text
 
 MAX_DUMP_BYTES = 256 << 20
 """Largest dump file read (bytes): a 50,000-node dump is about 10 MB; a bigger file is refused unread."""
@@ -79,6 +80,8 @@ class DumpLoader:
         hit = self.cache.pop(digest, None) if self.reuse else None
         if hit is not None:
             hit = self._rebadge(hit, ref, data[:cut])
+            if self.memo is not None:
+                self.memo.touch(digest)
         if hit is None:
             try:
                 text = data.decode("utf-8")
@@ -88,7 +91,7 @@ class DumpLoader:
                                             f"0x{data[e.start]:02x} ({e.reason})")
             del data  # the bytes and the parse need not be in memory together
             try:
-                hit = parse_text(text, ref.path, self.memo)
+                hit = parse_text(text, ref.path, self.memo, digest)
             except InputError as e:
                 return Loaded(None, digest, str(e))
             del text
@@ -99,6 +102,8 @@ class DumpLoader:
             self.cache[digest] = hit
             while len(self.cache) > self.size:
                 self.cache.pop(next(iter(self.cache)))
+            if self.memo is not None:  # the memo holds the lines of the graphs held here, no others
+                self.memo.retain(self.cache)
         return Loaded(hit, digest)
 
     @staticmethod

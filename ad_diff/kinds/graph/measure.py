@@ -97,7 +97,7 @@ _NAME = attrgetter("name")
 
 BodyChange = list[tuple[str, list[GraphNode], list[GraphNode]]]
 """Per section of two dumps of one run: the node objects only the earlier one holds, and those only the later
-one holds (a line both hold is one object: :class:`~ad_diff.kinds.graph.parse.LineMemo`)."""
+one holds (a line both hold is one object: :class:`~ad_diff.kinds.graph.linememo.LineMemo`)."""
 
 
 class NodeTable:
@@ -211,7 +211,7 @@ def _delta_by_name(prev: GraphDump, cur: GraphDump) -> RunDelta:
     meta_changed = rewired = 0
     for k, n in b.items():
         old = a.get(k)
-        if old is None or old is n:  # the same object: a line both dumps share (parse.LineMemo)
+        if old is None or old is n:  # the same object: a line both dumps share (linememo.LineMemo)
             continue
         m, r = _changed(old, n)
         meta_changed += m

@@ -86,7 +86,7 @@ class GraphSection:
     """1-based line number of each node in the dump file (a ``range`` when they follow one another).
 
     Kept beside the nodes, not in them: a node is its line's text alone, so one node object serves every
-    dump that holds the same line, wherever it sits (see :class:`~ad_diff.kinds.graph.parse.LineMemo`)."""
+    dump that holds the same line, wherever it sits (see :class:`~ad_diff.kinds.graph.linememo.LineMemo`)."""
 
     def line_of(self, index: int) -> int:
         """Line number of ``nodes[index]`` (0 for a section built without line numbers)."""

@@ -27,6 +27,7 @@ from ad_diff.core.jsonable import to_jsonable
 from ad_diff.discover import dump_counter
 from ad_diff.discover.dumps import header_fields
 from ad_diff.errors import InputError
+from ad_diff.kinds.graph.linememo import Body, LineMemo, line_keys
 from ad_diff.kinds.graph.model import Arg, GraphDump, GraphNode, GraphSection, NodeMeta
 
 SEP = "=" * 80
@@ -64,47 +65,14 @@ def counter_of(path: Path) -> int | None:
     return dump_counter(path.name)
 
 
-_MemoIO = tuple[dict[str, GraphNode], dict[str, GraphNode], dict[str, NodeMeta], dict[str, Arg]]
-"""A :class:`LineMemo`'s (newer, older) generations of nodes by line text for one grammar, and the metadata
-and argument objects shared by the newer generation's lines, by text."""
-
-
-class LineMemo:
-    """The nodes of recently parsed dump lines, by line text (see the module docstring).
-
-    Two generations per grammar (D1, and D2/D3): a line found in the older one moves to the newer one, and
-    the older one is dropped once the newer one holds ``keep`` times the lines of the largest body parsed so
-    far. So the memo holds the lines of the last few bodies (at most about four), never every line ever read
-    (``keep=1`` finds as many lines as 2 or 4 on the benchmark pairs, at less memory). Only lines that parsed
-    are stored, so a body that fails half way leaves nothing wrong behind.
-    """
-
-    def __init__(self, keep: float = 1) -> None:
-        self.keep = keep
-        self.limit = 0.0
-        self._gens: dict[bool, _MemoIO] = {}
-
-    def begin(self, d1: bool, lines: int) -> _MemoIO:
-        """The (newer, older) generations for a body of ``lines`` lines in the D1 grammar or not, with the
-        metadata and argument objects of the newer one's lines (by text)."""
-        self.limit = max(self.limit, self.keep * lines)
-        gen = self._gens.get(d1)
-        if gen is None or len(gen[0]) > self.limit:
-            gen = ({}, gen[0] if gen is not None else {}, {}, {})
-        self._gens[d1] = gen
-        return gen
-
-    def __len__(self) -> int:
-        return sum(len(g[0]) + len(g[1]) for g in self._gens.values())
-
-
-def parse_text(text: str, path: Path, memo: LineMemo | None = None) -> GraphDump:
-    """Parse dump ``text`` (read from ``path``, used in messages), reusing ``memo``'s lines if given."""
+def parse_text(text: str, path: Path, memo: LineMemo | None = None, tag: object = None) -> GraphDump:
+    """Parse dump ``text`` (read from ``path``, used in messages), reusing ``memo``'s lines if given (the
+    body is stored there under ``tag``: see :meth:`LineMemo.add`)."""
     with paused_gc():
-        return _parse_text(text, path, memo)
+        return _parse_text(text, path, memo, tag)
 
 
-def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
+def _parse_text(text: str, path: Path, memo: LineMemo | None, tag: object) -> GraphDump:
     if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")
@@ -114,17 +82,26 @@ def _parse_text(text: str, path: Path, memo: LineMemo | None) -> GraphDump:
     counter = counter_of(path)
     d3 = len(lines) > 2 and lines[2].startswith("# GraphModules found: ")
     fmt = "D3" if d3 else _detect_flat(lines, path)
-    memo_io = memo.begin(fmt == "D1", len(lines)) if memo is not None else None
+    d1 = fmt == "D1"
+    # This body's nodes by line key, then the memo's bodies to look in (newest first), then the metadata and
+    # argument objects made for this body's new lines, by text.
+    io: _ParseIO = ({}, memo.sources(d1) if memo is not None else [], {}, {})
     if d3:
-        sections = _parse_d3(lines, path, memo_io)
+        sections = _parse_d3(lines, path, io)
     else:
-        sections = (GraphSection("(root)", *_parse_nodes(lines, 2, len(lines), path, fmt, memo_io)),)
+        sections = (GraphSection("(root)", *_parse_nodes(lines, 2, len(lines), path, fmt, io)),)
+    if memo is not None:
+        memo.add(d1, io[0], tag)
     return GraphDump(path, fmt, transform, stage, sections, counter)
 
 
 
 
-def _parse_d3(lines: list[str], path: Path, memo_io: _MemoIO | None) -> tuple[GraphSection, ...]:
+_ParseIO = tuple[Body, list[Body], dict[str, NodeMeta], dict[str, Arg]]
+"""What the parse of one body shares between its sections: see :func:`_parse_text`."""
+
+
+def _parse_d3(lines: list[str], path: Path, io: _ParseIO) -> tuple[GraphSection, ...]:
     try:
         declared = int(lines[2][22:])
     except ValueError:
@@ -144,7 +121,7 @@ def _parse_d3(lines: list[str], path: Path, memo_io: _MemoIO | None) -> tuple[Gr
             j = lines.index(SEP, i + 3)
         except ValueError:
             j = n
-        sections.append(GraphSection(name, *_parse_nodes(lines, i + 3, j, path, "D3", memo_io)))
+        sections.append(GraphSection(name, *_parse_nodes(lines, i + 3, j, path, "D3", io)))
         i = j
     if len(sections) != declared:
         raise InputError(path, f"header declares {declared} GraphModules but {len(sections)} sections follow",
@@ -169,7 +146,7 @@ def _detect_flat(lines: list[str], path: Path) -> str:
 
 
 def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
-                 memo_io: _MemoIO | None = None) -> tuple[tuple[GraphNode, ...], range | tuple[int, ...]]:
+                 io: _ParseIO) -> tuple[tuple[GraphNode, ...], range | tuple[int, ...]]:
     """The nodes of ``lines[start:stop]`` (blank lines skipped) and their 1-based line numbers."""
     d1 = fmt == "D1"
     while start < stop and not lines[start]:  # the blank line after a section header
@@ -181,10 +158,12 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
     # argument text each time): share one object per distinct text, which halves the allocations. Names,
     # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also
     # each reference to it), which halves a parsed dump's size again.
-    new, old, metas, args = memo_io if memo_io is not None else ({}, {}, {}, {})
-    # A node depends on its line's text alone, so a line met before (in this body or in the memo's recent
-    # ones) is that same node object: most of a body is found with one dict lookup per line.
-    got = list(map(new.get, chunk))
+    own, sources, metas, args = io
+    # A node depends on its line's text alone, so a line met before (in this body or in the memo's bodies)
+    # is that same node object: most of a body is found with one dict lookup per line, in the newest body.
+    keys = line_keys(chunk)
+    got = list(map(sources[0].get if sources else own.get, keys))
+    rest = sources[1:]
     blank = False
     for k, hit in enumerate(got):
         if hit is not None:
@@ -193,10 +172,17 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
         if not ln:
             blank = True
             continue
-        hit = old.get(ln) if old else None
+        key = keys[k]
+        hit = own.get(key)
         if hit is None:
-            hit = _parse_line(ln, start + k + 1, path, d1, metas, args)
-        new[ln] = got[k] = hit
+            for body in rest:
+                hit = body.get(key)
+                if hit is not None:
+                    break
+            else:
+                hit = _parse_line(ln, start + k + 1, path, d1, metas, args)
+        got[k] = hit
+    own.update(zip(keys, got, strict=True))
     if not blank:
         return tuple(got), range(start + 1, start + 1 + len(got))  # type: ignore[arg-type]
     keep = [k for k, ln in enumerate(chunk) if ln]

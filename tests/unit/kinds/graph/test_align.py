@@ -7,9 +7,10 @@ from pathlib import Path
 from ad_diff.kinds.graph.align import SectionAlignment, align_sections, scope_of
 from ad_diff.kinds.graph.diff import MetaChangeKind
 from ad_diff.kinds.graph.index import GraphIndex, norm_target, strip_counter
+from ad_diff.kinds.graph.linememo import LineMemo
 from ad_diff.kinds.graph.measure import meta_changes
 from ad_diff.kinds.graph.model import GraphSection, MatchKind
-from ad_diff.kinds.graph.parse import LineMemo, parse_text
+from ad_diff.kinds.graph.parse import parse_text
 from scripts.synth_dumps import Spec, build
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from ad_diff.kinds.graph.linememo import LineMemo
 from ad_diff.kinds.graph.measure import NodeTable, body_change, coverage, coverage_after, run_delta
-from ad_diff.kinds.graph.parse import LineMemo, parse_text
+from ad_diff.kinds.graph.parse import parse_text
 from scripts.synth_dumps import Spec, build
 
 HEAD = "# Transform: t\n# Stage: s\n# GraphModules found: {n}\n\n"

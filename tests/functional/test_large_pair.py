@@ -87,6 +87,30 @@ def test_loader_parses_each_distinct_body_once(pair: Path) -> None:
     assert (last.path, last.transform, last.counter) == (refs[-1].path, refs[-1].transform, 89)
 
 
+def test_the_analysis_holds_one_pair_of_graphs(pair: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """While a pair of dumps is aligned, every parsed node alive belongs to one of its two graphs: the runs'
+    previous dumps, what changed since them and the parser's memo of older bodies are let go before."""
+    import gc
+
+    from ad_diff.kinds.graph import align
+    from ad_diff.kinds.graph.model import GraphNode
+
+    seen: list[tuple[int, int]] = []
+    chain = align.match_chain
+
+    def checked(al: align.SectionAlignment) -> None:
+        pair_nodes = set(map(id, al.b.section.nodes)) | set(map(id, al.c.section.nodes))
+        alive = {id(o) for o in gc.get_objects() if type(o) is GraphNode}
+        seen.append((len(alive - pair_nodes), len(pair_nodes)))
+        chain(al)
+
+    monkeypatch.setattr(align, "match_chain", checked)
+    b, c = pair / "baseline", pair / "candidate"
+    analyze_graphs(b / "graphs", c / "graphs", log_parser.parse(b / "ad.log"), log_parser.parse(c / "ad.log"))
+    assert len(seen) >= 3, seen  # several pairs differ, at several graph sizes
+    assert [extra for extra, _ in seen] == [0] * len(seen), seen
+
+
 @pytest.mark.parametrize("size", [1, 2, 3])
 def test_the_loader_memo_holds_the_lines_of_the_graphs_it_keeps(pair: Path, size: int) -> None:
     from ad_diff.kinds.graph.pair import list_dumps

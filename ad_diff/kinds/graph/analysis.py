@@ -284,7 +284,10 @@ def _step(
         bodies=None if db is None or dc is None else (dig_b, dig_c),
     )
     # Remember this dump as "previous" for the next transform of each run, now: the previous dumps are not
-    # needed any more, and letting them go before the alignment keeps two parsed graphs fewer in memory.
+    # needed any more, and letting them go before the alignment keeps two parsed graphs fewer in memory. Only
+    # an incremental aligner reads them (and what changed since, which holds the nodes they alone had).
+    since = (base, changes) if cross.aligner.incremental else ((None, None), (None, None))
+    del base, changes, change_b, change_c
     if db is not None:
         rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
     if dc is not None:
@@ -295,7 +298,7 @@ def _step(
         result = replace(base_diff, identical=True, structure_equal=True,
                          pairs_by_kind=((MatchKind.IDENTICAL, db.node_count),))
     else:
-        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c), (base, changes))
+        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c), since)
     if db is not None and dc is not None:
         hints = find_hints(
             tp,

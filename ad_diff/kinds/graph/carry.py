@@ -343,7 +343,8 @@ class Aligner:
             return o
 
         a = align_dumps(db, dc, one)
-        self.carried, self.last = carried, (db.sections, dc.sections)
+        # Kept only to carry from: it would hold this pair's nodes through the next pair's alignment.
+        self.carried, self.last = carried, (db.sections, dc.sections) if self.incremental else None
         return a
 
     def pairs(self) -> list[tuple[str, str, str, str]]:

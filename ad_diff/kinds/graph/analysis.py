@@ -193,13 +193,16 @@ def _load_side(
 
 def _change(st: RunState, cur: GraphDump | None, same: bool, reuse: bool) -> BodyChange | None:
     """What changed in the run since its previous dump, node object by node object (``None`` when the dumps
-    are byte-identical, there is no previous dump, either is not simple, or reuse is off). Leaves the current
-    dump's table in ``st`` for the next transform."""
+    are byte-identical, there is no previous dump, either is not simple, or reuse is off). Leaves whether the
+    current dump is simple in ``st`` for the next transform."""
     if cur is None or same or not reuse:
         return None
-    before = st.table if st.table is not None or st.dump is None else NodeTable(st.dump)
-    st.table = NodeTable(cur)
-    return body_change(before, st.table) if before is not None else None
+    # Both tables are let go once compared: kept for the next transform, the two runs' tables were 7% of the
+    # analysis's peak memory on the MoE pair (made again, a table costs one dict build per distinct graph).
+    before = None if st.dump is None else NodeTable(st.dump, st.simple)
+    now = NodeTable(cur)
+    st.simple = now.simple
+    return body_change(before, now) if before is not None else None
 
 
 def _delta(

@@ -110,10 +110,11 @@ class NodeTable:
 
     __slots__ = ("by_id", "order", "simple")
 
-    def __init__(self, dump: GraphDump) -> None:
+    def __init__(self, dump: GraphDump, simple: bool | None = None) -> None:
+        """``simple``: whether ``dump`` is simple, if known from an earlier table (not checked again)."""
         self.order = [s.name for s in dump.sections]
         self.by_id = {s.name: dict(zip(map(id, s.nodes), s.nodes, strict=True)) for s in dump.sections}
-        self.simple = len(self.by_id) == len(dump.sections) and all(
+        self.simple = simple if simple is not None else len(self.by_id) == len(dump.sections) and all(
             len(self.by_id[s.name]) == len(s.nodes) == len(set(map(_NAME, s.nodes))) for s in dump.sections)
 
 

@@ -11,7 +11,7 @@ from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.align import AlignedSection
 from ad_diff.kinds.graph.carry import Aligner
 from ad_diff.kinds.graph.diff import Coverage, MetaChangeKind, TransformGraphDiff
-from ad_diff.kinds.graph.measure import DumpAlignment, NodeTable
+from ad_diff.kinds.graph.measure import DumpAlignment
 from ad_diff.kinds.graph.model import GraphDump
 
 RegionSig = tuple[tuple[str, ...], tuple[str, ...]]
@@ -25,8 +25,9 @@ class RunState:
     dump: GraphDump | None = None
     digest: bytes = b""
     cover: Coverage | None = None
-    table: NodeTable | None = None
-    """Node table of the latest dump (``None`` until one is needed)."""
+    simple: bool | None = None
+    """Whether the latest dump is simple (:class:`~ad_diff.kinds.graph.measure.NodeTable`; ``None`` until a
+    table of it was made)."""
 
 
 @dataclass

@@ -28,13 +28,20 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Any
 
 from ad_diff.core.gcpause import paused_gc
-from ad_diff.kinds.graph.index import GraphIndex, has_counter, meta_agrees, strip_counter
+from ad_diff.kinds.graph.index import (
+    USER_ARG,
+    USER_SHIFT,
+    GraphIndex,
+    has_counter,
+    meta_agrees,
+    strip_counter,
+)
 from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
 from ad_diff.kinds.graph.regions import group_regions
 
@@ -180,7 +187,8 @@ def _exact(al: SectionAlignment) -> None:
     B, C, mb, mc = al.b, al.c, al.mb, al.mc
     shared = C.shared
     if shared:
-        al.mb[:shared] = al.mc[:shared] = range(shared)
+        same = list(range(shared))  # one int object per position, in both lists
+        al.mb[:shared] = al.mc[:shared] = same
         al.kind[:shared] = [MatchKind.EXACT] * shared
     nodes_c = C.section.nodes
     pos_b, tb, tc, metas_b, metas_c = B.pos, B.targets, C.targets, B.metas, C.metas
@@ -213,13 +221,13 @@ def _bases(x: GraphIndex, m: list[int]) -> list[str]:
     return out
 
 
-def _keys(free: list[int], cols: tuple[list[Any], ...]) -> list[tuple[Any, ...]]:
-    """The key of each node of ``free``: its values in the columns ``cols``."""
-    return list(zip(*[[col[i] for i in free] for col in cols], strict=True))
+def _keys(free: list[int], cols: tuple[Sequence[Any], ...]) -> Iterator[tuple[Any, ...]]:
+    """The key of each node of ``free``: its values in the columns ``cols`` (made one at a time)."""
+    return zip(*[map(col.__getitem__, free) for col in cols], strict=True)
 
 
-def _unique(al: SectionAlignment, kind: MatchKind, cols_b: tuple[list[Any], ...],
-            cols_c: tuple[list[Any], ...]) -> int:
+def _unique(al: SectionAlignment, kind: MatchKind, cols_b: tuple[Sequence[Any], ...],
+            cols_c: tuple[Sequence[Any], ...]) -> int:
     """Pair unmatched nodes whose key (their values in the columns ``cols_*``, one list per key part) is
     unique among the unmatched nodes of each side. Keys are made for the unmatched nodes alone."""
     kb: dict[object, int] = {}
@@ -253,11 +261,12 @@ def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
         return (x.targets[j], x.lits[j], ins, x.ext[j]) if any(k >= 0 for k in ins) else ("+", j)
 
     def bwd_b(x: GraphIndex, i: int) -> object:
-        us = tuple(sorted((u, k) for u, k in x.users[i] if mb[u] >= 0))
+        us = tuple(sorted((v >> USER_SHIFT, v & USER_ARG) for v in x.users[i] if mb[v >> USER_SHIFT] >= 0))
         return (x.targets[i], x.lits[i], us) if us else ("-", i)
 
     def bwd_c(x: GraphIndex, j: int) -> object:
-        us = tuple(sorted((mc[u], k) for u, k in x.users[j] if mc[u] >= 0))
+        us = tuple(sorted((mc[v >> USER_SHIFT], v & USER_ARG) for v in x.users[j]
+                          if mc[v >> USER_SHIFT] >= 0))
         return (x.targets[j], x.lits[j], us) if us else ("+", j)
 
     for _ in range(rounds):

@@ -4,6 +4,7 @@ run's readers by name, updated with what the run changed."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from operator import attrgetter
 
@@ -15,7 +16,7 @@ from ad_diff.kinds.graph.model import GraphNode, GraphSection, MatchKind, Region
 
 NAME = attrgetter("name")
 Readers = dict[str, dict[int, GraphNode]]
-Full = tuple[str, tuple[GraphNode, ...], tuple[GraphNode, ...], tuple[list[int], ...],
+Full = tuple[str, tuple[GraphNode, ...], tuple[GraphNode, ...], tuple[Sequence[int], ...],
               list["MatchKind | None"], SectionOutcome]
 """A full alignment as kept for the next transform: the section, both runs' nodes, the pairing both ways and
 the signatures (``mb, mc, fwd_b, fwd_c, bwd_b, bwd_c``: the indexes' other columns are let go), the match

@@ -10,7 +10,9 @@ because AD derives them from the module path and they anchor each layer.
 from __future__ import annotations
 
 import re
+from array import array
 from bisect import bisect_left
+from sys import intern
 
 from ad_diff.kinds.graph.model import GraphNode, GraphSection, NodeMeta
 
@@ -18,6 +20,13 @@ _ADDR = re.compile(r" at 0x[0-9a-fA-F]+")
 _COUNTER = re.compile(r"_\d+$")
 _PY_CALLABLE = re.compile(r"<(?:built-in )?(?:function|method) (\w+)")
 _SYM = re.compile(r"\bs\d+\b")
+
+USER_SHIFT = 32
+"""A user entry packs the reading node's index and the argument position it reads at into one int,
+``u << USER_SHIFT | k``: a tuple per edge was the largest part of an index. Entries sort as the
+``(u, k)`` pairs do (a line holds far fewer than 2**32 arguments)."""
+USER_ARG = (1 << USER_SHIFT) - 1
+"""Mask of a user entry's argument position."""
 
 MetaKey = tuple[str | None, str] | None
 """A node's metadata as compared across runs: ``(shape with symbols as s?, dtype)``; ``None`` if unknown."""
@@ -73,7 +82,7 @@ def strip_counter(name: str) -> str:
     if got is None:
         if len(_STRIPPED) >= _STRIPPED_MAX:
             _STRIPPED.clear()
-        got = _STRIPPED[name] = _COUNTER.sub("", name)
+        got = _STRIPPED[name] = intern(_COUNTER.sub("", name))  # a few hundred bases: one string each
     return got
 
 
@@ -167,8 +176,9 @@ class GraphIndex:
 
     __slots__ = ("section", "names", "targets", "pos", "inputs", "ext", "users", "fwd", "bwd", "lits",
                  "metas", "shared", "fanout")
-    fwd: list[int]
-    bwd: list[int]
+    fwd: array[int]
+    """Forward signature of each node (machine integers: a list of int objects was 40 bytes a node)."""
+    bwd: array[int]
 
     def __init__(self, section: GraphSection, like: GraphIndex | None = None,
                  seeds: dict[int, tuple[int, int]] | None = None) -> None:
@@ -194,12 +204,14 @@ class GraphIndex:
         self.metas = _metas(nodes)
         """:func:`meta_key` of every node."""
         self.inputs: list[list[int]] = [[] for _ in range(n)]
-        self.users: list[list[tuple[int, int]]] = [[] for _ in range(n)]
+        self.users: list[list[int]] = [[] for _ in range(n)]
+        """Per node, who reads it: ``u << USER_SHIFT | k`` for node ``u`` reading it at argument ``k``, in
+        ascending order (see :data:`USER_SHIFT`)."""
         self.ext: list[tuple[str, ...]] = [()] * n
         """External (undumped) names each node reads, e.g. weights, counter suffix removed."""
         self.lits: list[tuple[str, ...]] = [()] * n
         """Literal args, with list literals reduced to their non-node text."""
-        self.fwd = [0] * n
+        self.fwd = array("q", bytes(8 * n))
         if like is not None and shared:
             self._take(like, shared)
         placeholder = self._forward(shared, seeds)
@@ -215,7 +227,7 @@ class GraphIndex:
         self.lits[:shared] = like.lits[:shared]
         self.fwd[:shared] = like.fwd[:shared]
         users = self.users
-        cut = (shared,)  # users are appended in node order: the leading nodes' users come first
+        cut = shared << USER_SHIFT  # users are appended in node order: the leading nodes' users come first
         for q, us in enumerate(like.users[:shared]):
             if us:
                 users[q] = us[:bisect_left(us, cut)]
@@ -237,6 +249,7 @@ class GraphIndex:
                 continue
             labels: list[object] = []
             ins = inputs_all[i]
+            me = i << USER_SHIFT  # (one int object for every edge read at argument 0: most of them)
             ext: list[str] | None = None
             lits: list[str] | None = None
             for k, a in enumerate(node.args):
@@ -250,7 +263,7 @@ class GraphIndex:
                         labels.append(("W", w))
                     else:
                         ins.append(j)
-                        users[j].append((i, k))
+                        users[j].append(me | k if k else me)
                         labels.append(fwd[j])
                 elif a.refs:
                     sub: list[object] = []
@@ -262,7 +275,7 @@ class GraphIndex:
                         else:
                             resolved = True
                             ins.append(j)
-                            users[j].append((i, k))
+                            users[j].append(me | k if k else me)
                             sub.append(fwd[j])
                     labels.append(("R", tuple(sub)))
                     if not resolved:  # node names inside lists are compared through the inputs instead
@@ -283,20 +296,20 @@ class GraphIndex:
             fwd[i] = hash((targets[i], tuple(labels))) if seeds is None or i not in seeds else seeds[i][0]
         return placeholder
 
-    def _backward(self, placeholder: list[bool], seeds: dict[int, tuple[int, int]] | None) -> list[int]:
+    def _backward(self, placeholder: list[bool], seeds: dict[int, tuple[int, int]] | None) -> array[int]:
         """Backward signatures, from the output up (a user's signature is made before its inputs')."""
         targets, users = self.targets, self.users
         n = len(users)
-        bwd = [0] * n
+        bwd = array("q", bytes(8 * n))
         for i in range(n - 1, -1, -1):
             us = users[i]
             if not us:
                 key: tuple[tuple[int, int], ...] = ()
             elif len(us) == 1:  # most nodes have one user: nothing to sort
-                u, k = us[0]
-                key = ((bwd[u], k),)
+                x = us[0]
+                key = ((bwd[x >> USER_SHIFT], x & USER_ARG),)
             else:
-                key = tuple(sorted([(bwd[u], k) for u, k in us]))
+                key = tuple(sorted([(bwd[x >> USER_SHIFT], x & USER_ARG) for x in us]))
             bwd[i] = hash(("P", targets[i], key)) if placeholder[i] else hash((targets[i], key))
             if seeds is not None and i in seeds:
                 bwd[i] = seeds[i][1]

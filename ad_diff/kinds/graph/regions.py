@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import BASELINE, CANDIDATE
+from ad_diff.kinds.graph.index import USER_SHIFT
 from ad_diff.kinds.graph.model import Region, Unmatched
 from ad_diff.kinds.graph.render import render_node
 
@@ -59,14 +60,16 @@ def group_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
             continue
         for x in B.inputs[i]:
             union(i, x) if mb[x] < 0 else touch(i, x)
-        for u, _ in B.users[i]:
+        for x in B.users[i]:
+            u = x >> USER_SHIFT
             union(i, u) if mb[u] < 0 else touch(i, u)
     for j in range(len(C)):
         if mc[j] >= 0:
             continue
         for y in C.inputs[j]:
             union(nb + j, nb + y) if mc[y] < 0 else touch(nb + j, mc[y])
-        for u, _ in C.users[j]:
+        for y in C.users[j]:
+            u = y >> USER_SHIFT
             union(nb + j, nb + u) if mc[u] < 0 else touch(nb + j, mc[u])
     groups: dict[int, list[int]] = {}
     for x in [i for i in range(nb) if mb[i] < 0] + [nb + j for j in range(len(C)) if mc[j] < 0]:

@@ -218,3 +218,21 @@ def test_split_args_matches_the_character_loop(text: str) -> None:
             _split_args(text, 1, Path("x"))
     else:
         assert _split_args(text, 1, Path("x")) == want, text
+
+
+def test_memo_keys_lines_with_lone_surrogates() -> None:
+    """Text from a file is valid UTF-8, but a caller may pass any str: a lone surrogate in a literal still
+    gets a key of its own (not the key of the line without it) and parses as a fresh parse does."""
+    from ad_diff.kinds.graph.linememo import line_keys
+
+    base = ("# Transform: t\n# Stage: s\n\n%x : 2x3 : torch.float32\n"
+            "%y = aten.relu.default(%x : 2x3 : torch.float32, {lit}) : 2x3 : torch.float32\noutput %y\n")
+    odd, plain = base.format(lit="'\ud800'"), base.format(lit="'?'")
+    keys = line_keys(odd.split("\n"))
+    assert len(set(keys)) == len(set(odd.split("\n")))
+    assert keys != line_keys(plain.split("\n"))
+    memo = LineMemo()
+    assert parse_text(plain, Path("plain"), memo) == parse_text(plain, Path("plain"))
+    got = parse_text(odd, Path("odd"), memo)
+    assert got == parse_text(odd, Path("odd"))
+    assert got.sections[0].nodes[1].args[1].text == "'\ud800'"

@@ -236,3 +236,12 @@ def test_memo_keys_lines_with_lone_surrogates() -> None:
     got = parse_text(odd, Path("odd"), memo)
     assert got == parse_text(odd, Path("odd"))
     assert got.sections[0].nodes[1].args[1].text == "'\ud800'"
+
+
+@pytest.mark.parametrize("width", [4000, 4083, 4084, 4096, 9000])
+def test_header_lines_longer_than_the_first_block(tmp_path: Path, width: int) -> None:
+    """read_header reads a first block and more only when the two lines are not in it."""
+    p = tmp_path / "001_x.txt"
+    key = "k" * width
+    p.write_text(f"# Transform: {key}\n# Stage: post_export\n%x : 2 : torch.float32\n", encoding="utf-8")
+    assert read_header(p) == (key, "post_export")

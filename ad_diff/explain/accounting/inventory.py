@@ -83,27 +83,30 @@ def log_lines(art: RunArtifacts, sign: int, acc: LineCounts) -> int:
     assert len(chain) == len(LINE_NORMALISERS)  # every line normaliser has one (noise.LINE_NORMALISERS)
     raw_step = steps[0]
     transform_line = TRANSFORM_LINE.search
-    n = 0
-    for text in _lines(art):
-        n += 1
+    # Each distinct line is normalised once, counted as often as the run holds it: what the counters get
+    # depends on the run's lines as a multiset alone (the normalisers read a line and the run's folder), and
+    # a verbose log repeats its lines (in first-appearance order, so each final form is named as before).
+    lines = Counter(_lines(art))
+    for text, many in lines.items():
+        w = sign * many
         if transform_line(text) is None:  # no normaliser adds a transform prefix
             for normalise, _step in chain:
                 text = normalise(text, root)
             d = _digest(text)
-            noise[d] = noise.get(d, 0) + sign
+            noise[d] = noise.get(d, 0) + w
             continue
         digest = _digest(text)
-        raw_step[digest] = raw_step.get(digest, 0) + sign
+        raw_step[digest] = raw_step.get(digest, 0) + w
         for normalise, step in chain:
             before = text
             text = normalise(text, root)
             if text != before:  # most normalisers leave a line as it is: its digest stands
                 digest = _digest(text)
-            step[digest] = step.get(digest, 0) + sign
+            step[digest] = step.get(digest, 0) + w
         if digest not in names:  # most lines' final forms repeat: name each once
             m = transform_line(text)  # a normaliser may drop the prefix (dump-folder-path)
             names[digest] = (text, *((m.group("stage"), m.group("transform")) if m else ("", "")))
-    return n
+    return lines.total()
 
 
 _DEFINES = re.compile(r"^\s*%?(?P<name>[A-Za-z_]\w*)\s*(?:=|:)")

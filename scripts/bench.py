@@ -13,7 +13,8 @@ unchanged; a temporary folder, deleted afterwards, when no ``--dir`` is given):
 * ``moe``: the ``scripts/fixturegen/large.py`` pair (80 layers, 90 transforms, 50k+ nodes per dump);
 * ``log-only``: the 80-layer logs alone.
 * ``log-big``: the same logs with 200 more lines after each transform line, figures drawn afresh (about
-  65,000 lines a run): what the accounting costs a line.
+  43,000 lines a run, most of them repeated verbatim): what the accounting costs a line;
+* ``log-distinct``: ``log-big`` with every added line made unique: what it costs when no line repeats.
 
 Every command runs in its own process, started here with this interpreter and ``PYTHONPATH`` = this
 checkout: ``python -c pass``, ``ad-diff --help`` (``python -m ad_diff``), ad-diff on each pair (``-f
@@ -140,10 +141,11 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
         ]
     if "worst160 ad-diff" in c:
         rows += worst_targets(c)
-    if "log-big ad-diff" in c:  # no target of its own: the accounting's per-line cost on a large log
-        big_log = ratio("log-big ad-diff", "log-big floor", "large log: ad-diff / read floor", None)
-        big_log.note += f"; {w['log-big']['lines']} lines a run"
-        rows.append(big_log)
+    for name, what in (("log-big", "large log"), ("log-distinct", "large log, no line twice")):
+        if f"{name} ad-diff" in c:  # no target of its own: the accounting's per-line cost on a large log
+            row = ratio(f"{name} ad-diff", f"{name} floor", f"{what}: ad-diff / read floor", None)
+            row.note += f"; {w[name]['lines']} lines a run"
+            rows.append(row)
     big = c["llama160 ad-diff"]
     rows.append(
         Target(
@@ -220,6 +222,8 @@ def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[st
         repeat = sz.big_log
         w["log-big"] = workload(root, "log-big", {"layers": sz.llama[0], "repeat": repeat},
                                 lambda d: big_log(d, root / "llama80", repeat=repeat))
+        w["log-distinct"] = workload(root, "log-distinct", {"layers": sz.llama[0], "repeat": repeat},
+                                     lambda d: big_log(d, root / "llama80", repeat=repeat, distinct=True))
     return w
 
 
@@ -229,10 +233,12 @@ def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startu
     c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt, READ_FLOOR)
     if startup:
         return c
-    for name in ["llama80", "llama160", "worst160", "worst320", *(["moe"] if "moe" in w else []), "log-big"]:
+    for name in ["llama80", "llama160", "worst160", "worst320", *(["moe"] if "moe" in w else []), "log-big",
+                 "log-distinct"]:
         b, cand = str(root / name / "baseline"), str(root / name / "candidate")
         argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
-        at, tensors = WORST_AT if name.startswith("worst") else LOST_AT, name not in ("moe", "log-big")
+        at, tensors = WORST_AT if name.startswith("worst") else LOST_AT, name not in ("moe", "log-big",
+                                                                                      "log-distinct")
         c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, at, tensors=tensors)
         for tag in map(str, extra):  # the same pair with another checkout or dependency first: before/after
             label = f"{name} ad-diff [{Path(tag).name}]"

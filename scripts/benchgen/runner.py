@@ -177,11 +177,16 @@ def log_only(root: Path, src: Path) -> dict[str, Any]:
     return {"from": str(src)}
 
 
-def big_log(root: Path, src: Path, repeat: int = 200, seed: int = 0) -> dict[str, Any]:
+def big_log(root: Path, src: Path, repeat: int = 200, seed: int = 0, distinct: bool = False
+            ) -> dict[str, Any]:
     """``root/{baseline,candidate}/ad.log``: the logs of the pair at ``src`` with each line about a transform
     (``[stage=..., transform=...]``) followed by ``repeat`` more of its kind whose decimal figures are drawn
     afresh (a debug-level log: timings and figures differ from run to run, so every such line passes every
-    normaliser of the accounting). The pipeline, its counts and the injected loss are the source's."""
+    normaliser of the accounting). The pipeline, its counts and the injected loss are the source's.
+
+    Most of those lines hold no decimal figure and so repeat verbatim (926 distinct lines of 43,326 at 80
+    layers); ``distinct`` ends each added line with its own number (`` #k``), so that no two lines of a run
+    are alike: the case where nothing of the accounting's work is shared between lines."""
     import random
     import re
 
@@ -194,7 +199,10 @@ def big_log(root: Path, src: Path, repeat: int = 200, seed: int = 0) -> dict[str
         for line in (src / side / "ad.log").read_text().splitlines():
             out.append(line)
             if "transform=" in line and "[SUMMARY]" not in line:
-                out.extend(figure.sub(lambda m: f"{rnd.random() * 10:.3f}", line) for _ in range(repeat))
+                added = [figure.sub(lambda m: f"{rnd.random() * 10:.3f}", line) for _ in range(repeat)]
+                if distinct:
+                    added = [f"{a} #{len(out) + k}" for k, a in enumerate(added)]
+                out.extend(added)
         (root / side / "ad.log").write_text("\n".join(out) + "\n")
         lines = max(lines, len(out))
     return {"from": str(src), "lines": lines}

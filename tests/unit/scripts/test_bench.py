@@ -26,6 +26,7 @@ ROWS = [
     "worst case, 160 -> 320 layers: ad-diff time",
     "worst case, 160 layers: peak RSS",
     "large log: ad-diff / read floor",
+    "large log, no line twice: ad-diff / read floor",
     "160-layer pair with tensors: peak RSS",
     "doubling the layers (80 -> 160): ad-diff time",
     "log-only comparison",
@@ -47,7 +48,7 @@ def test_quick_run_reports_every_row(tmp_path: Path) -> None:
     assert {t["what"]: t["status"] for t in got["targets"]
             if t["status"] not in ("met", "NOT MET", "compare")} == {}
     compared = {t["what"] for t in got["targets"] if t["status"] == "compare"}
-    assert compared == {"large log: ad-diff / read floor"}
+    assert compared == {"large log: ad-diff / read floor", "large log, no line twice: ad-diff / read floor"}
     cmds = got["commands"]
     assert all(len(c["wall_s"]) == 1 and c["invalid"] == "" for c in cmds.values())
     assert cmds["llama160 ad-diff"]["rc"] == [1]

@@ -75,21 +75,20 @@ def _transforms(run: _Run, ctx: Context, ev: Evidence) -> None:
 
 
 def _log_lines(run: _Run, ctx: Context) -> None:
-    steps: list[Counter[bytes]] = [Counter() for _ in range(len(LINE_NORMALISERS) + 1)]
-    noise: Counter[bytes] = Counter()
-    names: dict[bytes, tuple[str, str, str]] = {}
-    nb = inv.log_lines(ctx.baseline, 1, (steps, noise, names))
-    nc = inv.log_lines(ctx.candidate, -1, (steps, noise, names))
+    tally = inv.LineTally()
+    nb = inv.log_lines(ctx.baseline, 1, tally)
+    nc = inv.log_lines(ctx.candidate, -1, tally)
     run.sizes.append((Item.LOG_LINE.value, nb, nc))
-    left = [sum(abs(v) for v in s.values()) for s in steps]
+    left, final = tally.steps()
+    names, noise = tally.names, tally.noise
     for i, rule in enumerate(LINE_NORMALISERS, 1):
         run.absorbed[rule.name] += max(0, left[i - 1] - left[i]) // 2
-    for digest, n in sorted(steps[-1].items(), key=lambda kv: names[kv[0]][0]):
-        if n:
-            text, stage, transform = names[digest]
-            more, fewer = (f"{abs(n)} more", None) if n > 0 else (None, f"{abs(n)} more")
-            run.diffs.append(Difference(Item.LOG_LINE, f"log line `{text[:160]}`", more, fewer,
-                                        transform=transform or None, stage=stage or None, key=text))
+    # (a form a step moved every line away from counts 0; every line left over sits at its named final form)
+    for digest, n in sorted(((d, n) for d, n in final.items() if n), key=lambda kv: names[kv[0]][0]):
+        text, stage, transform = names[digest]
+        more, fewer = (f"{abs(n)} more", None) if n > 0 else (None, f"{abs(n)} more")
+        run.diffs.append(Difference(Item.LOG_LINE, f"log line `{text[:160]}`", more, fewer,
+                                    transform=transform or None, stage=stage or None, key=text))
     noise_lines = sum(1 for v in noise.values() if v)
     run.absorbed["log-noise"] += noise_lines
 

@@ -66,43 +66,77 @@ def _lines(art: RunArtifacts) -> Iterator[str]:
             continue  # the log kind reports an unreadable log; the records stand for it
 
 
-LineCounts = tuple[list[Counter[bytes]], Counter[bytes], dict[bytes, tuple[str, str, str]]]
+class LineTally:
+    """The log lines of both runs as the accounting counts them, signed (+ baseline, - candidate), by the
+    digest of a line's text after each step of :data:`~ad_diff.explain.accounting.noise.LINE_NORMALISERS`.
+
+    A step changes few lines (all but one of them at most, the timestamps, changes almost none), so the
+    count of each step is not kept whole: ``raw`` counts the transform lines as written and ``moves[i]``
+    lists only the lines step ``i + 1`` changed (old digest, new digest, weight each); :meth:`steps` replays
+    them. Seven whole counters took about 700 bytes a distinct line; this takes about 200."""
+
+    __slots__ = ("names", "noise", "moves", "raw")
+
+    def __init__(self) -> None:
+        self.raw: dict[bytes, int] = {}
+        self.moves: list[tuple[list[bytes], list[bytes], list[int]]] = [
+            ([], [], []) for _ in LINE_NORMALISERS]
+        self.noise: dict[bytes, int] = {}
+        """The other lines, after every normaliser."""
+        self.names: dict[bytes, tuple[str, str, str]] = {}
+        """For each final form of a transform line: ``(text, stage, transform)``."""
+
+    def steps(self) -> tuple[list[int], dict[bytes, int]]:
+        """What is left over after each step, both runs together (the sum of the counts' magnitudes: raw
+        first, then after each normaliser), and the counts after the last step."""
+        now = dict(self.raw)
+        left = sum(map(abs, now.values()))
+        out = [left]
+        for olds, news, weights in self.moves:
+            for a, b, w in zip(olds, news, weights, strict=True):
+                x = now[a]
+                now[a] = x - w
+                y = now.get(b, 0)
+                now[b] = y + w
+                left += abs(x - w) - abs(x) + abs(y + w) - abs(y)
+            out.append(left)
+        return out, now
 
 
-def log_lines(art: RunArtifacts, sign: int, acc: LineCounts) -> int:
-    """Add the run's log lines to ``acc`` with ``sign`` (+1 baseline, -1 candidate); return the line count.
-
-    ``acc``: one signed counter of transform lines per normalisation step (raw, then after each line
-    normaliser in turn), one signed counter of the other lines after every normaliser, and for the final
-    form of each transform line ``(text, stage, transform)``, to name it."""
-    steps, noise, names = acc
+def log_lines(art: RunArtifacts, sign: int, tally: LineTally) -> int:
+    """Add the run's log lines to ``tally`` with ``sign`` (+1 baseline, -1 candidate); return the line
+    count."""
     root = art.root
-    # (normaliser, the counter of its step): the loop below runs for every line of a log, so it looks
-    # nothing up by attribute and updates the counters with dict.get (Counter's += calls __missing__)
-    chain = [(rule.normalise, steps[i]) for i, rule in enumerate(LINE_NORMALISERS, 1) if rule.normalise]
+    # the loop below runs for every distinct line of a log: it looks nothing up by attribute and updates
+    # the counts with dict.get (Counter's += calls __missing__)
+    chain = [(rule.normalise, tally.moves[i]) for i, rule in enumerate(LINE_NORMALISERS) if rule.normalise]
     assert len(chain) == len(LINE_NORMALISERS)  # every line normaliser has one (noise.LINE_NORMALISERS)
-    raw_step = steps[0]
+    raw, noise, names = tally.raw, tally.noise, tally.names
     transform_line = TRANSFORM_LINE.search
-    # Each distinct line is normalised once, counted as often as the run holds it: what the counters get
-    # depends on the run's lines as a multiset alone (the normalisers read a line and the run's folder), and
-    # a verbose log repeats its lines (in first-appearance order, so each final form is named as before).
+    # Each distinct line is normalised once, counted as often as the run holds it: what is counted depends
+    # on the run's lines as a multiset alone (the normalisers read a line and the run's folder), and a
+    # verbose log repeats its lines (in first-appearance order, so each final form is named as before).
     lines = Counter(_lines(art))
     for text, many in lines.items():
         w = sign * many
         if transform_line(text) is None:  # no normaliser adds a transform prefix
-            for normalise, _step in chain:
+            for normalise, _moves in chain:
                 text = normalise(text, root)
             d = _digest(text)
             noise[d] = noise.get(d, 0) + w
             continue
         digest = _digest(text)
-        raw_step[digest] = raw_step.get(digest, 0) + w
-        for normalise, step in chain:
+        raw[digest] = raw.get(digest, 0) + w
+        for normalise, (olds, news, weights) in chain:
             before = text
             text = normalise(text, root)
-            if text != before:  # most normalisers leave a line as it is: its digest stands
-                digest = _digest(text)
-            step[digest] = step.get(digest, 0) + w
+            if text != before:  # most normalisers leave a line as it is: nothing moves
+                new = _digest(text)
+                if new != digest:
+                    olds.append(digest)
+                    news.append(new)
+                    weights.append(w)
+                    digest = new
         if digest not in names:  # most lines' final forms repeat: name each once
             m = transform_line(text)  # a normaliser may drop the prefix (dump-folder-path)
             names[digest] = (text, *((m.group("stage"), m.group("transform")) if m else ("", "")))

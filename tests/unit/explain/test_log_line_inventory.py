@@ -1,5 +1,7 @@
-"""The accounting's log-line inventory (``inventory.log_lines``) normalises each distinct line of a run once
-and counts it as often as the run holds it: the counters must be what a line-by-line walk gives."""
+"""The accounting's log-line inventory (``inventory.log_lines``) normalises each distinct line of a run once,
+counts it as often as the run holds it and keeps of each step only the lines it moved
+(``inventory.LineTally``): what is left after each step, the final counts and the names must be what a
+line-by-line walk with a whole counter per step gives."""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ from ad_diff.discover.logs import LogFile
 from ad_diff.explain.accounting import inventory as inv
 from ad_diff.explain.accounting.noise import LINE_NORMALISERS, TRANSFORM_LINE
 
+Counts = tuple[list[Counter[bytes]], Counter[bytes], dict[bytes, tuple[str, str, str]]]
 
-def _line_by_line(art: RunArtifacts, sign: int, acc: inv.LineCounts) -> int:
+
+def _line_by_line(art: RunArtifacts, sign: int, acc: Counts) -> int:
     """The inventory as a walk over every line, each normalised where it stands: the oracle."""
     steps, noise, names = acc
     chain = [(rule.normalise, steps[i]) for i, rule in enumerate(LINE_NORMALISERS, 1) if rule.normalise]
@@ -39,7 +43,7 @@ def _line_by_line(art: RunArtifacts, sign: int, acc: inv.LineCounts) -> int:
     return n
 
 
-def _acc() -> inv.LineCounts:
+def _acc() -> Counts:
     return [Counter() for _ in range(len(LINE_NORMALISERS) + 1)], Counter(), {}
 
 
@@ -75,14 +79,17 @@ def test_each_distinct_line_once_counts_as_every_line(tmp_path_factory, base: li
         (root / "ad.log").write_text("".join(ln.format(root=root) + "\n" for ln in lines), encoding="utf-8")
         arts.append(RunArtifacts(name, root, root / "ad.log", None, None,  # type: ignore[arg-type]
                                  logs=(LogFile(root / "ad.log", root=root),)))
-    got, want = _acc(), _acc()
+    got, want = inv.LineTally(), _acc()
     for art, sign in zip(arts, (1, -1), strict=True):
         assert inv.log_lines(art, sign, got) == _line_by_line(art, sign, want)
-    assert [_nonzero(s) for s in got[0]] == [_nonzero(s) for s in want[0]]
-    assert _nonzero(got[1]) == _nonzero(want[1])
-    assert got[2] == want[2]
+    left, final = got.steps()
     # the per-rule figures the report shows: what each step leaves over, both runs together
-    assert [sum(map(abs, s.values())) for s in got[0]] == [sum(map(abs, s.values())) for s in want[0]]
+    assert left == [sum(map(abs, s.values())) for s in want[0]]
+    assert _nonzero(Counter(final)) == _nonzero(want[0][-1])
+    assert _nonzero(Counter(got.noise)) == _nonzero(want[1])
+    left_over = _nonzero(want[0][-1])
+    assert {d: got.names[d] for d in _nonzero(Counter(final))} == {d: want[2][d] for d in left_over}
+    assert all(d in got.names for d, n in final.items() if n)
 
 
 def test_a_repeated_line_is_normalised_once(tmp_path: Path, monkeypatch) -> None:
@@ -101,7 +108,8 @@ def test_a_repeated_line_is_normalised_once(tmp_path: Path, monkeypatch) -> None
             return real.search(text)
 
     monkeypatch.setattr(inv, "TRANSFORM_LINE", Counting())
-    acc = _acc()
-    assert inv.log_lines(art, 1, acc) == 800
+    tally = inv.LineTally()
+    assert inv.log_lines(art, 1, tally) == 800
     assert sum(calls.values()) <= 4  # two distinct lines (and the final form named once)
-    assert sum(acc[0][0].values()) == 500
+    assert sum(tally.raw.values()) == 500
+    assert [len(olds) for olds, _, _ in tally.moves] == [0, 1, 1, 0, 0, 0]  # timestamps, timings: one line

@@ -6,7 +6,6 @@ still holds is that body's node object, wherever the line sits now (:mod:`ad_dif
 
 from __future__ import annotations
 
-import os
 from collections.abc import Container
 
 from xxhash import xxh3_128_digest
@@ -16,23 +15,20 @@ from ad_diff.kinds.graph.model import GraphNode
 Body = dict[bytes, GraphNode | None]
 """One parsed body's nodes by line key (:func:`line_keys`; a blank line's key maps to ``None``)."""
 
-_SEED = int.from_bytes(os.urandom(8), "little")
-"""The line keys' hash seed, drawn per process: nobody can prepare two lines whose keys collide here."""
-
 
 def line_keys(lines: list[str]) -> list[bytes]:
     """Each line's key in a :class:`LineMemo`: the 128-bit XXH3 digest of its UTF-8 bytes.
 
     A digest, not the text: as texts, the memo's lines were a fifth of the analysis's peak memory on a
-    75,000-node MoE pair (about 150 bytes a line, against 49 for a digest). Encoding and hashing cost what
-    the text's own hash did in the dict lookup it replaces (measured per line). Two different lines with one
-    key are an accidental 128-bit collision, under a seed drawn at run time (:data:`_SEED`)."""
-    seed = _SEED
-    # Each line's bytes go as soon as they are hashed: the whole body encoded at once is its size again.
+    75,000-node MoE pair (about 150 bytes a line, against 49 for a digest). Encoding and hashing in C (about
+    50 ns a line) cost little more than the text's own hash in the dict lookup they replace. Two different
+    lines with one key are an accidental 128-bit collision. A crafted one gains nothing: whoever writes a
+    run's dumps can write any line they like, or the other run's (as for the body digests,
+    :mod:`ad_diff.kinds.graph.cache`)."""
     try:
-        return [xxh3_128_digest(ln.encode(), seed) for ln in lines]
+        return list(map(xxh3_128_digest, map(str.encode, lines)))
     except UnicodeEncodeError:  # a lone surrogate (never in text decoded from a file, but callers pass str)
-        return [xxh3_128_digest(ln.encode("utf-8", "surrogatepass"), seed) for ln in lines]
+        return [xxh3_128_digest(ln.encode("utf-8", "surrogatepass")) for ln in lines]
 
 
 class LineMemo:

@@ -70,10 +70,11 @@ class LineTally:
     """The log lines of both runs as the accounting counts them, signed (+ baseline, - candidate), by the
     digest of a line's text after each step of :data:`~ad_diff.explain.accounting.noise.LINE_NORMALISERS`.
 
-    A step changes few lines (all but one of them at most, the timestamps, changes almost none), so the
-    count of each step is not kept whole: ``raw`` counts the transform lines as written and ``moves[i]``
-    lists only the lines step ``i + 1`` changed (old digest, new digest, weight each); :meth:`steps` replays
-    them. Seven whole counters took about 700 bytes a distinct line; this takes about 200."""
+    The timestamp step changes nearly every line and the other steps almost none, so the count of each step
+    is not kept whole: ``raw`` counts the transform lines as written and ``moves[i]`` lists only the lines
+    step ``i + 1`` changed (old digest, new digest, weight each); :meth:`steps` replays them. A line costs
+    one count and one entry a step that changed it, where seven whole counters cost seven updates (a log
+    with no line twice: 1.07 -> 0.92 s)."""
 
     __slots__ = ("names", "noise", "moves", "raw")
 

@@ -7,8 +7,8 @@ writes the dump back in its own format so that ``parse(render(d)) == d``.
 A node depends only on its line's text and on whether the dump is D1 (dtype only); its line number is kept
 in its section (:attr:`GraphSection.lines`). So ``parse_text(..., memo=LineMemo())`` parses each distinct
 line once: consecutive dumps of a run, and the two runs' dumps of one transform, share almost all of their
-lines, and a line met in one of the last few bodies is the node object already made for it, wherever it
-sits now. The result equals a fresh parse.
+lines, and a line met in a body the memo holds (:mod:`ad_diff.kinds.graph.linememo`) is the node object
+already made for it, wherever it sits now. The result equals a fresh parse.
 
 The loop is kept tight on purpose (str methods, no per-line regex): a 50k-node dump must parse in well under
 a second. Every line that fits no grammar raises :class:`InputError` with file and line; nothing is guessed.

@@ -18,7 +18,7 @@ from ad_diff.errors import InputError
 from ad_diff.explain.accounting import inventory as inv
 from ad_diff.explain.accounting.coverage import Evidence, covered
 from ad_diff.explain.accounting.model import Accounting, Difference, Item, RuleCount
-from ad_diff.explain.accounting.noise import ABSORBING, LINE_NORMALISERS, NOISE_RULES
+from ad_diff.explain.accounting.noise import ABSORBING, LINE_NORMALISERS, NOISE_RULES, TRANSFORM_LINE
 from ad_diff.explain.accounting.rules import UNACCOUNTED
 from ad_diff.kinds.config import CONFIG
 from ad_diff.kinds.graph import GRAPH
@@ -84,8 +84,10 @@ def _log_lines(run: _Run, ctx: Context) -> None:
     for i, rule in enumerate(LINE_NORMALISERS, 1):
         run.absorbed[rule.name] += max(0, left[i - 1] - left[i]) // 2
     # (a form a step moved every line away from counts 0; every line left over sits at its named final form)
-    for digest, n in sorted(((d, n) for d, n in final.items() if n), key=lambda kv: names[kv[0]][0]):
-        text, stage, transform = names[digest]
+    for digest, n in sorted(((d, n) for d, n in final.items() if n), key=lambda kv: names[kv[0]]):
+        text = names[digest]
+        m = TRANSFORM_LINE.search(text)  # a normaliser may drop the prefix (dump-folder-path)
+        stage, transform = (m.group("stage"), m.group("transform")) if m else ("", "")
         more, fewer = (f"{abs(n)} more", None) if n > 0 else (None, f"{abs(n)} more")
         run.diffs.append(Difference(Item.LOG_LINE, f"log line `{text[:160]}`", more, fewer,
                                     transform=transform or None, stage=stage or None, key=text))

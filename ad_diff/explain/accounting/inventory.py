@@ -84,8 +84,9 @@ class LineTally:
             ([], [], []) for _ in LINE_NORMALISERS]
         self.noise: dict[bytes, int] = {}
         """The other lines, after every normaliser."""
-        self.names: dict[bytes, tuple[str, str, str]] = {}
-        """For each final form of a transform line: ``(text, stage, transform)``."""
+        self.names: dict[bytes, str] = {}
+        """The text of each final form of a transform line (the stage and transform are read from it only
+        where a difference is reported)."""
 
     def steps(self) -> tuple[list[int], dict[bytes, int]]:
         """What is left over after each step, both runs together (the sum of the counts' magnitudes: raw
@@ -139,8 +140,7 @@ def log_lines(art: RunArtifacts, sign: int, tally: LineTally) -> int:
                     weights.append(w)
                     digest = new
         if digest not in names:  # most lines' final forms repeat: name each once
-            m = transform_line(text)  # a normaliser may drop the prefix (dump-folder-path)
-            names[digest] = (text, *((m.group("stage"), m.group("transform")) if m else ("", "")))
+            names[digest] = text
     return lines.total()
 
 

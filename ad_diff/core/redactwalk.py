@@ -19,6 +19,7 @@ from ad_diff.core.redact import (
     _TOKEN,
     REDACTED,
     _key_level,
+    _spots,
     is_secret_value,
     redact_text,
 )
@@ -99,10 +100,11 @@ def _suspects(texts: dict[int, str]) -> set[int] | None:
         starts.append(at)
         at += len(texts[i]) + 1
     joined = "\n".join(texts[i] for i in ids)
-    low = joined.lower()
-    if len(low) != len(joined):
+    # the marks any case, found as redact_text finds them in a long text (a block lower-cased at a time)
+    spots = _spots(joined, list(_LOWER_MARKS))
+    if spots is None:
         return None
-    hits: set[int] = set()
+    hits: set[int] = {ids[bisect_right(starts, k) - 1] for k in spots}
 
     def mark(text: str, literal: str) -> None:
         k = text.find(literal)
@@ -114,8 +116,6 @@ def _suspects(texts: dict[int, str]) -> set[int] | None:
     for marks, _family in _FAMILIES:
         for literal in marks:
             mark(joined, literal)
-    for word in _LOWER_MARKS:
-        mark(low, word)
     if _B64_RUN in joined.encode("utf-8", "surrogatepass").translate(_B64_TABLE):  # any run at all: find it
         for m in _BODY.finditer(joined):
             hits.add(ids[bisect_right(starts, m.start()) - 1])

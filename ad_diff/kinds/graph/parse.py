@@ -95,8 +95,6 @@ def _parse_text(text: str, path: Path, memo: LineMemo | None, tag: object) -> Gr
     return GraphDump(path, fmt, transform, stage, sections, counter)
 
 
-
-
 _ParseIO = tuple[Body, list[Body], dict[str, NodeMeta], dict[str, Arg]]
 """What the parse of one body shares between its sections: see :func:`_parse_text`."""
 

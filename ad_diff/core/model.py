@@ -59,8 +59,9 @@ class State(str, Enum):
     INCOMPLETE = "incomplete"
     """Started (cleanup/apply lines seen) but its result line never came: the run stopped inside it."""
     RESTORED = "restored"
-    """Not run: the run restored AD's pipeline cache at a later boundary transform, so this transform's
-    result is the snapshot's. Restored, not compared (never a loss)."""
+    """Not run: the run restored a cached graph from after this transform (AD's pipeline cache at a later
+    boundary, or the graph cache of ``AD_ENABLE_CACHING``), so its result is the cache's. Restored, not
+    compared (never a loss); the run's :class:`~ad_diff.core.runlog.Restore` says from which cache."""
     ABSENT = "absent"
     """Not seen in this run's log at all (it appears in the other run only)."""
 
@@ -93,6 +94,10 @@ class TransformRecord:
     """The exception text of a ``failed`` transform."""
     flags: tuple[tuple[str, str], ...] = ()
     """Extra key/values of the result line (``is_clean``, ``has_valid_shapes``, ``enabled`` ...)."""
+    said: tuple[tuple[str, int], ...] = ()
+    """What the transform logged that no reader of ad-diff claims (``info Applied 4 TP shards``: the level
+    word, a space and the message, without logger prefix or ``[APPLY]`` context) with how often, sorted.
+    Only lines at info level and above: verbosity is how a run printed, not what it did."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from enum import Enum
 from pathlib import Path
 
 from ad_diff.core.model import TransformRecord
+from ad_diff.core.words import WordEnum
 
 FINAL_TRANSFORMS = frozenset({"compile_model"})
 """Transforms that end every AutoDeploy pipeline known (FORMATS.md §4.1: the compile stage's last key). A rank
@@ -64,18 +65,63 @@ class LogIssue:
     text: str
 
 
+class Cache(WordEnum):
+    """Which of AD's caches a run restored its graph from (FORMATS.md section 7)."""
+
+    PIPELINE = "pipeline_cache"
+    """The pipeline cache (``pipeline_cache`` transform config): a snapshot saved at a boundary transform,
+    logged ``Restored AutoDeploy pipeline snapshot for '<boundary>' from <dir>``."""
+    GRAPH = "graph_cache"
+    """The graph cache (``AD_ENABLE_CACHING=1``): the graph from before weight loading, logged
+    ``[cache] Loaded graph from <dir>/graph.pt``; no boundary is named."""
+
+    @property
+    def label(self) -> str:
+        """How a sentence names it."""
+        return "AD's pipeline cache" if self is Cache.PIPELINE else "AD's graph cache"
+
+
 @dataclass(frozen=True, slots=True)
 class Restore:
-    """A pipeline-cache restore: ``Restored AutoDeploy pipeline snapshot for '<boundary>' from <dir>``.
+    """A run-level event: the run restored a cached graph instead of running the transforms before it.
 
-    The transforms up to and including ``boundary`` never ran in this run (FORMATS.md section 7).
+    The transforms up to the restore point never ran in this run (FORMATS.md section 7): no result lines, no
+    dumps. The point is ``boundary`` when the cache names it (the pipeline cache), else the first transform
+    the rank logged after the restore line (``after`` results were logged before it).
     """
 
-    boundary: str
-    """The transform key the snapshot was saved at."""
+    boundary: str | None
+    """The transform key the snapshot was saved at (``None``: the cache names none)."""
     source: str
-    """The snapshot folder the log names."""
+    """The snapshot folder or file the log names."""
     line: int
+    cache: Cache = Cache.PIPELINE
+    after: int = 0
+    """How many results the rank had logged (in its current pipeline) before the restore line."""
+
+
+class EventKind(WordEnum):
+    """Run-level events read from a log besides transform results (what the run did, not how it printed)."""
+
+    SNAPSHOT_SAVED = "snapshot_saved"
+    """The run saved a pipeline-cache snapshot (a later run may restore it)."""
+    CACHE_SAVED = "cache_saved"
+    """The run saved its graph to the graph cache."""
+    CACHE_REBUILT = "cache_rebuilt"
+    """A cache entry was corrupt or its manifest did not match, so the run ran the transforms itself."""
+    CACHE_OTHER = "cache_other"
+    """Other cache book-keeping (eviction, a failed write): no effect on what ran."""
+
+
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """One run-level event of one rank (see :class:`EventKind`); the restore that took effect is
+    :attr:`RankLog.restored`."""
+
+    kind: EventKind
+    line: int
+    text: str
+    """The message, bounded (no logger prefix)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,6 +158,8 @@ class RankLog:
     after_end: AfterEnd | None = None
     finished: bool = False
     """It logged the pipeline's final transform (:func:`pipeline_finished`)."""
+    events: tuple[RunEvent, ...] = ()
+    """Run-level events of this rank other than the restore (cache saves and rebuilds), in log order."""
 
 
 @dataclass(frozen=True, slots=True)

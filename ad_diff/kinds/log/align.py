@@ -6,8 +6,8 @@ does not shift every later row. The merged order follows both runs: an LCS over 
 (difflib) keeps common transforms in their shared order and slots run-only transforms in where they ran.
 Common transforms outside that shared order ran at another position: they are listed as :class:`Moved`.
 
-A run that restored AD's pipeline cache never ran the transforms up to its restore boundary: on its side
-those rows are ``restored`` (not ``absent``), so nothing reads them as lost.
+A run that restored a cached graph (AD's pipeline cache or graph cache) never ran the transforms before its
+restore point: on its side those rows are ``restored`` (not ``absent``), so nothing reads them as lost.
 """
 
 from __future__ import annotations
@@ -74,9 +74,9 @@ def pair_records(
     moved = _moved(bk, ck, in_order, b, c)
     b_restore, c_restore = restored
     if c_restore is not None:
-        rows = _mark_restored(rows, c_restore, candidate_side=True)
+        rows = _mark_restored(rows, c_restore, candidate, candidate_side=True)
     if b_restore is not None:
-        rows = _mark_restored(rows, b_restore, candidate_side=False)
+        rows = _mark_restored(rows, b_restore, baseline, candidate_side=False)
     return tuple(rows), moved
 
 
@@ -94,14 +94,14 @@ def _moved(bk: list[Key], ck: list[Key], in_order: set[Key], b: list[tuple[Key, 
 
 
 def _mark_restored(
-    rows: list[TransformComparison], restore: Restore, candidate_side: bool
+    rows: list[TransformComparison], restore: Restore, mine: tuple[TransformRecord, ...], candidate_side: bool
 ) -> list[TransformComparison]:
-    """Rows up to and including the restore boundary that the restoring run lacks become ``restored`` there.
+    """Rows before the restore point that the restoring run lacks become ``restored`` there.
 
-    The boundary is looked up among the other run's transforms; when the other run never ran it, the rows
-    before the restoring run's first transform are the restored ones.
+    The point is the boundary the cache names, where the other run ran it (up to and including it); else
+    the first transform the restoring run logged after the restore line (up to, not including it).
     """
-    def mine(r: TransformComparison) -> Side:
+    def side(r: TransformComparison) -> Side:
         return r.candidate if candidate_side else r.baseline
 
     def other(r: TransformComparison) -> Side:
@@ -110,11 +110,14 @@ def _mark_restored(
     upto = next((i for i, r in enumerate(rows)
                  if r.transform == restore.boundary and other(r).state is not State.ABSENT), None)
     if upto is None:
-        upto = next((i for i, r in enumerate(rows) if mine(r).state is not State.ABSENT), len(rows)) - 1
+        first = mine[restore.after] if restore.after < len(mine) else None
+        at = next((i for i, r in enumerate(rows) if first is not None
+                   and (r.transform, r.occurrence) == (first.transform, first.occurrence)), len(rows))
+        upto = at - 1
     out = list(rows)
     for i in range(upto + 1):
         r = out[i]
-        if mine(r).state is State.ABSENT:
+        if side(r).state is State.ABSENT:
             b, c = (r.baseline, _RESTORED) if candidate_side else (_RESTORED, r.candidate)
             out[i] = TransformComparison(r.stage, r.transform, r.occurrence, b, c)
     return out

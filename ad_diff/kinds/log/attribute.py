@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ad_diff.core.model import TransformRecord
 from ad_diff.kinds.log.model import RunLog
 
 
@@ -28,8 +27,7 @@ def attribute(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
     for k, (stage, transform) in enumerate(names):
         i = anon[offset + k]
         r = recs[i]
-        recs[i] = TransformRecord(stage, transform, r.occurrence, r.state, r.matches, r.line, r.timing,
-                                  r.failure, r.flags)
+        recs[i] = replace(r, stage=stage, transform=transform)
     named = tuple(recs)
     ranks = tuple(replace(rl, transforms=named) if rl.rank == log.rank else rl for rl in log.ranks)
     return replace(log, transforms=named, ranks=ranks), (

@@ -39,6 +39,23 @@ FAILED = re.compile(r"^(?:\[APPLY\] )?Transform (\w+) failed: ?(.*)$")
 _KV = re.compile(r"^(\w+)=(\S+)$")
 START_MARKERS = ("[PRE-CLEANUP]", "[APPLY]", "[POST-CLEANUP]", "running ", "applying transform")
 """Messages a transform logs before its result line (so a result is now pending)."""
+CLAIMED = re.compile(
+    r"^(?:\[(?:PRE|POST)-CLEANUP\] |applying transform\.\.\.$"
+    r"|running (?:pre-cleanup|post-cleanup|graph cleanup)\b"
+    r"|\[CUDA MEM(?: DIFF \((?:EXPECTED|UNEXPECTED)\))?\] |\w+ config: |(?:Model|Graph) after \w+:"
+    r"|Graph dumping enabled to: |\[\d+\] Visualized gm_"
+    r"|(?:Saved|Restored) AutoDeploy pipeline snapshot |Skipping pipeline snapshot |Skipping boundary "
+    r"|Pipeline snapshot manifest mismatch |\[cache\] )"
+)
+"""Messages of a transform's context that ad-diff reads or knows to be how a run printed (FORMATS.md 1.2 and
+7): cleanup and apply markers, memory lines, debug reprs, the dump folder, visualisation, cache book-keeping.
+Every other message a transform logs is a fact the reader does not claim (:attr:`TransformRecord.said`)."""
+LEVEL_WORDS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug", "D": "debug",
+               "CRITICAL": "critical", "ERROR": "error", "WARNING": "warning", "INFO": "info",
+               "DEBUG": "debug", "": "info"}
+"""Each logger's level tag as one word (L1 ``[I]`` and L2/L3 ``[INFO]`` are the same level); a line with
+no logger prefix counts as info."""
+
 LEVELS_FATAL = frozenset({"F", "E", "CRITICAL", "ERROR"})
 EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit)|Segmentation fault|Killed)\b")
 """The closing line of a traceback (``torch.OutOfMemoryError: ...``) or a fatal signal."""

@@ -62,9 +62,10 @@ def log_notes(section: LogComparison, run_ids: tuple[RunId, RunId] = (BASELINE, 
         sides = (r.candidate if run == CANDIDATE else r.baseline for r in section.rows)
         n = sum(1 for side in sides if side.state is State.RESTORED)
         rs = log.restored
-        out.append(f"{run} restored AD's pipeline cache at '{rs.boundary}' (line {rs.line}, from "
-                   f"{rs.source}): {n} transform(s) up to it did not run in the {run}; shown as restored, "
-                   "not compared")
+        at = f" at '{rs.boundary}'" if rs.boundary else ""
+        out.append(f"{run} restored {rs.cache.label}{at} (line {rs.line}, from {rs.source}): {n} "
+                   f"transform(s) before it did not run in the {run}; not compared, restored from "
+                   f"{rs.cache.label}")
     comps = section.rank_comparisons()
     if len(comps) > 1:
         out.append(f"ranks compared: {', '.join(str(rc.rank) for rc in comps)} (every rank both runs have); "

@@ -16,7 +16,8 @@ from ad_diff.discover.logs import LogFile
 from ad_diff.errors import InputError
 from ad_diff.kinds.log.lines import WHAT
 from ad_diff.kinds.log.model import AfterEnd, IssueKind, LogEnd, LogIssue, RankLog, RunLog, pipeline_finished
-from ad_diff.kinds.log.state import Error, LogParser
+from ad_diff.kinds.log.rankstate import Error
+from ad_diff.kinds.log.state import LogParser
 
 
 def _where(e: Error | tuple[Path, int], multi: bool) -> str:
@@ -60,14 +61,15 @@ def _rank_log(p: LogParser, key: int | None, rank: int | None, multi: bool) -> R
     if st.pending is not None and st.pending.failure is not None:
         p.close_pending(st)
     end, detail, after_end = _end(p, key, multi)
-    records = list(st.records)
+    records = [replace(r, said=tuple(sorted(said.items())))
+               if (said := st.said.get((r.stage, r.transform))) else r for r in st.records]
     if st.pending is not None:
         pend = st.pending
         records.append(TransformRecord(pend.stage, pend.transform, 0, State.INCOMPLETE, None, pend.line))
     untagged = p.ranks.get(None)
     restored = st.restored or (untagged.restored if untagged else None)
     return RankLog(rank, st.path, tuple(records), end, detail, st.pipelines, restored, after_end,
-                   pipeline_finished(st.records))
+                   pipeline_finished(st.records), tuple(st.events))
 
 
 def disagreements(primary: RankLog, others: tuple[RankLog, ...]) -> tuple[str, ...]:

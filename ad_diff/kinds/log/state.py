@@ -9,16 +9,19 @@ that look like transform results but match no format become ``unrecognised`` iss
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from ad_diff.core import limits
 from ad_diff.core.model import State, Timing, TransformRecord
+from ad_diff.kinds.log.events import read_event
 from ad_diff.kinds.log.lines import (
+    CLAIMED,
     ELAPSED,
     EXC_LINE,
     FAILED,
+    LEVEL_WORDS,
     LEVELS_FATAL,
     START_MARKERS,
     SUMMARY,
@@ -28,50 +31,12 @@ from ad_diff.kinds.log.lines import (
     split,
 )
 from ad_diff.kinds.log.model import IssueKind, LogIssue, Restore
+from ad_diff.kinds.log.rankstate import Error, Pending, RankState
 
-_RESTORED = re.compile(r"^Restored AutoDeploy pipeline snapshot for '([^']+)' from (.*)$")
-_ENDING = ("Traceback (most recent call last)", "Exception ignored", "Killed")
+_EVENTS = ("Restored AutoDeploy", "Saved AutoDeploy", "[cache] ", "Pipeline snapshot", "Skipping boundary")
+"""How the run-level event lines without transform context begin (:meth:`LogParser.on_event`)."""
+_ENDING = ("Traceback (most recent call last)", "Exception ignored", "Killed", "[cache] ")
 """How the lines start that :meth:`LogParser.on_other_line` looks at (with fatal signals and tracebacks)."""
-
-
-@dataclass
-class Pending:
-    """A transform seen starting (cleanup/apply lines) whose result line has not come yet."""
-
-    stage: str
-    transform: str
-    line: int
-    pos: int
-    """Position over all files of ``line``."""
-    failure: str | None = None
-
-
-@dataclass
-class RankState:
-    """Per-rank state machine: records of the current pipeline plus the ones before a restart."""
-
-    path: Path
-    records: list[TransformRecord] = field(default_factory=list)
-    seen: set[tuple[str, str]] = field(default_factory=set)
-    pending: Pending | None = None
-    pipelines: int = 1
-    restarts: list[int] = field(default_factory=list)
-    last_pos: int = 0
-    """Position (over all files) of its last result line: what came after it came after the pipeline."""
-    restored: Restore | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Error:
-    """A traceback's last line or a fatal signal: where (position, file, line), whose, and whether Python
-    reported it as ignored (``Exception ignored in: ...``)."""
-
-    pos: int
-    rank: int | None
-    path: Path
-    line: int
-    text: str
-    ignored: bool
 
 
 class LogParser:
@@ -136,11 +101,15 @@ class LogParser:
             st.restarts.append(rec.line)
             st.records = []
             st.seen = set()
+            st.said = {k: v for k, v in st.said.items() if k == key}
         elif len(st.records) >= limits.LOG_TRANSFORMS:
             raise limits.count_cap(self.path, "transform results in one pipeline of one rank",
                                    limits.LOG_TRANSFORMS, "LOG_TRANSFORMS", self.lines)
         st.seen.add(key)
         st.records.append(rec)
+        if st.loose:  # no start marker opened this transform (V0): what came since the last result is its
+            st.said.setdefault(key, Counter()).update(st.loose)
+        st.loose = None
         st.pending = None
         st.last_pos = (self.base + self.lines) if pos is None else pos
 
@@ -161,7 +130,8 @@ class LogParser:
                                         f"{p.stage}/{p.transform} started but logged no result"))
         st.pending = None
 
-    def on_transform_message(self, n: int, rank: int | None, stage: str, transform: str, rest: str) -> None:
+    def on_transform_message(self, n: int, rank: int | None, stage: str, transform: str, rest: str,
+                             level: str = "") -> None:
         st = self.state_for(rank)
         if st.pending and (st.pending.stage, st.pending.transform) != (stage, transform):
             self.close_pending(st)
@@ -205,8 +175,45 @@ class LogParser:
         if m:
             self.on_failure(st, n, stage, transform, m.group(2))
             return
-        if rest.startswith(START_MARKERS) and st.pending is None:
-            st.pending = Pending(stage, transform, n, (self.base + self.lines))
+        if rest.startswith(START_MARKERS):
+            if (stage, transform) in st.seen:  # it starts again: a new attempt's lines are its own
+                st.said.pop((stage, transform), None)
+            st.loose = None
+            if st.pending is None:
+                st.pending = Pending(stage, transform, n, (self.base + self.lines))
+            if rest.startswith(("[APPLY]", "[PRE-CLEANUP]", "[POST-CLEANUP]")) or CLAIMED.match(rest):
+                return
+        if CLAIMED.match(rest):
+            self.on_event(st, n, rest)
+            return
+        self.say(st, (stage, transform), level, rest)
+
+    def say(self, st: RankState, key: tuple[str, str] | None, level: str, msg: str) -> None:
+        """Keep a line no reader claims as a fact of the transform ``key`` (``None``: of the next result,
+        unless a start marker shows it came between transforms); lines below info level are left out."""
+        word = LEVEL_WORDS.get(level, "info")
+        if word == "debug":
+            return
+        if len(st.said) >= limits.LOG_TRANSFORMS:
+            raise limits.count_cap(self.path, "transforms with lines of their own", limits.LOG_TRANSFORMS,
+                                   "LOG_TRANSFORMS", self.lines)
+        if key is None:
+            st.loose = st.loose or Counter()
+            bucket = st.loose
+        else:
+            bucket = st.said.setdefault(key, Counter())
+        bucket[f"{word} {msg}"] += 1
+
+    def on_event(self, st: RankState, n: int, msg: str) -> bool:
+        """A run-level event (cache restore, load, save, rebuild); ``False`` if ``msg`` is none."""
+        got = read_event(msg, n, len(st.records))
+        if isinstance(got, Restore):
+            st.restored = got
+        elif got is not None:
+            if len(st.events) >= limits.LOG_ISSUES:
+                raise limits.count_cap(self.path, "cache events", limits.LOG_ISSUES, "LOG_ISSUES", self.lines)
+            st.events.append(got)
+        return got is not None
 
     def finish_kv(self, st: RankState, n: int, stage: str, transform: str, kv: dict[str, str]) -> None:
         """V0/V1/V2 result line: ``enabled=.., num_matches=N|skipped=True, is_clean=.., ...``."""
@@ -237,10 +244,7 @@ class LogParser:
     def attach_timing(self, st: RankState, stage: str, transform: str, timing: Timing) -> None:
         """V2 prints timing on its own line after the result line."""
         if st.records and (st.records[-1].stage, st.records[-1].transform) == (stage, transform):
-            r = st.records[-1]
-            st.records[-1] = TransformRecord(
-                r.stage, r.transform, r.occurrence, r.state, r.matches, r.line, timing, r.failure, r.flags
-            )
+            st.records[-1] = replace(st.records[-1], timing=timing)
 
     def on_failure(self, st: RankState, n: int, stage: str, transform: str, exc: str) -> None:
         if st.pending is None or (st.pending.stage, st.pending.transform) != (stage, transform):
@@ -275,18 +279,25 @@ class LogParser:
             if prefix == "bare" and not complete:
                 self.cut_mid_line = True
             self.last_ad = ((self.base + self.lines), rank)
-            self.on_transform_message(n, rank, m.group(1), m.group(2), m.group(3))
+            self.on_transform_message(n, rank, m.group(1), m.group(2), m.group(3), level)
         elif msg.startswith("[SUMMARY]"):
             # L2 loggers drop the '[stage=..., transform=...]' context, so the result names no transform.
             # Keep it positionally (#n); attribute() names it from the dump files' order later.
             self.anonymous += 1
             self.last_ad = ((self.base + self.lines), rank)
-            self.on_transform_message(n, rank, "?", f"#{self.anonymous}", msg)
+            st = self.state_for(rank)
+            key = ("?", f"#{self.anonymous}")
+            if st.anonymous_open and ("?", "") in st.said:
+                st.said[key] = st.said.pop(("?", ""))
+            st.anonymous_open = False
+            self.on_transform_message(n, rank, *key, msg, level)
         else:
             self.on_other_message(n, rank, level, msg)
 
     def on_other_message(self, n: int, rank: int | None, level: str, msg: str) -> None:
-        """An AD line without transform context: V0 results, V1 failures, restores, fatal errors."""
+        """An AD line without transform context: V0 results, V1 failures, restores and cache events, fatal
+        errors; and the lines a transform logs without context (V0, V1, L2), kept as its facts by where they
+        stand."""
         m0 = V0.match(msg)
         if m0:
             kv = kv_pairs(m0.group(3))
@@ -304,17 +315,39 @@ class LogParser:
             stage = pending.stage if pending and pending.transform == m2.group(1) else "?"
             self.on_failure(st, n, stage, m2.group(1), m2.group(2))
             return
-        if msg.startswith("Restored AutoDeploy"):
-            r = _RESTORED.match(msg)
-            if r:
-                self.state_for(rank).restored = Restore(r.group(1), r.group(2).strip(), n)
-                return
+        known = self.ranks.get(rank)
+        # a rank's state begins with its first transform line or event, never with noise
+        if known is None and not msg.startswith(_EVENTS):
+            if level in LEVELS_FATAL:
+                self.fatal[rank] = ((self.base + self.lines), n, msg[:300])
+            return
+        st = known if known is not None else self.state_for(rank)
+        if self.on_event(st, n, msg):
+            return
         if level in LEVELS_FATAL:
             self.fatal[rank] = ((self.base + self.lines), n, msg[:300])
+        if msg.startswith(START_MARKERS) and (CLAIMED.match(msg) or msg.startswith("[")):
+            # L2: a transform starts without naming itself; its lines are its own until its result
+            st.loose = None
+            if st.pending is None and not st.anonymous_open:
+                st.anonymous_open = True
+                st.said.pop(("?", ""), None)
+            return
+        if CLAIMED.match(msg):
+            return
+        if st.pending is not None:  # inside a named transform (V1 prints its own lines without context)
+            self.say(st, (st.pending.stage, st.pending.transform), level, msg)
+        elif st.anonymous_open:
+            self.say(st, ("?", ""), level, msg)
+        else:
+            self.say(st, None, level, msg)
 
     def on_other_line(self, n: int, text: str, rank: int | None) -> None:
-        """Noise, except what may end a rank: a traceback (and whether Python ignored it), a fatal signal."""
-        if text.startswith("Traceback (most recent call last)"):
+        """Noise, except what may end a rank (a traceback, and whether Python ignored it; a fatal signal) and
+        the graph cache's lines, which may come without AD's logger prefix."""
+        if text.startswith("[cache] "):
+            self.on_event(self.state_for(rank), n, text)
+        elif text.startswith("Traceback (most recent call last)"):
             ignored = rank in self.ignoring
             self.ignoring.discard(rank)
             self.tracebacks[rank] = ignored

@@ -185,7 +185,8 @@ def _load_side(
     got = loader.load(ref)
     if got.dump is None:
         error = got.error or "unreadable"
-        unreadable.append(UnreadableDump(run, ref.stage, ref.transform, ref.occurrence, error))
+        unreadable.append(UnreadableDump(run, ref.stage, ref.transform, ref.occurrence, error,
+                                         got.problem or error, ref.path.name))
         return None, b""
     formats.add(got.dump.fmt)
     return got.dump, got.digest

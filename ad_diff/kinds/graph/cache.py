@@ -40,6 +40,8 @@ class Loaded:
     digest: bytes
     """XXH3-128 of the body after the two header lines (equal digests = same graph)."""
     error: str | None = None
+    problem: str | None = None
+    """The error without where it happened (file and line): the same for every dump that fails alike."""
 
 
 def body_start(data: bytes) -> int:
@@ -74,7 +76,7 @@ class DumpLoader:
             root = ref.path.parent.parent if ref.root is None else ref.root
             data = safepath.read_bytes(ref.path, root, "a graph dump", MAX_DUMP_BYTES)
         except InputError as e:
-            return Loaded(None, b"", str(e))
+            return Loaded(None, b"", str(e), e.detail)
         cut = body_start(data)
         digest = body_digest(data, cut)
         hit = self.cache.pop(digest, None) if self.reuse else None
@@ -87,13 +89,13 @@ class DumpLoader:
                 text = data.decode("utf-8")
             except UnicodeDecodeError as e:
                 line = data.count(b"\n", 0, e.start) + 1
-                return Loaded(None, digest, f"{ref.path}:{line}: expected UTF-8 text, found byte "
-                                            f"0x{data[e.start]:02x} ({e.reason})")
+                problem = f"expected UTF-8 text, found byte 0x{data[e.start]:02x} ({e.reason})"
+                return Loaded(None, digest, f"{ref.path}:{line}: {problem}", problem)
             del data  # the bytes and the parse need not be in memory together
             try:
                 hit = parse_text(text, ref.path, self.memo, digest)
             except InputError as e:
-                return Loaded(None, digest, str(e))
+                return Loaded(None, digest, str(e), e.detail)
             del text
             self.parsed += 1
         else:

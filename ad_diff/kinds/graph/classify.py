@@ -25,7 +25,14 @@ from ad_diff.core.runlog import RunLog
 from ad_diff.discover import dump_counter
 from ad_diff.discover.dumps import FolderScan, ranges
 from ad_diff.kinds.graph import rules as R
-from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, MetaChangeKind, RunDelta, TransformGraphDiff
+from ad_diff.kinds.graph.diff import (
+    Absence,
+    GraphAnalysis,
+    MetaChangeKind,
+    RunDelta,
+    TransformGraphDiff,
+    UnreadableDump,
+)
 from ad_diff.kinds.graph.evidence import regions_evidence
 from ad_diff.kinds.graph.pair import log_index
 
@@ -52,8 +59,27 @@ def folder_findings(scan: FolderScan, run: str) -> list[Finding]:
            for path, problem in scan.unreadable]
     if scan.missing:
         out.append(R.DUMP_GAP.make(run=run, missing=ranges(scan.missing)))
-    out += [R.DUMP_DUPLICATE.make(run=run, counter=f"{counter:03d}", files=", ".join(names))
+    out += [R.DUMP_DUPLICATE.make(run=run, counter=f"{counter:03d}", files=", ".join(names),
+                                  evidence={"files": tuple(names)})
             for counter, names in scan.duplicates]
+    return out
+
+
+def _unreadable(analysis: GraphAnalysis) -> list[Finding]:
+    """ADG009: one finding per run and way of failing (a form the reader does not know fails every dump
+    alike: one input problem, not a consequence per dump); it names the transform when one dump failed."""
+    alike: dict[tuple[RunId, str], list[UnreadableDump]] = {}
+    for u in analysis.unreadable:
+        alike.setdefault((u.run, u.problem or u.error), []).append(u)
+    out = []
+    for (run, _), us in alike.items():
+        u = us[0]
+        one = len(us) == 1
+        what = "graph dump" if one else f"{len(us)} graph dumps"
+        error = u.error if one else f"each the same way, first {u.error}"
+        out.append(R.DUMP_UNREADABLE.make(
+            transform=u.transform if one else None, stage=u.stage if one else None, run=run, what=what,
+            error=error, evidence={"files": tuple(x.file for x in us[:50]), "dumps": len(us)}))
     return out
 
 
@@ -69,8 +95,7 @@ def classify(
     ran = {BASELINE: _ran(baseline_log), CANDIDATE: _ran(candidate_log)}
     shared = _shared_counters(analysis)
     changed = {(r.transform, r.occurrence) for r in rows if r.changed}
-    out = [R.DUMP_UNREADABLE.make(transform=u.transform, stage=u.stage, run=u.run, error=u.error)
-           for u in analysis.unreadable]
+    out = _unreadable(analysis)
     for d in analysis.transforms:
         if d.two_sided and not d.identical:
             out.extend(_metadata(d))

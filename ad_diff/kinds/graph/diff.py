@@ -37,7 +37,8 @@ class Absence(str, Enum):
     NOT_REACHED = "not_reached"
     """The run stopped before (or inside) the transform: its log says so, and the log's findings report it."""
     RESTORED = "restored"
-    """The run restored AD's pipeline cache past the transform: restored, not compared (never a loss)."""
+    """The run restored a cached graph (AD's pipeline or graph cache) past the transform: restored, not
+    compared (never a loss)."""
     CUT = "cut"
     """The log shows the transform ran, after the run's last dump: the dump folder stops early."""
     LOST = "lost"
@@ -216,6 +217,9 @@ class UnreadableDump:
     transform: str
     occurrence: int
     error: str
+    problem: str = ""
+    """The error without file and line: dumps of one run failing alike are reported once."""
+    file: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -138,7 +138,7 @@ def _detect_flat(lines: list[str], path: Path) -> str:
                 return "D2" if ln.count(" : ") >= 2 else "D1"
             parts = ln.rsplit(" : ", 2)
             return "D2" if len(parts) == 3 and parts[0].endswith(")") else "D1"
-        if not ln.startswith("output"):
+        if output_body(ln) is None:
             raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
     return "D2"
 
@@ -202,10 +202,31 @@ def _parse_line(ln: str, lineno: int, path: Path, d1: bool, metas: dict[str, Nod
         if rest.startswith(" : "):
             return _node(name, "placeholder", name, (), _meta(rest[3:], lineno, path, d1))
         raise InputError(path, "expected ' = <target>(...)' or ' : <meta>' after the node name", lineno)
-    if ln == "output" or ln.startswith("output "):
-        outs = tuple(_out_arg(a) for a in _split_args(ln[7:], lineno, path)) if len(ln) > 7 else ()
+    body = output_body(ln)
+    if body is not None:
+        outs = tuple(_out_arg(a) for a in _split_args(body, lineno, path)) if body else ()
         return _node("output", "output", "output", outs, None)
     raise InputError(path, "expected an SSA line ('%name ...' or 'output ...')", lineno)
+
+
+def output_body(ln: str) -> str | None:
+    """The outputs of a dump's output line, however it was printed, ``None`` for another line.
+
+    The writer prints ``output %a, %b``; an upstream skill documents ``output(%a, %b)``; both, and
+    ``output (%a, %b)``, name the same outputs (FORMATS.md 7.1): how the line was printed is no fact.
+    """
+    if not ln.startswith("output") or (len(ln) > 6 and ln[6] not in " ("):
+        return None
+    body = ln[6:].strip()
+    if body.startswith("(") and body.endswith(")"):
+        body = body[1:-1].strip()
+    return body
+
+
+def canonical_line(ln: str) -> str:
+    """A dump line in the one form every print form of it has (the output line as ``output a, b``)."""
+    body = output_body(ln) if ln[:1] == "o" else None
+    return ln if body is None else (f"output {body}" if body else "output")
 
 
 _SET = tuple(GraphNode.__dict__[f.name].__set__ for f in fields(GraphNode))

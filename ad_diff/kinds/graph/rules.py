@@ -110,13 +110,14 @@ LOG_SAYS_MATCHES_BUT_GRAPH_SAME = Rule(
 
 DUMP_UNREADABLE = Rule(
     "ADG009", "graph-dump-unreadable", Category.INPUT, ERR,
-    "{run}: graph dump could not be parsed: {error}; graph checks for this dump did not run (its match count "
-    "from the log still stands)",
+    "{run}: {what} could not be parsed: {error}; graph checks for it did not run (match counts from the log "
+    "still stand)",
     "A dump file in `graphs/` is unreadable or does not follow any known dump format (docs/formats.md): "
     "cut mid-line by a crash, not UTF-8, or garbage. The file is left out of the graph analysis (its "
     "transform is compared on the log only) and the message gives the file, the line and what was expected. "
     "It gates: metadata loss at that transform cannot be ruled out, and missing data must not read as a "
-    "pass.",
+    "pass. Dumps of one run that fail the same way (a print form the reader does not know) are one finding "
+    "naming the first file and line and counting the others: one input problem, not one per dump.",
 )
 
 SNAPSHOT_COVERAGE = Rule(

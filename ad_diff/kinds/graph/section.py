@@ -28,7 +28,7 @@ MAX_KEYS_SHOWN = 8
 """Transform keys listed per sentence ("restored in the candidate: ..."), then a count."""
 
 ABSENCE_TEXT = {
-    Absence.RESTORED: "Restored in the {run} (not compared: the run restored AD's pipeline cache past them)",
+    Absence.RESTORED: "Restored in the {run} (not compared: the run restored a cached graph past them)",
     Absence.CUT: "Dumps missing at the end of the {run}'s folder (its log shows they ran: the folder is cut "
                  "short)",
     Absence.LOST: "Dumps lost from the {run}'s folder (its log shows they ran)",

@@ -50,7 +50,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress,
     base, cand, from_snapshot = _runs(settings)
     ctx = Context(settings, base, cand, from_snapshot=from_snapshot, progress=progress, config=CONFIG)
     findings: list[Finding] = _shared_files(settings)
-    skipped: dict[str, Skipped] = {}
+    skipped = ctx.skipped
     for kind in kinds:
         section = kind.analyze(ctx)  # parse -> align -> measure, or Skipped(why not)
         if isinstance(section, Skipped):
@@ -73,7 +73,7 @@ def run(settings: Settings, progress: ProgressFn = no_progress,
         transforms=ctx.rows,
         findings=explained.findings,
         sections=dict(ctx.sections),
-        skipped=skipped,
+        skipped=dict(skipped),
         notes=tuple(ctx.notes),
         groups=explained.groups,
         ignored_transforms=explained.ignored_transforms,

@@ -43,6 +43,8 @@ class RunArtifacts:
 
 
 DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
+TENSOR_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
+"""File name endings of recorded tensors under ``tensors/`` (the tensor kind reads them)."""
 """The one definition of a graph dump file name: AD's ``f"{counter:03d}_{stage}_{transform}.txt"``."""
 
 
@@ -108,4 +110,5 @@ def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | 
     return RunArtifacts(run_id, root, logs[0].path, graphs, tensors, tuple(configs), tuple(notes), logs)
 
 
-__all__ = ["DUMP_NAME", "LogFile", "RunArtifacts", "discover", "dump_counter", "dump_entries", "dump_order"]
+__all__ = ["DUMP_NAME", "TENSOR_SUFFIXES", "LogFile", "RunArtifacts", "discover", "dump_counter",
+           "dump_entries", "dump_order"]

@@ -59,7 +59,7 @@ def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> 
         if section is not None:
             section, findings = kind.explain(section, findings, ctx)
             ctx.sections[kind.key.name] = section
-    unaccounted, accounting = account(ctx, findings)
+    unaccounted, accounting = account(ctx, findings, kinds)
     findings = [*findings, *unaccounted]
     settings = ctx.settings
     kept = [

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
+from ad_diff.core.facts import Evidence, Facts
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.core.rules import Rule
 from ad_diff.core.words import WordEnum
@@ -120,6 +121,8 @@ class Context:
     rows: tuple[TransformComparison, ...] = ()
     """The per-transform comparison (set by the log kind, read by every later kind)."""
     sections: dict[str, Any] = field(default_factory=dict)
+    skipped: dict[str, Skipped] = field(default_factory=dict)
+    """Kinds the pipeline did not compare, by key name, with why (switched off, no data, unreadable...)."""
     notes: list[str] = field(default_factory=list)
     config: ConfigLookup = field(default_factory=NoConfig)
     """The config lookup other kinds read (the tensors kind: is the logits gather enabled?)."""
@@ -146,6 +149,12 @@ class Kind(Protocol[S]):
 
     def explain(self, section: S, findings: list[Finding], ctx: Context) -> tuple[S, list[Finding]]:
         """Annotate ``findings`` with what this kind knows; may return an updated section."""
+        ...
+
+    def facts(self, section: S, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
+        """The facts of this kind's input for the accounting pass (differences between the runs, inventory
+        sizes, noise its own normalisation absorbed), filling this kind's part of ``ev``; ``ignored``:
+        transforms left out with ``--ignore-transform``, whose facts are none."""
         ...
 
     def render_markdown(self, section: S, result: DiffResult) -> str:

@@ -153,10 +153,16 @@ def _accounting() -> Schema:
                          "covered": _t("integer", "accounted for by a finding or another difference",
                                        minimum=0),
                          "unaccounted": _t("integer", "left: each named by an ADA001 finding", minimum=0),
+                         "unrecognised_lines": _t("integer", "log lines no reader claims that differ and "
+                                                  "nothing accounts for: listed by ADA002 warnings, never "
+                                                  "gating", minimum=0),
                          "noise_rules": _list(rule, "every noise rule in order, with how much it absorbed"),
                          "notes": _list(_t("string")),
+                         "switched_off": _list(_t("string"), "kinds the user switched off (--no-tensors, "
+                                               "--no-graphs): their inputs are no facts of the accounting"),
                      },
-                     required=["inventory", "differences", "covered", "unaccounted", "noise_rules", "notes"],
+                     required=["inventory", "differences", "covered", "unaccounted", "unrecognised_lines",
+                               "noise_rules", "notes", "switched_off"],
                      additionalProperties=False)
 
 

@@ -10,61 +10,14 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from ad_diff.core.facts import Difference, Evidence, Item
 from ad_diff.core.jsonable import json_omit
-from ad_diff.core.words import WordEnum
-
-if TYPE_CHECKING:
-    from ad_diff.explain.accounting.coverage import Evidence
-
-
-class Item(WordEnum):
-    """What sort of inventoried thing differs. The value is the JSON ``accounting.*.item``."""
-
-    FILE = "file"
-    """A file (by path relative to the run folder) that no kind reads, or that is in one run only."""
-    LOG_LINE = "log_line"
-    """A line of the log, after the line normalisers, present in one run more often than in the other."""
-    TRANSFORM = "transform"
-    """One rank's result of one transform (key ``rank/transform#occurrence``): state and match count."""
-    DUMP = "dump"
-    """One graph dump (by transform key), compared after the dump normaliser."""
-    TENSOR = "tensor"
-    """One recorded tensor or reference entry (``file:name``): dtype, shape and a hash of its bytes."""
-    CONFIG = "config"
-    """One key of the effective AD config, flattened (``transforms.fuse_gemms.enabled``)."""
-    RUN_INFO = "run_info"
-    """One key of ``run.json`` (written by ``ad-diff record``), flattened."""
-
-
-@dataclass(frozen=True, slots=True)
-class Difference:
-    """One inventoried thing that is not the same in both runs (``None`` on a side: absent there)."""
-
-    item: Item
-    subject: str
-    """What differs, as a reader names it (``rank 0 match_rope_pattern result``)."""
-    baseline: str | None
-    candidate: str | None
-    transform: str | None = None
-    stage: str | None = None
-    node: str | None = None
-    tensor: str | None = None
-    rank: int | None = None
-    key: str = ""
-    """The raw key (a config path, a file path, a dump key): what noise rules match on."""
-
-    def values(self) -> str:
-        """``a -> b`` with absent sides spelled out."""
-        b = "absent" if self.baseline is None else self.baseline
-        c = "absent" if self.candidate is None else self.candidate
-        return f"{b} -> {c}"
-
 
 Normaliser = Callable[[str, Path], str]
 """Rewrites one text (a log line, a dump line) of the run rooted at the path into its noise-free form."""
-Predicate = Callable[[Difference, "Evidence"], bool]
+Predicate = Callable[[Difference, Evidence], bool]
 """Whether a difference left after normalisation is noise, given what the kinds measured."""
 
 
@@ -129,7 +82,11 @@ class Accounting:
     """Every noise rule, in rule order, with how much it absorbed (zero included)."""
     unaccounted: int
     """Differences left: each is named by an ``unaccounted difference`` finding (grouped per subject)."""
+    unrecognised: int = 0
+    """Unclaimed log lines left that differ: listed as warnings, never gating."""
     notes: tuple[str, ...] = ()
+    switched_off: tuple[str, ...] = ()
+    """Kinds the user switched off (``--no-tensors``, ``--no-graphs``): their inputs are no facts here."""
     examples: tuple[Difference, ...] = field(default=(), metadata=json_omit())
 
     def as_json(self) -> dict[str, Any]:
@@ -139,9 +96,14 @@ class Accounting:
             "differences": self.differences,
             "covered": self.covered,
             "unaccounted": self.unaccounted,
+            "unrecognised_lines": self.unrecognised,
             "noise_rules": [
                 {"rule": r.rule, "item": r.item.value, "absorbed": r.absorbed, "description": r.description}
                 for r in self.noise
             ],
             "notes": list(self.notes),
+            "switched_off": list(self.switched_off),
         }
+
+
+__all__ = ["Accounting", "Difference", "Item", "NoiseRule", "RuleCount", "substitute"]

@@ -11,17 +11,10 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
+from ad_diff.core.facts import CANONICAL_DUMPS, Difference, Evidence, Item
 from ad_diff.core.model import State
-from ad_diff.explain.accounting.model import Difference, Item, NoiseRule, substitute
-
-if TYPE_CHECKING:
-    from ad_diff.explain.accounting.coverage import Evidence
-
-TRANSFORM_LINE = re.compile(r"\[stage=(?P<stage>[^,\]\s]+), transform=(?P<transform>[^\]\s]+)\]")
-"""A log line AutoDeploy wrote about one transform (FORMATS.md 1.2): the lines the transform inventory and
-the line normalisers look at; every other line of a log is judged by ``log-noise``."""
+from ad_diff.explain.accounting.model import NoiseRule, substitute
 
 _TIMESTAMP = (
     r"\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"  # ISO 8601 (CI, mpirun)
@@ -46,9 +39,8 @@ searched from the letters m and s, which few characters of a line are (0.9 us a 
 _MEMORY = r"[+-]?\d+(?:\.\d+)?\s?[KMGT]i?B\b"
 _DUMP_DIR = r"^.*?(Graph dumping enabled to:|AD_DUMP_GRAPHS_DIR\s*[=:]\s*)\s*\S+.*$"
 _DUMP_DIR_NEEDS = ("Graph dumping enabled to:", "AD_DUMP_GRAPHS_DIR")
-_ANSI = r"\x1b\[[0-9;?]*[A-Za-z]"
-# A normaliser's ``needs`` (see ``substitute``): every timestamp holds ':', every memory figure 'B', every
-# ANSI code ESC; tests/unit/explain/test_noise_guards.py checks each guarded rule against its bare pattern.
+# A normaliser's ``needs`` (see ``substitute``): every timestamp holds ':', every memory figure 'B';
+# tests/unit/explain/test_noise_guards.py checks each guarded rule against its bare pattern.
 
 
 @lru_cache(maxsize=16)
@@ -63,16 +55,6 @@ def run_folder(text: str, root: Path) -> str:
     for spelling in _spellings(root):
         text = text.replace(spelling, "<run>")
     return text
-
-
-_FX_COUNTER = re.compile(r"^(?P<base>.*?)(?:_default)?(?:_\d+)?$")
-
-
-def fx_base(name: str) -> str:
-    """A node name without FX's counter and overload suffixes (``view_default_2``, ``view_2`` -> ``view``)."""
-    m = _FX_COUNTER.match(name)
-    base = m.group("base") if m else name
-    return base or name
 
 
 def _restored(d: Difference, ev: Evidence) -> bool:
@@ -106,10 +88,6 @@ def _split_only(d: Difference, ev: Evidence) -> bool:
     return d.key in ev.split_only
 
 
-def _log_noise(d: Difference, ev: Evidence) -> bool:
-    return d.transform is None
-
-
 _RUN_RECORD_VOLATILE = re.compile(
     r"^(started|ended|duration_s|cwd|git(\..*)?|python_executable|tool|signals_forwarded|host(name)?|"
     r"env\.AD_DUMP_GRAPHS_DIR)$"
@@ -126,13 +104,9 @@ def _unread_file(d: Difference, ev: Evidence) -> bool:
 
 NOISE_RULES: tuple[NoiseRule, ...] = (
     NoiseRule(
-        "ansi-escapes", "Terminal colour and cursor codes (`ESC[32m`) are how a line was displayed; the log "
-        "kind strips them too.", Item.LOG_LINE, normalise=substitute(_ANSI, "", needs=("\x1b",)),
-    ),
-    NoiseRule(
         "timestamps",
-        "Dates and times of day in log lines (logger prefixes, CI and launcher time stamps) are when a line "
-        "was written, not what the run did.",
+        "Dates and times of day in the lines a transform logged are when it was written, not what the run "
+        "did (logger and capture prefixes, with their time stamps, are taken off by the log reader).",
         Item.LOG_LINE, normalise=substitute(_TIMESTAMP_FAST, "<ts>", needs=(":",)),
     ),
     NoiseRule(
@@ -159,7 +133,7 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         "live in two folders by construction.", Item.LOG_LINE, normalise=run_folder,
     ),
     NoiseRule(
-        "fx-counter-renames",
+        CANONICAL_DUMPS,
         "FX numbers nodes by creation order (`view_2`) and some torch versions keep the "
         "overload (`view_default_2`): a dump is compared with every node named by its name without those "
         "suffixes and its rank among the nodes of that name (`view#3`), references included, so a consistent "
@@ -182,16 +156,10 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         Item.DUMP, absorbs=_split_only,
     ),
     NoiseRule(
-        "log-noise",
-        "Log lines that are about no transform (library banners, warnings, progress bars, tracebacks: the "
-        "log kind judges crashes and unrecognised AutoDeploy lines itself) differ between any two runs; only "
-        "lines naming a transform are held to account.",
-        Item.LOG_LINE, absorbs=_log_noise,
-    ),
-    NoiseRule(
         "restored-not-compared",
-        "A transform that a run restored from AD's pipeline cache did not run there: "
-        "its result line and dump are the snapshot's, restored and never compared (the log kind says so).",
+        "A transform that a run did not execute because it restored a cached graph past it (AD's pipeline "
+        "cache or graph cache): its result line and dump are the cache's, restored and never compared (the "
+        "log kind says so once).",
         Item.TRANSFORM, absorbs=_restored,
     ),
     NoiseRule(
@@ -202,7 +170,7 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         Item.TRANSFORM, absorbs=_inert,
     ),
     NoiseRule(
-        "restored-dumps", "Dumps missing because the run restored AD's pipeline cache past them (see "
+        "restored-dumps", "Dumps missing because the run restored a cached graph past them (see "
         "`restored-not-compared`).", Item.DUMP, absorbs=_restored,
     ),
     NoiseRule(

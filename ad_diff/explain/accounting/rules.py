@@ -1,4 +1,4 @@
-"""The accounting pass's finding (code ``ADA001``)."""
+"""The accounting pass's findings (codes ``ADA0xx``)."""
 
 from __future__ import annotations
 
@@ -18,4 +18,15 @@ UNACCOUNTED = Rule(
     "and the transform or a message glob); if it is noise ad-diff should know, it belongs in a noise rule.",
 )
 
-RULES: tuple[Rule, ...] = (UNACCOUNTED,)
+UNRECOGNISED_LINES = Rule(
+    "ADA002", "unrecognised-transform-lines", Category.UNACCOUNTED, Severity.WARNING,
+    "log lines no reader recognises differ at {transform}{where}: {lines}{more}",
+    "A transform logged lines (at info level or above) that no reader of ad-diff claims, and the runs "
+    "differ in them: `Applied 4 TP shards` in one run, `Applied 2 TP shards` in the other, while the "
+    "transform's result, dump and config are the same. ad-diff cannot tell what such a line means, so it "
+    "lists them for review and never gates on them alone: a log line is a fact only where no reader "
+    "claims it, and how a run printed (log format, logger prefix, verbosity) is never one. Lines of a "
+    "transform whose result differs, or that a finding names, are accounted for by that finding.",
+)
+
+RULES: tuple[Rule, ...] = (UNACCOUNTED, UNRECOGNISED_LINES)

@@ -18,6 +18,7 @@ from ad_diff.kinds.config import rules
 from ad_diff.kinds.config.find import has_config
 
 if TYPE_CHECKING:
+    from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
     from ad_diff.kinds.config.model import ConfigAnalysis
     from ad_diff.result import DiffResult
@@ -86,6 +87,13 @@ class ConfigKind:
         changed = rules.SETTING_CHANGED
         return {s.key: changed.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
                 for s in diff.settings}
+
+    def facts(self, section: ConfigAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
+        """This kind's facts for the accounting pass:
+        each run's effective config keys (:mod:`.facts`)."""
+        from ad_diff.kinds.config.facts import facts  # lazy: read when the accounting runs
+
+        return facts(section, ctx, ev, ignored)
 
     def render_markdown(self, section: ConfigAnalysis, result: DiffResult) -> str:
         """The ``Configuration`` section."""

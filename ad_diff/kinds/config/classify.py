@@ -34,7 +34,8 @@ def classify(analysis: ConfigAnalysis) -> list[Finding]:
             ))
         for s in analysis.diff.settings:
             findings.append(SETTING_CHANGED.make(key=s.key, change=f"{s.before_text} -> {s.after_text}",
-                                                 evidence={"config_source": s.origin() or ""}))
+                                                 evidence={"config_source": s.origin() or "",
+                                                           "setting": s.key}))
     elif (analysis.baseline is None) != (analysis.candidate is None):
         findings.append(CONFIG_MISSING.make(run=BASELINE if analysis.baseline is None else CANDIDATE))
     findings.extend(_check_finding(ch) for ch in analysis.checks)

@@ -22,6 +22,7 @@ from ad_diff.kinds.graph import rules
 # The graph model, diff and classify modules are imported where a run has dumps: the registry
 # (ad_diff.kinds) imports this module for every comparison, log-only ones included.
 if TYPE_CHECKING:
+    from ad_diff.core.facts import Evidence, Facts
     from ad_diff.kinds.graph.diff import GraphAnalysis
     from ad_diff.result import DiffResult
 
@@ -119,6 +120,13 @@ class GraphKind:
         own = {r.code for r in rules.RULES}
         mine = tuple(sorted((f for f in findings if f.code in own), key=Finding.sort_key))
         return replace(section, classified=mine), list(attach(tuple(findings), section))
+
+    def facts(self, section: GraphAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
+        """This kind's facts for the accounting pass:
+        every dump pair, in its canonical form (:mod:`.facts`)."""
+        from ad_diff.kinds.graph.facts import facts  # lazy: read when the accounting runs
+
+        return facts(section, ctx, ev, ignored)
 
     def render_markdown(self, section: GraphAnalysis, result: DiffResult) -> str:
         """The ``Graph dumps`` section."""

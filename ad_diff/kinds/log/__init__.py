@@ -28,6 +28,7 @@ _DUMPS_MOVED = "ADG013"
 log kind imports nothing of the graph kind."""
 
 if TYPE_CHECKING:
+    from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
     from ad_diff.discover import RunArtifacts
     from ad_diff.discover.logs import LogFile
@@ -116,6 +117,13 @@ class LogKind:
         if not moved:
             return section, findings
         return section, [f for f in findings if not (f.code == rules.REORDERED.code and f.transform in moved)]
+
+    def facts(self, section: LogComparison, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
+        """This kind's facts for the accounting pass:
+        each rank's transform results and the lines no reader claims (:mod:`.facts`)."""
+        from ad_diff.kinds.log.facts import facts  # lazy: read when the accounting runs
+
+        return facts(section, ctx, ev, ignored)
 
     def render_markdown(self, section: LogComparison, result: DiffResult) -> str:
         """The transforms table is part of the report's frame (``ad_diff.report.markdown``)."""

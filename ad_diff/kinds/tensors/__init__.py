@@ -21,6 +21,7 @@ _GRAPH = "graph"
 this kind imports nothing of the graph kind, and runs without it (no dumps, ``--no-graphs``)."""
 
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
+    from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
     from ad_diff.kinds.tensors.model import TensorAnalysis
     from ad_diff.result import DiffResult
@@ -120,6 +121,13 @@ class TensorsKind:
         tensors = sorted({f.tensor for f in drift if f.tensor})
         marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors)
         return dataclasses.replace(section, causes=ranked), marked
+
+    def facts(self, section: TensorAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
+        """This kind's facts for the accounting pass:
+        every recorded tensor and reference entry (:mod:`.facts`)."""
+        from ad_diff.kinds.tensors.facts import facts  # lazy: read when the accounting runs
+
+        return facts(section, ctx, ev, ignored)
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""

@@ -14,7 +14,6 @@ from ad_diff.explain.accounting import noise
 
 RULES = {r.name: r for r in noise.NOISE_RULES}
 BARE = {
-    "ansi-escapes": (noise._ANSI, ""),
     "timestamps": (noise._TIMESTAMP, "<ts>"),
     "timings": (noise._TIMING, "<t>"),
     "memory-figures": (noise._MEMORY, "<mem>"),

@@ -11,7 +11,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ad_diff.explain.accounting.inventory import DumpComparisons, canonical_dump, dump_difference
+from ad_diff.kinds.graph.facts import DumpComparisons, canonical_dump, dump_difference
 
 
 def _by_definition(base: Path, cand: Path) -> tuple[bool, str | None, int, tuple[str, str]]:
@@ -144,7 +144,7 @@ def test_a_remembered_comparison_is_the_comparison(ops, edits, steps) -> None:
 
 def test_a_pair_of_known_bodies_is_not_read_again(tmp_path: Path, monkeypatch) -> None:
     """The reuse is real: the second pair with the same bodies and headers is answered without a read."""
-    import ad_diff.explain.accounting.inventory as inv
+    import ad_diff.kinds.graph.facts as inv
 
     body_b, body_c = _body([("add", 0), ("mul", 0)]), _body([("add", 0), ("view", 0)])
     paths = []

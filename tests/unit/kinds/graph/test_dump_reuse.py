@@ -1,5 +1,5 @@
 """The accounting reads a dump pair only where its answer is not known already
-(:class:`ad_diff.explain.accounting.inventory.DumpComparisons`): a pair with the bodies of a pair read before
+(:class:`ad_diff.kinds.graph.facts.DumpComparisons`): a pair with the bodies of a pair read before
 is answered from it, and a covered pair with such bodies counts as differing, so the pair after it is covered
 too. Neither may change a report: on generated Llama pairs whose every later dump differs, and on scenarios
 with graph dumps, the markdown and JSON reports are the same bytes as when every pair is read."""
@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-import ad_diff.explain.accounting.inventory as inv
+import ad_diff.kinds.graph.facts as inv
 from ad_diff.cli.app import main
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 if str(ROOT / "scripts") not in sys.path:
     sys.path.insert(0, str(ROOT / "scripts"))
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ad_diff.core.facts import Evidence, Facts
 from ad_diff.core.model import Finding
 from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.result import DiffResult
@@ -39,6 +40,10 @@ class ToyKind:
                 ) -> tuple[ToyComparison, list[Finding]]:
         """Nothing to add."""
         return section, findings
+
+    def facts(self, section: ToyComparison, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
+        """No facts of its own for the accounting: its one number is judged by its own rule."""
+        return Facts()
 
     def render_markdown(self, section: ToyComparison, result: DiffResult) -> str:
         """The toy section."""

@@ -113,6 +113,15 @@ class Side:
 
 
 @dataclass(frozen=True, slots=True)
+class RankSides:
+    """The same transform on another rank than the row's, where its state or count differs there."""
+
+    rank: int | None
+    baseline: Side
+    candidate: Side
+
+
+@dataclass(frozen=True, slots=True)
 class TransformComparison:
     """One row of the per-transform table: the same transform in both runs."""
 
@@ -121,11 +130,19 @@ class TransformComparison:
     occurrence: int
     baseline: Side
     candidate: Side
+    elsewhere: tuple[RankSides, ...] = ()
+    """The other ranks compared on which this transform's state or count differs (the row's sides are the
+    primary rank's): a report that says a transform is unchanged says it of every rank."""
 
     @property
     def changed(self) -> bool:
-        """True if the state or the match count differs."""
+        """True if the state or the match count differs (on the row's own rank)."""
         return (self.baseline.state, self.baseline.matches) != (self.candidate.state, self.candidate.matches)
+
+    @property
+    def changed_anywhere(self) -> bool:
+        """True if the state or the match count differs on any rank compared."""
+        return self.changed or bool(self.elsewhere)
 
     @property
     def delta(self) -> int | None:

@@ -83,9 +83,21 @@ def conflicts(findings: tuple[Finding, ...] | list[Finding]) -> frozenset[tuple[
 
 
 def status_pair(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> tuple[str, str]:
-    """:func:`status_text` of a row's baseline and candidate."""
-    return (status_text(r.baseline, (r.transform, "baseline") in conflict),
-            status_text(r.candidate, (r.transform, "candidate") in conflict))
+    """:func:`status_text` of a row's baseline and candidate; the candidate's names the other ranks on which
+    the transform changed (``APPLIED 5 (rank 1: APPLIED 5 → APPLIED 0)``)."""
+    cand = status_text(r.candidate, (r.transform, "candidate") in conflict)
+    if r.elsewhere:
+        cand += f" ({elsewhere_text(r)})"
+    return status_text(r.baseline, (r.transform, "baseline") in conflict), cand
+
+
+def elsewhere_text(r: TransformComparison, limit: int = 3) -> str:
+    """``rank 1: APPLIED 5 → APPLIED 0``: the other ranks on which a row changed (its sides are rank 0's)."""
+    parts = [f"rank {'?' if e.rank is None else e.rank}: {status_text(e.baseline)} \u2192 "
+             f"{status_text(e.candidate)}" for e in r.elsewhere[:limit]]
+    if len(r.elsewhere) > limit:
+        parts.append(f"{len(r.elsewhere) - limit} more rank(s)")
+    return "; ".join(parts)
 
 
 def in_conflict(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> bool:

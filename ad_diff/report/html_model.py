@@ -189,7 +189,8 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
     conflict = conflicts(result.findings)
     transforms = [
         TransformRow(i, r.stage, r.transform, *status_pair(r, conflict),
-                     delta_text(r.delta), (r.delta or 0) and (1 if (r.delta or 0) > 0 else -1), r.changed,
+                     delta_text(r.delta), (r.delta or 0) and (1 if (r.delta or 0) > 0 else -1),
+                     r.changed_anywhere,
                      f"{i} {r.stage} {r.transform} {' '.join(status_pair(r, conflict))}".lower())
         for i, r in enumerate(result.transforms, 1)
     ]

@@ -180,9 +180,10 @@ def _group_blocks(
 
 def _transform_blocks(result: DiffResult) -> list[_Block]:
     conflict = conflicts(result.findings)  # a row whose log and dumps disagree is listed like a change
-    changed = [(i, r) for i, r in enumerate(result.transforms, 1) if r.changed or in_conflict(r, conflict)]
+    changed = [(i, r) for i, r in enumerate(result.transforms, 1)
+               if r.changed_anywhere or in_conflict(r, conflict)]
     same = [(i, r) for i, r in enumerate(result.transforms, 1)
-            if not (r.changed or in_conflict(r, conflict))]
+            if not (r.changed_anywhere or in_conflict(r, conflict))]
     total = len(result.transforms)
     blocks = []
     if changed:  # four narrow columns: each row's stage is in the JSON report
@@ -194,7 +195,7 @@ def _transform_blocks(result: DiffResult) -> list[_Block]:
             f"{delta_text(r.delta)} |"
             for i, r in changed
         )
-        n_conflict = sum(not r.changed for _, r in changed)
+        n_conflict = sum(not r.changed_anywhere for _, r in changed)
         extra = f"; {n_conflict} more whose log and dumps disagree" if n_conflict else ""
         full = f"### Changed transforms ({len(changed) - n_conflict} of {total}{extra})\n\n{head}\n{rows}"
         blocks.append(

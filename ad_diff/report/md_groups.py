@@ -53,8 +53,12 @@ def _change(f: Finding, rows: dict[str, TransformComparison], code: Fmt, text: F
         return code(f.tensor)
     name = f.transform or f.tensor or f.code
     r = rows.get(name)
-    if r is None or not r.changed:
+    if r is None or not r.changed_anywhere:
         return code(name)
+    if not r.changed:  # it changed on other ranks only: say where
+        e = r.elsewhere[0]
+        return (f"{code(name)} {text(side_text(e.baseline))} \u2192 {text(side_text(e.candidate))} "
+                f"{text(f'on rank {e.rank}')}")
     return f"{code(name)} {text(side_text(r.baseline))} \u2192 {text(side_text(r.candidate))}"
 
 

@@ -181,7 +181,9 @@ def report_schema() -> Schema:
     row = _obj({
         "stage": _t("string", STABLE), "transform": _t("string", STABLE),
         "occurrence": _t("integer", "0 for the first run of the transform, 1 for its second, ...", minimum=0),
-        "changed": _t("boolean"), "delta": _nullable("integer", "candidate minus baseline matches"),
+        "changed": _t("boolean", "the state or count differs on any rank compared (the sides are the "
+                                 "primary rank's)"),
+        "delta": _nullable("integer", "candidate minus baseline matches"),
         "baseline": side, "candidate": side,
     }, desc="One transform, aligned across the runs (the primary rank's rows).")
     count = _t("integer", minimum=0)

@@ -140,8 +140,8 @@ def timeline(rows: tuple[TransformComparison, ...]) -> Timeline:
     for i, r in enumerate(rows):
         x = LEFT + i * col
         title = (f"{i + 1} {r.stage}/{r.transform}: baseline {side_text(r.baseline)}, candidate "
-                 f"{side_text(r.candidate)}" + (" (changed)" if r.changed else ""))
-        columns.append(Column(i + 1, x, r.changed, title, _bar(r.baseline, x + 1, bar, scale, base),
+                 f"{side_text(r.candidate)}" + (" (changed)" if r.changed_anywhere else ""))
+        columns.append(Column(i + 1, x, r.changed_anywhere, title, _bar(r.baseline, x + 1, bar, scale, base),
                               _bar(r.candidate, x + 1 + bar, bar, scale, base)))
     ticks = tuple((base - v * scale, str(v)) for v in range(0, top + 1, step))
     name_top = base + GLYPHS

@@ -99,8 +99,8 @@ def _findings(judged: tuple[FindingVerdict, ...]) -> RenderableType:
 
 
 def _transforms(result: DiffResult, rows: list[tuple[int, TransformComparison]]) -> RenderableType:
-    changed = sum(r.changed for r in result.transforms)
-    n_conflict = sum(in_conflict(r, conflicts(result.findings)) and not r.changed for _, r in rows)
+    changed = sum(r.changed_anywhere for r in result.transforms)
+    n_conflict = sum(in_conflict(r, conflicts(result.findings)) and not r.changed_anywhere for _, r in rows)
     title = f"Transforms ({changed} changed of {len(result.transforms)}" + (
         f"; {n_conflict} whose log and dumps disagree)" if n_conflict else ")")
 
@@ -162,7 +162,7 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
         con.print(Text("* = gates at --fail-on " + verdict.fail_on, style="dim"))
     conflict = conflicts(result.findings)
     rows = [(i, r) for i, r in enumerate(result.transforms, 1)
-            if r.changed or show_unchanged or in_conflict(r, conflict)]
+            if r.changed_anywhere or show_unchanged or in_conflict(r, conflict)]
     if rows:
         con.print(_transforms(result, rows))
     for kind in result.section_kinds:

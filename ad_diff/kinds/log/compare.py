@@ -13,7 +13,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ad_diff.core.model import BASELINE, CANDIDATE, RUNS, RunId, Side, State, TransformComparison
+from ad_diff.core.model import (
+    BASELINE,
+    CANDIDATE,
+    RUNS,
+    RankSides,
+    RunId,
+    Side,
+    State,
+    TransformComparison,
+)
 from ad_diff.kinds.log.align import pair_records, pair_transforms
 from ad_diff.kinds.log.model import LogComparison, LogEnd, RankComparison, RankLog, RunLog, Stop
 
@@ -112,6 +121,18 @@ def _ended(log: RunLog, found: list[Stop], run: RunId) -> RunLog:
     return replace(log, end=end, end_detail=who + lead.detail)
 
 
+def _with_elsewhere(primary: RankComparison, others: list[RankComparison]) -> RankComparison:
+    """The primary rank's rows, each naming the other ranks on which the transform changed."""
+    by_rank = [(rc.rank, {(r.transform, r.occurrence): r for r in rc.rows}) for rc in others]
+    rows = []
+    for r in primary.rows:
+        seen = [(rank, got.get((r.transform, r.occurrence))) for rank, got in by_rank]
+        diff = tuple(RankSides(rank, o.baseline, o.candidate) for rank, o in seen
+                     if o is not None and o.changed)
+        rows.append(replace(r, elsewhere=diff) if diff else r)
+    return replace(primary, rows=tuple(rows))
+
+
 def compare_logs(
     baseline: RunLog, candidate: RunLog, ignore: tuple[str, ...] = (), narrowed: bool = False
 ) -> LogComparison:
@@ -126,6 +147,9 @@ def compare_logs(
             brl, crl = baseline.rank_log(r), candidate.rank_log(r)
             if brl is not None and crl is not None:  # both have it: r is in both tagged sets
                 comps.append(_rank_comparison(brl, crl, r, ignore))
+    if len(comps) > 1:
+        primary = _with_elsewhere(primary, comps[1:])
+        comps[0] = primary
     section = LogComparison(
         baseline, candidate, primary.rows, tuple(comps),
         baseline_only_ranks=tuple(sorted(b_ranks - c_ranks)) if c_ranks else (),

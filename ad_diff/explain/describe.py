@@ -233,7 +233,12 @@ class Builder:
             title = (_code(t), _text(f" lost {ev.get('lost')} of {before} matches{where} ({before} \u2192 "
                                      f"{after})"))
         div = self.divergence
-        if any(h.kind == NO_UPSTREAM for h in hints(f)):
+        confined = ev.get("confined_to_ranks")
+        if isinstance(confined, list | tuple) and confined:
+            ranks = ", ".join(map(str, confined))
+            why = (f"the first difference on rank{'s' if len(confined) > 1 else ''} {ranks}; the graph dumps "
+                   "are another rank's, so no graph traces it")
+        elif any(h.kind == NO_UPSTREAM for h in hints(f)):
             why = "the graph it received was the same in both runs: the change is in the transform itself"
         elif div is not None and self.pos.get(div.transform or "", len(self.pos)) < self.pos.get(t, -1):
             why = f"upstream, the {div.message}; no hint ties that difference to this loss"

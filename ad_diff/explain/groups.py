@@ -42,7 +42,7 @@ from ad_diff.explain.describe import (
     importance,
     marked,
 )
-from ad_diff.explain.links import hints, parent, positions, root_of, stop_links
+from ad_diff.explain.links import hints, parent, positions, rank_links, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.gate import report_rank
 from ad_diff.kinds.base import SkipReason
@@ -81,6 +81,8 @@ def build(
     pos = positions(rows)
     by_row = {r.transform: r for r in reversed(rows)}  # first occurrence wins
     findings = _fold_regions(findings, by_row)
+    raw: list[Raw] = []
+    findings = _events(findings, pos, raw)
     at: dict[str, list[Finding]] = {}
     alone: list[Finding] = []
     drift: list[Finding] = []
@@ -94,7 +96,8 @@ def build(
         else:
             at.setdefault(f.transform, []).append(f)
     stops = stop_links(findings, rows, pos)
-    parents = {t: parent(t, fs, pos, stops) for t, fs in at.items()}
+    confined = rank_links(findings, pos)
+    parents = {t: parent(t, fs, pos, stops, confined) for t, fs in at.items()}
     members: dict[str, list[str]] = {}
     for t in sorted(at, key=lambda t: pos[t]):
         members.setdefault(root_of(t, parents), []).append(t)
@@ -105,7 +108,6 @@ def build(
         drift_root = root_of(caused_at or "", parents)
     first = next((f for f in findings if f.code == "ADG004" and f.transform in pos), None)
     builder = Builder(by_row, pos, graph_compared, first, SNAPSHOT_BASELINE if from_snapshot else LOG_ONLY)
-    raw: list[Raw] = []
     for r, ts in members.items():
         root = sorted(at.get(r, []), key=importance)
         cons = sorted(
@@ -137,6 +139,29 @@ def build(
         numbered.append(dataclasses.replace(g, id=i, root=head, consequences=tail))
         ordered += [*head, *tail]
     return ordered, tuple(numbered)
+
+
+def _events(findings: Sequence[Finding], pos: dict[str, int], raw: list[Raw]) -> list[Finding]:
+    """One group per run-level event (``event`` evidence: a world-size change) headed by the finding that
+    reports it, with every finding it explains as a consequence; the findings left to place."""
+    rest: list[Finding] = []
+    by_event: dict[str, list[Finding]] = {}
+    for f in findings:
+        ev = dict(f.evidence)
+        event = ev.get("event")
+        (by_event.setdefault(str(event), []) if event else rest).append(f)
+    for members in by_event.values():
+        head = [f for f in members if dict(f.evidence).get("event_root")]
+        if not head:  # an explained finding whose event's own finding was filtered out: placed as usual
+            rest += members
+            continue
+        cons = sorted((f for f in members if f not in head),
+                      key=lambda f: (pos.get(f.transform or "", len(pos)), importance(f)))
+        title = marked(head[0].message, [])
+        evidence = (f"{len(cons)} finding(s) of the sharding stage and of the shapes it slices follow from it"
+                    if cons else "")
+        raw.append((CauseKind.WORLD_SIZE_CHANGED, title, evidence, None, None, head, cons))
+    return rest
 
 
 def _group(kind: CauseKind, title: Title, ev: str, t: str | None, stage: str | None, p: int | None,

@@ -6,7 +6,10 @@ A finding at transform X *follows from* an earlier transform C when:
   ``op_form_changed_upstream``, ``ad_diff.kinds.graph.hints``): node-level evidence, preferred;
 * the config analysis named C's config change as the likely cause of X's change (``config_explanation:
   likely_cause``, ``config_changes`` naming ``transforms.C.*``);
-* the run whose side of X is missing stopped (``ADL009``) at C, before reaching X.
+* the run whose side of X is missing stopped (``ADL009``) at C, before reaching X;
+* X's difference is confined to some ranks other than the primary one (whose dumps the graph analysis
+  reads) and C is where a difference confined to the same ranks first appears: on those ranks nothing
+  traces a cause, and the first divergence is the root cause of what follows it there.
 
 Only links to an earlier transform in pipeline order are kept, so following them always ends.
 Positions without evidence are never linked: two losses in a log-only comparison stay two root causes.
@@ -92,7 +95,7 @@ def stop_links(
         if isinstance(never, (list, tuple)) and never:
             names = [str(t) for t in never]
         else:  # no list: every later row that the stopped run lacks
-            run = BASELINE if f.message.startswith(BASELINE) else CANDIDATE
+            run = CANDIDATE if ev.get("run") == CANDIDATE else BASELINE
             names = [
                 r.transform
                 for r in rows[pos[f.transform] + 1 :]
@@ -103,7 +106,22 @@ def stop_links(
     return out
 
 
-def parent(transform: str, at: list[Finding], pos: Mapping[str, int], stops: Mapping[str, str]) -> str | None:
+def rank_links(findings: Iterable[Finding], pos: Mapping[str, int]) -> dict[str, str]:
+    """Transform -> the earlier transform where a difference confined to the same ranks first appears (the
+    log kind marks such findings ``confined_to_ranks``)."""
+    confined: list[tuple[int, str, tuple[str, ...]]] = []
+    for f in findings:
+        ranks = dict(f.evidence).get("confined_to_ranks")
+        if f.transform in pos and isinstance(ranks, list | tuple) and ranks:
+            confined.append((pos[f.transform or ""], f.transform or "", tuple(sorted(map(str, ranks)))))
+    first: dict[tuple[str, ...], tuple[int, str]] = {}
+    for p, t, ranks in sorted(confined):
+        first.setdefault(ranks, (p, t))
+    return {t: first[ranks][1] for p, t, ranks in confined if first[ranks][0] < p}
+
+
+def parent(transform: str, at: list[Finding], pos: Mapping[str, int], stops: Mapping[str, str],
+           confined: Mapping[str, str] | None = None) -> str | None:
     """The earlier transform the findings ``at`` this transform follow from, by the strongest evidence."""
     here = pos[transform]
 
@@ -120,7 +138,10 @@ def parent(transform: str, at: list[Finding], pos: Mapping[str, int], stops: Map
     if config:
         return min(config, key=lambda c: pos[c or ""])
     stop = stops.get(transform)
-    return stop if earlier(stop) else None
+    if earlier(stop):
+        return stop
+    first = (confined or {}).get(transform)
+    return first if earlier(first) else None
 
 
 def root_of(transform: str, parents: Mapping[str, str | None]) -> str:
@@ -140,6 +161,7 @@ __all__ = [
     "hints",
     "parent",
     "positions",
+    "rank_links",
     "root_of",
     "stop_links",
 ]

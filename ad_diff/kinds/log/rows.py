@@ -156,6 +156,8 @@ def _fold(per: list[tuple[int | None, Finding]], comps: tuple[RankComparison, ..
                       f"({_listing([r for r in order if r not in hit], values)})")
         per_rank = {_rank_name(r): values[r] for r in order}
         evidence = {**dict(rep.evidence), "ranks": affected, "rank_values": per_rank}
+        if primary not in hit:  # a divergence of other ranks only: the dumps (rank 0's) cannot trace it
+            evidence["confined_to_ranks"] = affected
         out.append(replace(rep, message=rep.message + suffix, collapse=any(f.collapse for _, f in items),
                            evidence=tuple(sorted(evidence.items()))))
     return out

@@ -1,8 +1,9 @@
 """Cross-kind passes over the classified findings, run once every kind has been classified.
 
 1. each kind's own ``explain`` (graph: root-cause hints on match losses; config: explained / unexplained),
-   then the accounting pass (``ad_diff.explain.accounting``): every difference between the run folders is
-   covered by a finding or a noise rule, or becomes an ``unaccounted difference`` finding;
+   then the run-level events (``ad_diff.explain.events``: what a world-size change explains), then the
+   accounting pass (``ad_diff.explain.accounting``): every difference between what the runs did is covered
+   by a finding or a noise rule, or becomes an ``unaccounted difference`` finding;
 2. the user's filters (``--ignore-code``, ``--ignore-transform``);
 3. expected changes (``--expected``): matching findings become acknowledged, unused entries stale;
 4. causal groups (``ad_diff.explain.groups``): every finding under the root cause it follows from, the
@@ -51,7 +52,7 @@ def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
 def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> Explained:
     """Explain, filter, acknowledge and group ``findings``; kinds may update their sections."""
     # lazy: the passes load when a comparison runs, not when a reader imports explain's model
-    from ad_diff.explain import groups
+    from ad_diff.explain import events, groups
     from ad_diff.explain.accounting import account
 
     for kind in kinds:
@@ -59,6 +60,7 @@ def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> 
         if section is not None:
             section, findings = kind.explain(section, findings, ctx)
             ctx.sections[kind.key.name] = section
+    findings = events.world_size(ctx, findings)
     unaccounted, accounting = account(ctx, findings, kinds)
     findings = [*findings, *unaccounted]
     settings = ctx.settings

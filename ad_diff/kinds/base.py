@@ -93,6 +93,10 @@ class ConfigLookup(Protocol):
         """Config key -> the message of its setting-changed finding, from the config kind's ``section``."""
         ...
 
+    def world_size(self, root: Path, explicit: Path | None) -> int | None:
+        """The ``world_size`` the run's AD config declares (a positive integer), ``None`` without one."""
+        ...
+
 
 class NoConfig:
     """The :class:`ConfigLookup` of a comparison without the config kind: no run has a config."""
@@ -104,6 +108,10 @@ class NoConfig:
     def setting_messages(self, section: Any) -> dict[str, str]:
         """None: no config, no setting changed."""
         return {}
+
+    def world_size(self, root: Path, explicit: Path | None) -> int | None:
+        """None: no config declares one."""
+        return None
 
 
 @dataclass

@@ -79,6 +79,19 @@ class ConfigKind:
             return False  # this kind reports unreadable configs
         return cfg is not None and bool(cfg.enabled(transform))
 
+    def world_size(self, root: Path, explicit: Path | None) -> int | None:
+        """The ``world_size`` the run's config declares (:class:`~ad_diff.kinds.base.ConfigLookup`)."""
+        from ad_diff.kinds.config import parse  # lazy: the loader, the model and YAML only for a config
+
+        try:
+            if not has_config(root, explicit):
+                return None
+            cfg = parse.parse(root, explicit)
+        except (AdDiffError, OSError, ValueError):
+            return None  # this kind reports unreadable configs
+        value = cfg.data.get("world_size") if cfg is not None else None
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
     def setting_messages(self, section: Any) -> dict[str, str]:
         """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
         diff = getattr(section, "diff", None)

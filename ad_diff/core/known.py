@@ -70,4 +70,16 @@ KNOWN: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 
 
-__all__ = ["KNOWN"]
+#: transform -> the ops one match of it writes exactly one of: upstream's pattern-matcher transforms count
+#: one match per replacement (``ADPatternMatcherPass.apply``), so the instances of these ops a transform's
+#: dump adds equal its logged count in any consistent run. Only transforms whose replacement was read in
+#: the source (transform/library/rms_norm.py: each match becomes one backend op, ``flashinfer_rms_norm``,
+#: ``triton_rms_norm`` or ``torch_rmsnorm``); a dump that adds none of them is not judged (an op renamed
+#: in another AD version must not read as an inconsistency).
+ONE_OP_PER_MATCH: dict[str, tuple[str, ...]] = {
+    "match_rmsnorm_pattern": KNOWN["rmsnorm"][0],
+    "fuse_rmsnorm": KNOWN["rmsnorm"][0],
+}
+
+
+__all__ = ["KNOWN", "ONE_OP_PER_MATCH"]

@@ -257,6 +257,7 @@ def _metadata(d: TransformGraphDiff) -> list[Finding]:
                 examples="; ".join(names[:3]),
                 evidence={
                     "occurrence": d.occurrence,
+                    "count": len(changed),
                     "nodes": [[m.baseline, m.candidate, m.before, m.after]
                               for m in changed[:MAX_EVIDENCE_NODES]],
                 },
@@ -301,6 +302,12 @@ def _consistency(d: TransformGraphDiff, run: str, rec: TransformRecord, delta: R
     structural = delta.added or delta.removed
     quiet = rec.state in (State.SKIPPED, State.DISABLED) or (rec.state is State.APPLIED and rec.matches == 0)
     ev = {"occurrence": d.occurrence, "log_line": rec.line, "run": run}
+    logged = rec.matches if rec.state is State.APPLIED else None
+    if delta.replaced and logged is not None and delta.replaced != logged:
+        ops = " and ".join(delta.replaced_ops)
+        return [R.LOG_DUMP_COUNT_MISMATCH.make(
+            transform=d.transform, stage=d.stage, run=run, logged=rec.matches, added=delta.replaced, ops=ops,
+            evidence={**ev, "logged": rec.matches, "added": delta.replaced})]
     if structural and quiet:
         logged = rec.state.value if rec.state is not State.APPLIED else "0 matches"
         return [

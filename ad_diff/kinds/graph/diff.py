@@ -128,6 +128,11 @@ class RunDelta:
     removed_names: tuple[str, ...] = field(default=(), metadata=json_omit())
     first: bool = False
     """True for the run's first dump (no previous graph to compare with; counts are then 0)."""
+    replaced: int | None = None
+    """For a transform that writes one known op per match (:data:`ad_diff.core.known.ONE_OP_PER_MATCH`): the
+    instances of those ops its dump added (each op's increase, summed); ``None`` otherwise."""
+    replaced_ops: tuple[str, ...] = ()
+    """The ops of :attr:`replaced` whose count rose."""
 
 
 @dataclass(frozen=True, slots=True)

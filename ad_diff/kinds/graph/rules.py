@@ -108,6 +108,19 @@ LOG_SAYS_MATCHES_BUT_GRAPH_SAME = Rule(
     "transform writes no node), and a note in every report would be noise. In the graph stages it is ADG012.",
 )
 
+LOG_DUMP_COUNT_MISMATCH = Rule(
+    "ADG015", "log-dump-count-mismatch", Category.CONSISTENCY, ERR,
+    "{run}: {transform} logged {logged} match(es) but its dump adds {added} {ops} node(s): the run's log "
+    "and its graph dumps do not tell the same story",
+    "Cross-check of one run's log against its own dumps, for a transform that writes exactly one known op "
+    "per match (upstream's pattern matchers count one match per replacement; docs/rules.md lists the "
+    "transforms and ops): the instances of that op its dump adds must equal its logged count. When they "
+    "differ, the dumps are not this run's (left over from another run or model in a reused "
+    "AD_DUMP_GRAPHS_DIR, copied from elsewhere) or the log is not: nothing compared from them can be "
+    "trusted, so it gates. A dump that "
+    "adds none of the op is not judged (the op may be named otherwise in another AD version).",
+)
+
 DUMP_UNREADABLE = Rule(
     "ADG009", "graph-dump-unreadable", Category.INPUT, ERR,
     "{run}: {what} could not be parsed: {error}; graph checks for it did not run (match counts from the log "
@@ -226,6 +239,7 @@ RULES: tuple[Rule, ...] = (
     ONE_SIDED_CHANGE,
     LOG_SAYS_NOTHING_BUT_GRAPH_CHANGED,
     LOG_SAYS_MATCHES_BUT_GRAPH_SAME,
+    LOG_DUMP_COUNT_MISMATCH,
     DUMP_UNREADABLE,
     SNAPSHOT_COVERAGE,
     DUMPS_TRUNCATED,

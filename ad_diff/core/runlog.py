@@ -160,6 +160,8 @@ class RankLog:
     """It logged the pipeline's final transform (:func:`pipeline_finished`)."""
     events: tuple[RunEvent, ...] = ()
     """Run-level events of this rank other than the restore (cache saves and rebuilds), in log order."""
+    error: str | None = None
+    """For a crashed rank: the error that ended it (a traceback's last line, a fatal AD message)."""
 
 
 @dataclass(frozen=True, slots=True)

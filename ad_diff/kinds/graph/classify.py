@@ -302,8 +302,8 @@ def _consistency(d: TransformGraphDiff, run: str, rec: TransformRecord, delta: R
     structural = delta.added or delta.removed
     quiet = rec.state in (State.SKIPPED, State.DISABLED) or (rec.state is State.APPLIED and rec.matches == 0)
     ev = {"occurrence": d.occurrence, "log_line": rec.line, "run": run}
-    logged = rec.matches if rec.state is State.APPLIED else None
-    if delta.replaced and logged is not None and delta.replaced != logged:
+    count = rec.matches if rec.state is State.APPLIED else None
+    if delta.replaced and count is not None and delta.replaced != count:
         ops = " and ".join(delta.replaced_ops)
         return [R.LOG_DUMP_COUNT_MISMATCH.make(
             transform=d.transform, stage=d.stage, run=run, logged=rec.matches, added=delta.replaced, ops=ops,

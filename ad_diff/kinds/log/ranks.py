@@ -25,8 +25,9 @@ def _where(e: Error | tuple[Path, int], multi: bool) -> str:
     return f"{path.name}:{line}" if multi else f"line {line}"
 
 
-def _end(p: LogParser, key: int | None, multi: bool) -> tuple[LogEnd, str, AfterEnd | None]:
-    """How the pipeline of the rank whose state is ``p.ranks[key]`` ended, and a note of an error after it."""
+def _end(p: LogParser, key: int | None, multi: bool) -> tuple[LogEnd, str, AfterEnd | None, str | None]:
+    """How the pipeline of the rank whose state is ``p.ranks[key]`` ended, a note of an error after it, and the
+    text of the error that ended it (``None`` when none did)."""
     st = p.ranks[key]
     rank = key
     records = st.records
@@ -34,10 +35,10 @@ def _end(p: LogParser, key: int | None, multi: bool) -> tuple[LogEnd, str, After
     after = [e for e in p.errors if e.pos > st.last_pos and (e.rank == rank or e.rank is None)]
     fatal = next((e for e in after if not e.ignored), None)
     if fatal is not None and (st.pending is not None or not finished):
-        return LogEnd.CRASHED, f"{_where(fatal, multi)}: {fatal.text}", None
+        return LogEnd.CRASHED, f"{_where(fatal, multi)}: {fatal.text}", None, fatal.text
     logged = p.fatal.get(rank)
     if logged and logged[0] > st.last_pos and st.pending is not None:
-        return LogEnd.CRASHED, f"{_where((st.path, logged[1]), multi)}: {logged[2]}", None
+        return LogEnd.CRASHED, f"{_where((st.path, logged[1]), multi)}: {logged[2]}", None, logged[2]
     note = fatal or (after[0] if after else None)
     after_end = None
     if note is not None:
@@ -45,14 +46,14 @@ def _end(p: LogParser, key: int | None, multi: bool) -> tuple[LogEnd, str, After
     if st.pending is not None:
         pend = st.pending
         return (LogEnd.TRUNCATED, f"stops inside {pend.stage}/{pend.transform} (started at "
-                f"{_where((st.path, pend.line), multi)})", after_end)
+                f"{_where((st.path, pend.line), multi)})", after_end, None)
     last_pos, last_rank = p.last_ad
     if p.cut_mid_line and last_pos == p.base + p.lines and last_rank == rank:
-        return LogEnd.TRUNCATED, f"last line ({p.lines}) is cut mid-line", after_end
+        return LogEnd.TRUNCATED, f"last line ({p.lines}) is cut mid-line", after_end, None
     if not records:
-        return LogEnd.EMPTY, "no transform result", after_end
+        return LogEnd.EMPTY, "no transform result", after_end, None
     last = records[-1]
-    return LogEnd.COMPLETE, f"{len(records)} transforms, last {last.stage}/{last.transform}", after_end
+    return LogEnd.COMPLETE, f"{len(records)} transforms, last {last.stage}/{last.transform}", after_end, None
 
 
 def _rank_log(p: LogParser, key: int | None, rank: int | None, multi: bool) -> RankLog:
@@ -60,7 +61,7 @@ def _rank_log(p: LogParser, key: int | None, rank: int | None, multi: bool) -> R
     st = p.ranks[key]
     if st.pending is not None and st.pending.failure is not None:
         p.close_pending(st)
-    end, detail, after_end = _end(p, key, multi)
+    end, detail, after_end, error = _end(p, key, multi)
     records = [replace(r, said=tuple(sorted(said.items())))
                if (said := st.said.get((r.stage, r.transform))) else r for r in st.records]
     if st.pending is not None:
@@ -69,7 +70,7 @@ def _rank_log(p: LogParser, key: int | None, rank: int | None, multi: bool) -> R
     untagged = p.ranks.get(None)
     restored = st.restored or (untagged.restored if untagged else None)
     return RankLog(rank, st.path, tuple(records), end, detail, st.pipelines, restored, after_end,
-                   pipeline_finished(st.records), tuple(st.events))
+                   pipeline_finished(st.records), tuple(st.events), error)
 
 
 def disagreements(primary: RankLog, others: tuple[RankLog, ...]) -> tuple[str, ...]:

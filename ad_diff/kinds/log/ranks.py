@@ -27,8 +27,8 @@ def _where(e: Error | tuple[Path, int], multi: bool) -> str:
 
 def _end(p: LogParser, key: int | None, multi: bool
          ) -> tuple[LogEnd, str, AfterEnd | None, str | None]:
-    """How the pipeline of the rank whose state is ``p.ranks[key]`` ended, a note of an error after it, and the
-    text of the error that ended it (``None`` when none did)."""
+    """How the pipeline of the rank whose state is ``p.ranks[key]`` ended, a note of an error after it, and
+    the text of the error that ended it (``None`` when none did)."""
     st = p.ranks[key]
     rank = key
     records = st.records

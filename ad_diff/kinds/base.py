@@ -97,6 +97,11 @@ class ConfigLookup(Protocol):
         """The ``world_size`` the run's AD config declares (a positive integer), ``None`` without one."""
         ...
 
+    def pipeline(self, root: Path, explicit: Path | None) -> tuple[tuple[str, str], ...]:
+        """``(stage, transform)`` of every transform the run's complete AD config configures, in the order AD
+        runs them (stable by stage); empty without a complete config."""
+        ...
+
 
 class NoConfig:
     """The :class:`ConfigLookup` of a comparison without the config kind: no run has a config."""
@@ -112,6 +117,10 @@ class NoConfig:
     def world_size(self, root: Path, explicit: Path | None) -> int | None:
         """None: no config declares one."""
         return None
+
+    def pipeline(self, root: Path, explicit: Path | None) -> tuple[tuple[str, str], ...]:
+        """None: no config configures a pipeline."""
+        return ()
 
 
 @dataclass

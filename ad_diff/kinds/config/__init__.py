@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ad_diff.core.model import STAGES
 from ad_diff.errors import AdDiffError
 from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.config import rules
@@ -91,6 +92,23 @@ class ConfigKind:
             return None  # this kind reports unreadable configs
         value = cfg.data.get("world_size") if cfg is not None else None
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    def pipeline(self, root: Path, explicit: Path | None) -> tuple[tuple[str, str], ...]:
+        """The run's configured transforms in AD's run order (:class:`~ad_diff.kinds.base.ConfigLookup`)."""
+        from ad_diff.kinds.config import parse  # lazy: the loader, the model and YAML only for a config
+
+        try:
+            if not has_config(root, explicit):
+                return ()
+            cfg = parse.parse(root, explicit)
+        except (AdDiffError, OSError, ValueError):
+            return ()
+        if cfg is None or not cfg.source.complete:
+            return ()
+        steps = [(cfg.stage(t), t) for t in cfg.transforms]
+        if any(s not in STAGES for s, _ in steps):
+            return ()  # a stage AD's order does not know: no order to trust
+        return tuple(sorted(((str(s), t) for s, t in steps), key=lambda st: STAGES.index(st[0])))
 
     def setting_messages(self, section: Any) -> dict[str, str]:
         """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""

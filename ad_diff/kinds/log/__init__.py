@@ -15,7 +15,7 @@ from ad_diff.discover import snapshot
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.log import classify, parse, rules
-from ad_diff.kinds.log.attribute import attribute
+from ad_diff.kinds.log.attribute import attribute, name_results
 from ad_diff.kinds.log.classify import classify_log
 from ad_diff.kinds.log.compare import compare_logs
 from ad_diff.kinds.log.model import LogComparison, LogEnd, RunLog
@@ -47,23 +47,31 @@ def attribute_results(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog
     return attribute(log, names)
 
 
-def _attribute(log: RunLog, art: RunArtifacts, notes: list[str]) -> RunLog:
-    """Name result lines that carry no transform (L2 logger) from the order of the run's dump files."""
-    if not log.anonymous:
-        return log
-    names: list[tuple[str, str]] = []
-    if art.graphs is not None:
-        from ad_diff.discover.dumps import list_dumps  # lazy: the dump listing only for anonymous results
+def _dump_names(art: RunArtifacts, notes: list[str]) -> list[tuple[str, str]] | None:
+    """The (stage, transform) of the run's dump files in order; ``None`` when it has none to read."""
+    if art.graphs is None:
+        return []
+    from ad_diff.discover.dumps import list_dumps  # lazy: the dump listing only for anonymous results
 
-        try:
-            names = [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
-        except AdDiffError as e:  # unreadable dumps: the results stay positional (#n), and we say why
-            notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them "
-                         f"({e})")
-            return log
-    log, note = attribute(log, names)
-    notes.append(f"{art.run_id}: {note}")
-    return log
+    try:
+        return [(d.stage, d.transform) for d in list_dumps(art.graphs)[0]]
+    except AdDiffError as e:  # unreadable dumps: the results stay positional (#n), and we say why
+        notes.append(f"{art.run_id}: result lines name no transform and the dumps could not name them ({e})")
+        return None
+
+
+def _named(blog: RunLog, clog: RunLog, ctx: Context) -> tuple[RunLog, RunLog]:
+    """Both logs with the result lines that carry no transform (L2 logger) named (:func:`name_results`)."""
+    for art in (ctx.baseline, ctx.candidate):
+        mine, other = (blog, clog) if art is ctx.baseline else (clog, blog)
+        if not mine.anonymous:
+            continue
+        explicit = ctx.settings.baseline_config if art is ctx.baseline else ctx.settings.candidate_config
+        named, notes = name_results(mine, _dump_names(art, ctx.notes), other,
+                                    ctx.config.pipeline(art.root, explicit))
+        ctx.notes += [f"{art.run_id}: {n}" for n in notes]
+        blog, clog = (named, clog) if art is ctx.baseline else (blog, named)
+    return blog, clog
 
 
 def _shared_primary(blog: RunLog, clog: RunLog) -> tuple[RunLog, RunLog]:
@@ -98,8 +106,7 @@ class LogKind:
         ctx.progress("reading logs", 2, 2)
         if settings.rank is None:
             blog, clog = _shared_primary(blog, clog)
-        blog = _attribute(blog, ctx.baseline, ctx.notes)
-        clog = _attribute(clog, ctx.candidate, ctx.notes)
+        blog, clog = _named(blog, clog, ctx)
         section = compare_logs(blog, clog, settings.ignore_transforms, narrowed=settings.rank is not None)
         ctx.notes += log_notes(section)
         return section

@@ -21,27 +21,36 @@ if TYPE_CHECKING:
     from ad_diff.kinds.base import Context
 
 
-def _results(log: RunLog, ignored: frozenset[str]) -> dict[str, tuple[str, int | None, str, str]]:
+def _rank(log: RunLog, rank: int | None, primary: int | None) -> int | None:
+    """The rank a fact is about: the primary ranks of both runs are paired whatever their tags say (lines
+    that carry no rank tag are how a log was printed, the same rank as the other run's ``[RANK 0]``)."""
+    return primary if rank == log.rank else rank
+
+
+def _results(log: RunLog, ignored: frozenset[str], primary: int | None
+             ) -> dict[str, tuple[str, int | None, str, str]]:
     """``{rank/transform#occurrence: (state and count, rank, stage, transform)}`` for every rank."""
     out: dict[str, tuple[str, int | None, str, str]] = {}
     for rk in log.rank_logs():
+        rank = _rank(log, rk.rank, primary)
         for r in rk.transforms:
             if r.transform in ignored:
                 continue
             value = r.state.value if r.matches is None else f"{r.state.value} {r.matches}"
-            rank = "-" if rk.rank is None else str(rk.rank)
-            key = f"{rank}/{r.transform}" + (f"#{r.occurrence}" if r.occurrence else "")
-            out[key] = (value, rk.rank, r.stage, r.transform)
+            key = f"{'-' if rank is None else rank}/{r.transform}" + (
+                f"#{r.occurrence}" if r.occurrence else "")
+            out[key] = (value, rank, r.stage, r.transform)
     return out
 
 
-def _said(log: RunLog, ignored: frozenset[str]) -> dict[SaidKey, Counter[str]]:
+def _said(log: RunLog, ignored: frozenset[str], primary: int | None) -> dict[SaidKey, Counter[str]]:
     """Every rank's unclaimed transform lines, by rank and transform."""
     out: dict[SaidKey, Counter[str]] = {}
     for rk in log.rank_logs():
+        rank = _rank(log, rk.rank, primary)
         for r in rk.transforms:
             if r.said and r.transform not in ignored:
-                out[(rk.rank, r.stage, r.transform, r.occurrence)] = Counter(dict(r.said))
+                out[(rank, r.stage, r.transform, r.occurrence)] = Counter(dict(r.said))
     return out
 
 
@@ -50,7 +59,8 @@ def facts(section: LogComparison, ctx: Context, ev: Evidence, ignored: frozenset
     ``--ignore-transform``."""
     out = Facts()
     logs = {BASELINE: section.baseline, CANDIDATE: section.candidate}
-    b, c = _results(logs[BASELINE], ignored), _results(logs[CANDIDATE], ignored)
+    primary = section.primary_rank
+    b, c = _results(logs[BASELINE], ignored, primary), _results(logs[CANDIDATE], ignored, primary)
     out.sizes.append((Item.TRANSFORM, len(b), len(c)))
     for key in sorted(b.keys() | c.keys()):
         bv, cv = b.get(key), c.get(key)
@@ -63,19 +73,20 @@ def facts(section: LogComparison, ctx: Context, ev: Evidence, ignored: frozenset
     ev.record_diffs = {d.transform for d in out.differences if d.transform}
     ev.incomplete_code, ev.world_size_code = INCOMPLETE.code, WORLD_SIZE.code
     ev.silent_rank_code, ev.restart_code = RANK_SILENT.code, RETRY.code
+    ev.primary.add(primary)
     for run, log in logs.items():
-        ev.primary.add(log.rank)
         if log.pipelines > 1:
             ev.restarted.add(run)
         for rk in log.rank_logs():
-            ev.ranks.add((run, rk.rank))
+            rank = _rank(log, rk.rank, primary)
+            ev.ranks.add((run, rank))
             if rk.end is not LogEnd.COMPLETE:
-                ev.stopped.add((run, rk.rank))
+                ev.stopped.add((run, rank))
     ev.restored_transforms = {
         r.transform for rc in section.rank_comparisons() for r in rc.rows
         if State.RESTORED in (r.baseline.state, r.candidate.state)
     }
-    out.said = (_said(logs[BASELINE], ignored), _said(logs[CANDIDATE], ignored))
+    out.said = (_said(logs[BASELINE], ignored, primary), _said(logs[CANDIDATE], ignored, primary))
     return out
 
 

@@ -41,8 +41,6 @@ class RankState:
     loose: Counter[str] | None = None
     """Unclaimed lines without transform context since the last result or start marker: a V0 log has no
     start markers, so they belong to the next result; a start marker shows they were outside any transform."""
-    anonymous_open: bool = False
-    """An L2 log (no transform context) is inside a transform: a start marker came, its result has not."""
     events: list[RunEvent] = field(default_factory=list)
 
 

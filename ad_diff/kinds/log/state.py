@@ -35,7 +35,7 @@ from ad_diff.kinds.log.rankstate import Error, Pending, RankState
 
 _EVENTS = ("Restored AutoDeploy", "Saved AutoDeploy", "[cache] ", "Pipeline snapshot", "Skipping boundary")
 """How the run-level event lines without transform context begin (:meth:`LogParser.on_event`)."""
-_ENDING = ("Traceback (most recent call last)", "Exception ignored", "Killed", "[cache] ")
+_ENDING = ("Traceback (most recent call last)", "Exception ignored", "Killed", *_EVENTS)
 """How the lines start that :meth:`LogParser.on_other_line` looks at (with fatal signals and tracebacks)."""
 
 
@@ -285,12 +285,7 @@ class LogParser:
             # Keep it positionally (#n); attribute() names it from the dump files' order later.
             self.anonymous += 1
             self.last_ad = ((self.base + self.lines), rank)
-            st = self.state_for(rank)
-            key = ("?", f"#{self.anonymous}")
-            if st.anonymous_open and ("?", "") in st.said:
-                st.said[key] = st.said.pop(("?", ""))
-            st.anonymous_open = False
-            self.on_transform_message(n, rank, *key, msg, level)
+            self.on_transform_message(n, rank, "?", f"#{self.anonymous}", msg, level)
         else:
             self.on_other_message(n, rank, level, msg)
 
@@ -312,6 +307,9 @@ class LogParser:
         if m2:
             st = self.state_for(rank)
             pending = st.pending
+            if pending is not None and pending.stage == "?":  # L2: the transform that started, unnamed
+                self.on_failure(st, n, "?", pending.transform, m2.group(2))
+                return
             stage = pending.stage if pending and pending.transform == m2.group(1) else "?"
             self.on_failure(st, n, stage, m2.group(1), m2.group(2))
             return
@@ -327,25 +325,24 @@ class LogParser:
         if level in LEVELS_FATAL:
             self.fatal[rank] = ((self.base + self.lines), n, msg[:300])
         if msg.startswith(START_MARKERS) and (CLAIMED.match(msg) or msg.startswith("[")):
-            # L2: a transform starts without naming itself; its lines are its own until its result
+            # L2: a transform starts without naming itself; it is the next anonymous result (#n) and its
+            # lines are its own until that result
             st.loose = None
-            if st.pending is None and not st.anonymous_open:
-                st.anonymous_open = True
-                st.said.pop(("?", ""), None)
+            if st.pending is None:
+                st.pending = Pending("?", f"#{self.anonymous + 1}", n, self.base + self.lines)
+                st.said.pop(("?", st.pending.transform), None)
             return
         if CLAIMED.match(msg):
             return
-        if st.pending is not None:  # inside a named transform (V1 prints its own lines without context)
+        if st.pending is not None:  # inside a transform that printed no context (V1's own lines, L2)
             self.say(st, (st.pending.stage, st.pending.transform), level, msg)
-        elif st.anonymous_open:
-            self.say(st, ("?", ""), level, msg)
         else:
             self.say(st, None, level, msg)
 
     def on_other_line(self, n: int, text: str, rank: int | None) -> None:
         """Noise, except what may end a rank (a traceback, and whether Python ignored it; a fatal signal) and
-        the graph cache's lines, which may come without AD's logger prefix."""
-        if text.startswith("[cache] "):
+        run-level events (cache restores and saves), which may come without AD's logger prefix."""
+        if text.startswith(_EVENTS):  # an event is its text, whatever printed it
             self.on_event(self.state_for(rank), n, text)
         elif text.startswith("Traceback (most recent call last)"):
             ignored = rank in self.ignoring

@@ -27,7 +27,8 @@ class LogStyle:
     prefix: str = "L1"
     """Line prefix ``L1`` (timestamped TRT-LLM logger), ``L2`` or ``L3`` (standalone ``[AUTO-DEPLOY]``)."""
     noise: int = 1
-    """0: AD lines only; 1: realistic surrounding lines; 2: heavy (debug level, extra chatter)."""
+    """0: AD lines only (the interface's and the transforms' own); 1: realistic surrounding lines; 2: heavy
+    (debug level, extra chatter)."""
     colors: bool = False
     """``_ENABLE_LOG_COLORS = True``: ANSI codes around ``[SUMMARY]``, ``skipped``, ``disabled``."""
     retry: bool = False
@@ -115,6 +116,7 @@ def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_c
     valid = skipped or ev.shape_prop
     fail_text = f"Transform {t} failed: {ev.error}"
     if fmt == "V0":
+        out += ev.said  # V0's interface adds no context to any line
         if ev.state == "failed":
             out.append(("warning", fail_text))
         if ev.state == "crashed":
@@ -131,6 +133,9 @@ def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_c
             pre_line = post_line = f"{P} running graph cleanup {sp}"
         if enabled:
             out.append(("info", pre_line))
+        # V1's _log_info prefixes only the interface's own lines; V2's decorator patches ad_logger.log for
+        # the whole call, so the transform's own lines get <P> too
+        out += [(lvl, msg if fmt == "V1" else f"{P} {msg}") for lvl, msg in ev.said]
         if ev.state == "crashed":
             return out
         if ev.state == "failed":
@@ -156,8 +161,7 @@ def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_c
         return out
     out.append(("info", f"{P} [PRE-CLEANUP] {_cleanup_v3(ev, False)}"))
     out.append(("info", f"{P} [APPLY] applying transform..."))
-    if ev.key == "detect_sharding" and style.noise >= 1:
-        out.append(("info", f"{P} [APPLY] Skipping sharding for single device"))
+    out += [(lvl, f"{P} [APPLY] {msg}") for lvl, msg in ev.said]  # _apply_logging_context
     if ev.state == "crashed":
         return out
     if ev.state == "failed":

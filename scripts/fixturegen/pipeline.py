@@ -9,13 +9,13 @@ from __future__ import annotations
 import copy
 import functools
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import fx, nn
 
 from . import dump_writer
-from .events import Event
+from .events import Event, saying
 from .model import ModelSpec, build_model, export_model
 from .transforms import REWRITES, Knobs
 
@@ -179,12 +179,14 @@ def run(spec: RunSpec) -> RunOutput:
             events.append(Event(stage, key, "applied", 1))
         elif key in REWRITES:
             assert isinstance(mod, fx.GraphModule)
-            events.append(Event(stage, key, "applied", REWRITES[key](mod, spec.knobs), shape_prop=sp))
+            with saying() as said:
+                n = REWRITES[key](mod, spec.knobs)
+            events.append(Event(stage, key, "applied", n, shape_prop=sp, said=tuple(said)))
         else:
             n = 2 * spec.model.layers if key == "initialize_cache" else 0
             events.append(Event(stage, key, "applied", n, mem_gb=EXPECT_MEM.get(key, 0.0)))
         if key in EXPECT_MEM and events[-1].state == "applied":
-            events[-1] = Event(stage, key, "applied", events[-1].matches, shape_prop=sp, mem_gb=EXPECT_MEM[key])
+            events[-1] = replace(events[-1], shape_prop=sp, mem_gb=EXPECT_MEM[key])
         if mod is not None:
             dumps.append((stage, key, dump_writer.render_all(stage, key, mod)))
     return RunOutput(tuple(events), tuple(dumps))

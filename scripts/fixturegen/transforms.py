@@ -17,6 +17,7 @@ from torch import fx
 from .fusions import fuse_gemms
 from .fxutil import aten, insert, is_op, replace, single_user, val
 from .ops import op
+from .sharding import detect_sharding
 
 getitem = __import__("operator").getitem
 
@@ -400,6 +401,7 @@ Transform = Callable[[fx.GraphModule, Knobs], int]
 #: Transforms that really rewrite the graph. Everything else is pass-through.
 REWRITES: dict[str, Transform] = {
     "fuse_gemms": fuse_gemms,
+    "detect_sharding": detect_sharding,
     "cleanup_noop_slice": cleanup_noop_slice,
     "cleanup_input_constraints": cleanup_input_constraints,
     "cleanup_canonicalize_graph": cleanup_canonicalize_graph,

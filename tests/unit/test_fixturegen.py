@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
@@ -84,3 +85,42 @@ def test_no_machine_paths_or_addresses(regenerated: Path) -> None:
         assert str(ROOT) not in text, path
         assert "/tmp/pytest" not in text, path
         assert " at 0x" not in text, path
+
+
+_SKIP = "Skipping sharding for single device"
+_CTX = "[stage=sharding, transform=detect_sharding] "
+
+
+@pytest.mark.parametrize(
+    ("fmt", "prefix", "line"),
+    [
+        # V0 and V1 do not patch the logger: a transform's own line has no context
+        ("V0", "L1", f"[TRT-LLM AUTO-DEPLOY] [RANK 0] [I] {_SKIP}"),
+        ("V1", "L1", f"[TRT-LLM AUTO-DEPLOY] [RANK 0] [I] {_SKIP}"),
+        # V2's decorator prefixes every line logged during the call
+        ("V2", "L1", f"[TRT-LLM AUTO-DEPLOY] [RANK 0] [I] {_CTX}{_SKIP}"),
+        ("V3", "L1", f"[TRT-LLM AUTO-DEPLOY] [RANK 0] [I] {_CTX}[APPLY] {_SKIP}"),
+        # L2's info() bypasses log(): no rank, no context
+        ("V3", "L2", f"[AUTO-DEPLOY] [INFO] {_SKIP}"),
+        ("V3", "L3", f"[AUTO-DEPLOY] [INFO] [RANK 0] {_CTX}[APPLY] {_SKIP}"),
+        ("V2", "L3", f"[AUTO-DEPLOY] [INFO] [RANK 0] {_CTX}{_SKIP}"),
+    ],
+)
+def test_a_transforms_own_line_is_written_in_every_format(fmt: str, prefix: str, line: str) -> None:
+    from fixturegen.events import Event
+    from fixturegen.log_writer import LogStyle, render_log
+
+    ev = Event("sharding", "detect_sharding", "applied", 0, said=(("info", _SKIP),))
+    lines = render_log([ev], LogStyle(fmt=fmt, prefix=prefix, noise=0)).splitlines()
+    own = [i for i, text in enumerate(lines) if text.endswith(_SKIP)]
+    assert len(own) == 1
+    assert re.sub(r"^\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] ", "", lines[own[0]]) == line  # L1's timestamp
+    result = next(i for i, text in enumerate(lines) if "num_matches=0" in text or "[SUMMARY]" in text)
+    assert own[0] < result, "a transform logs its own lines while it applies, before its result line"
+
+
+def test_the_pipeline_records_what_a_transform_logs() -> None:
+    from fixturegen.pipeline import RunSpec, run
+
+    said = {ev.key: ev.said for ev in run(RunSpec()).events if ev.said}
+    assert said == {"detect_sharding": (("info", _SKIP),)}

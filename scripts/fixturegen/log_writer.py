@@ -209,6 +209,8 @@ class Story:
     """AD lines carry ``[RANK n]`` (False: launcher tags are the only way to tell ranks apart)."""
     rank_counts: dict[tuple[int, str], int] | None = None
     """Match counts ``(rank, key) -> n`` a rank reports instead of the event's (any rank)."""
+    world_size: int = 1
+    """The run's world size, as its LLM args print it."""
 
 
 def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[str, int] | None = None,
@@ -228,7 +230,7 @@ def render_lines(events: Sequence[Event], style: LogStyle, story: Story) -> list
     def sync(rank: int) -> None:
         owner.extend([rank] * (len(w.lines) - len(owner)))
 
-    nz.preamble(w, style)
+    nz.preamble(w, style, story.world_size)
     sync(0)
     attempts = [events[:4], events] if style.retry else [events]
     dead: set[int] = set()

@@ -55,9 +55,11 @@ SKIPPED_WHEN_ENABLED = frozenset({"quantize_fp8_linear_from_config"})
 #: Transforms that expect a CUDA memory change (V3 ``[CUDA MEM DIFF (EXPECTED)]`` line).
 EXPECT_MEM = {"load_weights": 0.02, "initialize_cache": 0.25, "resize_kv_cache": 11.5}
 #: Transforms run with shape propagation in their post-cleanup (affects cleanup log lines only).
+#: (sharding_transform_executor is not one: it re-propagates the shapes it slices itself, and its log lines
+#: have always been written without shape_prop.)
 SHAPE_PROP = frozenset({"export_to_gm", "match_rmsnorm_pattern", "match_attention_layout", "match_rope_layout",
                         "match_swiglu_pattern", "match_repeat_kv", "match_grouped_attention",
-                        "sharding_transform_executor", "insert_cached_attention"})
+                        "insert_cached_attention"})
 
 
 @dataclass(frozen=True)

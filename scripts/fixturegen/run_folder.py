@@ -68,9 +68,10 @@ class Side:
     """Recorded ``tensors/`` (logits, inputs, reference), when the run records any."""
 
 
-def default_yaml() -> str:
-    """``config/default.yaml``: the AD default.yaml subset of the transforms this pipeline runs."""
-    body = {"transforms": {k: {"stage": s, "enabled": e} for s, k, e in DEFAULT_PIPELINE}}
+def default_yaml(**top: object) -> str:
+    """``config/default.yaml``: the AD default.yaml subset of the transforms this pipeline runs, after the
+    top-level keys ``top`` (e.g. ``world_size=2``) when given."""
+    body = {**top, "transforms": {k: {"stage": s, "enabled": e} for s, k, e in DEFAULT_PIPELINE}}
     return ("# Subset of tensorrt_llm/_torch/auto_deploy/config/default.yaml (transforms the fixture pipeline runs)\n"
             + yaml.safe_dump(body, sort_keys=False))
 
@@ -94,7 +95,7 @@ def write_run(side: Side, folder: Path) -> None:
     events = [replace(ev, matches=counts[ev.key]) if ev.key in counts else ev for ev in events]
     story = Story(side.ranks, dict(side.rank1_counts) or None, side.rank_dies, side.restored_at,
                   side.killed_before is not None, side.shutdown_error, side.rank_tags,
-                  {(r, k): n for r, k, n in side.rank_counts} or None)
+                  {(r, k): n for r, k, n in side.rank_counts} or None, side.spec.knobs.world_size)
     pairs = render_lines(events, side.style, story)
     if side.capture:
         pairs = captures.FORMS[side.capture](pairs)

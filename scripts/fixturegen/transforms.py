@@ -17,7 +17,7 @@ from torch import fx
 from .fusions import fuse_gemms
 from .fxutil import aten, insert, is_op, replace, single_user, val
 from .ops import op
-from .sharding import detect_sharding
+from .sharding import detect_sharding, sharding_transform_executor
 
 getitem = __import__("operator").getitem
 
@@ -39,6 +39,10 @@ class Knobs:
     quantize_fp8: bool = False
     """The run serves an FP8 checkpoint (its config has ``quant_config``): quantize_fp8_linear_from_config
     rewrites every decoder linear into ``torch_fake_quant_fp8_linear`` instead of being skipped."""
+    world_size: int = 1
+    """Tensor-parallel ranks: above 1, detect_sharding plans and sharding_transform_executor applies the MLP
+    shards of :mod:`.sharding` (3 weights per layer, an all-reduce after each down projection); at 1 both
+    match 0 and detect_sharding logs ``Skipping sharding for single device``."""
 
 
 def _graph_changed(gm: fx.GraphModule) -> None:
@@ -402,6 +406,7 @@ Transform = Callable[[fx.GraphModule, Knobs], int]
 REWRITES: dict[str, Transform] = {
     "fuse_gemms": fuse_gemms,
     "detect_sharding": detect_sharding,
+    "sharding_transform_executor": sharding_transform_executor,
     "cleanup_noop_slice": cleanup_noop_slice,
     "cleanup_input_constraints": cleanup_input_constraints,
     "cleanup_canonicalize_graph": cleanup_canonicalize_graph,

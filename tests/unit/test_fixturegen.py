@@ -124,3 +124,67 @@ def test_the_pipeline_records_what_a_transform_logs() -> None:
 
     said = {ev.key: ev.said for ev in run(RunSpec()).events if ev.said}
     assert said == {"detect_sharding": (("info", _SKIP),)}
+
+
+def _bodies(spec: object) -> dict[str, str]:
+    """Each transform's D3 dump without its two header lines (``# Transform:``, ``# Stage:``)."""
+    from fixturegen.pipeline import run
+
+    return {key: texts["D3"].split("\n", 2)[2] for _, key, texts in run(spec).dumps if texts["D3"]}
+
+
+def _weights(text: str, part: str) -> set[str]:
+    return set(re.findall(rf"%model_layers_\d+_mlp_{part}_proj_weight : (\w+) :", text))
+
+
+@pytest.mark.parametrize("fused", [True, False], ids=["swiglu", "unfused_mlp"])
+def test_tensor_parallel_sharding_slices_the_mlp(fused: bool) -> None:
+    from fixturegen.model import ModelSpec
+    from fixturegen.pipeline import RunSpec, run
+    from fixturegen.transforms import Knobs
+
+    m = ModelSpec()
+    off = frozenset() if fused else frozenset({"match_swiglu_pattern"})
+    one, two = RunSpec(disabled=off), RunSpec(disabled=off, knobs=Knobs(world_size=2))
+    counts = {ev.key: ev.matches for ev in run(two).events}
+    assert counts["detect_sharding"] == counts["sharding_transform_executor"] == 3 * m.layers
+    said = {ev.key: ev.said for ev in run(two).events}
+    assert said["detect_sharding"] == (("info", "Running TP sharding detection"),)
+    b1, b2 = _bodies(one), _bodies(two)
+    # planning changes no graph: everything up to and including detect_sharding is the single-device graph
+    upto = list(b1).index("detect_sharding") + 1
+    assert [b2[k] for k in list(b1)[:upto]] == [b1[k] for k in list(b1)[:upto]]
+    before, after = b1["sharding_transform_executor"], b2["sharding_transform_executor"]
+    half, hidden = m.intermediate // 2, m.hidden
+    assert _weights(before, "down") == {f"{hidden}x{m.intermediate}"}
+    assert _weights(after, "down") == {f"{hidden}x{half}"}  # row split: input features
+    assert _weights(after, "gate") == _weights(after, "up") == {f"{half}x{hidden}"}  # column split
+    if fused:
+        swiglu = re.findall(r"^%torch_swiglu\w* = .* : 1x\w+x(\d+) : torch\.float32$", after, re.M)
+        assert swiglu == [str(half)] * m.layers
+    else:
+        gate_out = r"^%\w+ = aten\.linear\.default\(.*_mlp_gate_proj_weight : .*\) : 1x\w+x(\d+) :"
+        gate = re.findall(gate_out, after, re.M)
+        assert gate == [str(half)] * m.layers
+    # one all-reduce after each down projection, whose output keeps the hidden size; the residual reads it
+    all_reduce = r"^%(\w+) = auto_deploy\.torch_dist_all_reduce\.default\(%(\w+) : 1x\w+x(\d+) :"
+    reduce = re.findall(all_reduce, after, re.M)
+    assert len(reduce) == m.layers
+    for name, arg, width in reduce:
+        assert width == str(hidden)
+        assert re.search(rf"^%{arg} = aten\.linear\.default\(.*_mlp_down_proj_weight", after, re.M)
+        assert re.search(rf"^%add_\d+ = aten\.add\.Tensor\(.*%{name} :", after, re.M)
+    assert "torch_dist_all_reduce" not in before
+
+
+def test_single_device_sharding_changes_nothing() -> None:
+    from fixturegen.pipeline import RunSpec, run
+    from fixturegen.transforms import Knobs
+
+    assert Knobs().world_size == 1  # every existing scenario runs on one device
+    counts = {ev.key: ev.matches for ev in run(RunSpec()).events}
+    assert counts["detect_sharding"] == counts["sharding_transform_executor"] == 0
+    b = _bodies(RunSpec())
+    keys = list(b)
+    at = keys.index("detect_sharding")
+    assert b[keys[at - 1]] == b["detect_sharding"] == b["sharding_transform_executor"]

@@ -5,6 +5,7 @@ multi-line reprs, tracebacks). Deterministic: fixed base time, seeded pseudo-ran
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -199,8 +200,8 @@ class Story:
     """``(rank, key, error)``: that rank starts transform ``key``, prints a traceback and logs nothing
     more."""
     restored_at: str | None = None
-    """The run restored AD's pipeline cache at this boundary: earlier events were not logged (run_folder drops
-    them); it logs the restore line instead."""
+    """The run restored a cache (``restore_cache``) at this boundary: earlier events were not logged
+    (run_folder drops them); it logs the restore line instead."""
     killed: bool = False
     """The job was killed after the last event: no epilogue, no traceback."""
     shutdown_error: bool = False
@@ -211,6 +212,24 @@ class Story:
     """Match counts ``(rank, key) -> n`` a rank reports instead of the event's (any rank)."""
     world_size: int = 1
     """The run's world size, as its LLM args print it."""
+    restore_cache: str = "pipeline"
+    """Which cache ``restored_at`` came from: ``pipeline`` (a pipeline snapshot) or ``graph`` (the graph cache
+    of ``AD_ENABLE_CACHING``); see :func:`restore_line`."""
+
+
+#: The graph cache's entry key (AD hashes the run's configuration; any fixed hex string will do here).
+GRAPH_CACHE_KEY = hashlib.sha256(b"org/tiny-llama-3l").hexdigest()
+
+
+def restore_line(story: Story) -> str:
+    """What the optimizer logs (logger prefix, no transform context: no transform is running) when it
+    restores a cache instead of running the transforms up to ``story.restored_at`` (FORMATS.md 7, 7.1)."""
+    if story.restore_cache == "graph":
+        return f"[cache] Loaded graph from /cache/ad-graphs/{GRAPH_CACHE_KEY}/graph.pt"
+    if story.restore_cache != "pipeline":
+        raise ValueError(f"unknown cache {story.restore_cache!r}: 'pipeline' or 'graph'")
+    where = f"/cache/ad-pipeline/3f9c2a71/{story.restored_at}"
+    return f"Restored AutoDeploy pipeline snapshot for '{story.restored_at}' from {where}"
 
 
 def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[str, int] | None = None,
@@ -252,9 +271,7 @@ def render_lines(events: Sequence[Event], style: LogStyle, story: Story) -> list
             first = i == 0 and story.restored_at is not None
             if first:
                 for r in live:
-                    where = f"/cache/ad-pipeline/3f9c2a71/{story.restored_at}"
-                    msgs_by_rank[r].insert(0, ("info", f"Restored AutoDeploy pipeline snapshot for "
-                                                       f"'{story.restored_at}' from {where}"))
+                    msgs_by_rank[r].insert(0, ("info", restore_line(story)))
             if ev.key == "build_model" or first:
                 # logged by the first dump_graph call, after the transform's own lines; only V2 (patched
                 # log) and V3 (logging context) add the <P> prefix to it

@@ -31,8 +31,12 @@ class Side:
     rank_dies: tuple[int, str, str] | None = None
     """``(rank, key, error)``: that rank dies inside transform ``key`` (an uncaught error: traceback)."""
     restored_at: str | None = None
-    """The run restored AD's pipeline cache at this transform: nothing up to it is logged or dumped, the dump
-    counter starts at 001 after it."""
+    """The run restored a cache at this transform: nothing up to it is logged or dumped, the dump counter
+    starts at 001 after it."""
+    restore_cache: str = "pipeline"
+    """The cache ``restored_at`` restored: ``pipeline`` (AD's pipeline snapshot, ``Restored AutoDeploy pipeline
+    snapshot for '<t>' from <dir>``) or ``graph`` (``AD_ENABLE_CACHING``'s graph cache of the graph before weight
+    loading, ``[cache] Loaded graph from <dir>/graph.pt``)."""
     killed_before: str | None = None
     """The job was killed just before this transform: its log and dumps end there, with no error."""
     shutdown_error: bool = False
@@ -95,7 +99,8 @@ def write_run(side: Side, folder: Path) -> None:
     events = [replace(ev, matches=counts[ev.key]) if ev.key in counts else ev for ev in events]
     story = Story(side.ranks, dict(side.rank1_counts) or None, side.rank_dies, side.restored_at,
                   side.killed_before is not None, side.shutdown_error, side.rank_tags,
-                  {(r, k): n for r, k, n in side.rank_counts} or None, side.spec.knobs.world_size)
+                  {(r, k): n for r, k, n in side.rank_counts} or None, world_size=side.spec.knobs.world_size,
+                  restore_cache=side.restore_cache)
     pairs = render_lines(events, side.style, story)
     if side.capture:
         pairs = captures.FORMS[side.capture](pairs)

@@ -305,6 +305,9 @@ def scenarios() -> list[Scenario]:
     s += check_scenarios()
     s += _precision_scenarios()
     s += _drift_scenarios()
+    from .scenarios_facts import fact_scenarios  # derived from the scenarios above
+
+    s += fact_scenarios(s)
     return s
 
 

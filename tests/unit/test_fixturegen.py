@@ -188,3 +188,54 @@ def test_single_device_sharding_changes_nothing() -> None:
     keys = list(b)
     at = keys.index("detect_sharding")
     assert b[keys[at - 1]] == b["detect_sharding"] == b["sharding_transform_executor"]
+
+
+def test_a_graph_cache_load_is_logged_like_the_optimizer_logs_it() -> None:
+    from fixturegen.events import Event
+    from fixturegen.log_writer import LogStyle, Story, render_lines, restore_line
+
+    snapshot = restore_line(Story(restored_at="t"))
+    assert snapshot.startswith("Restored AutoDeploy pipeline snapshot for 't' from ")
+    line = restore_line(Story(restored_at="t", restore_cache="graph"))
+    assert re.fullmatch(r"\[cache\] Loaded graph from /cache/ad-graphs/[0-9a-f]{64}/graph\.pt", line)
+    with pytest.raises(ValueError, match="unknown cache"):
+        restore_line(Story(restored_at="t", restore_cache="disk"))
+    ev = Event("weight_load", "load_weights", "applied", 0)
+    for fmt in ("V0", "V1", "V2", "V3"):
+        story = Story(restored_at="t", restore_cache="graph")
+        text = [t for _, t in render_lines([ev], LogStyle(fmt=fmt, noise=0), story)]
+        # the optimizer logs it before the first transform it runs, outside any transform's context
+        assert text[0].endswith(f"[TRT-LLM AUTO-DEPLOY] [RANK 0] [I] {line}"), (fmt, text[0])
+
+
+SCENARIOS = FIXTURES / "scenarios"
+
+
+def _result(log: str, key: str, rank: int = 0) -> str:
+    """The last result ``rank`` logged for ``key`` in a V3 log: ``matches=N``, ``skipped`` or ``disabled``."""
+    pattern = rf"\[RANK {rank}\] \[I\] \[stage=\w+, transform={key}\] \[SUMMARY\] (\w+(?:=\d+)?)"
+    return re.findall(pattern, log)[-1]
+
+
+def test_graph_cache_load_fixture() -> None:
+    cand = SCENARIOS / "graph_cache_load" / "candidate"
+    log = (cand / "ad.log").read_text()
+    assert "[cache] Loaded graph from /cache/ad-graphs/" in log
+    assert "Restored AutoDeploy" not in log
+    # nothing logged or dumped up to the cache point
+    assert "transform=export_to_gm" not in log
+    assert "transform=sharding_transform_executor" not in log
+    assert sorted(p.name for p in (cand / "graphs").iterdir())[0] == "001_weight_load_load_weights.txt"
+
+
+def test_derived_scenarios_keep_their_origins_expectations() -> None:
+    """A scenario made from another by a change of presentation or run events promises the same outcome."""
+    from fixturegen.scenarios import scenarios
+
+    by = {sc.name: sc for sc in scenarios()}
+    derived = {"graph_cache_load": "cache_restore"}
+    for name, origin in derived.items():
+        d, o = by[name], by[origin]
+        assert (d.verdict, d.findings, d.root_causes) == (o.verdict, o.findings, o.root_causes), name
+
+

@@ -12,7 +12,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from .run_folder import Side
-from .scenarios import BASE, Scenario
+from .scenarios import BASE, PLF, Cause, Finding, Scenario
+from .transforms import Knobs
 
 _CACHE_POINT = "sharding_transform_executor"
 By = dict[str, Scenario]
@@ -38,8 +39,24 @@ def graph_cache_load(by: By) -> Scenario:
         BASE, _graph_cache(by))
 
 
+def graph_cache_then_loss(by: By) -> Scenario:
+    side = _graph_cache(by)
+    return Scenario(
+        "graph_cache_then_loss", "The candidate loaded AD's graph cache, then fuse_rmsnorm fused less.",
+        "graph_cache_load's candidate, whose fuse_rmsnorm (after the cache point) leaves layer 1's two norms as "
+        "`torch_rmsnorm` (its fused kernel's support check rejects them): fuse_rmsnorm 5 -> 3 in the log, and "
+        "the dumps from fuse_rmsnorm on keep those two `torch_rmsnorm` nodes.",
+        "Fail with exactly one root cause, the match loss at fuse_rmsnorm (5 -> 3; its input graph, "
+        "load_weights' dump, is the same in both runs); the transforms the cache restored are not compared and "
+        "get no finding.", "fail",
+        (Finding("match_loss", "fuse_rmsnorm", PLF, "5 -> 3 (partial: layer 1's norms)", collapse=False),),
+        BASE, replace(side, spec=replace(side.spec, knobs=Knobs(fuse_rmsnorm_keeps=("model.layers.1.",)))),
+        root_causes=(Cause("match_lost", "fuse_rmsnorm", (),
+                           "after the cache point; the restored transforms are no cause"),))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
-    graph_cache_load]
+    graph_cache_load, graph_cache_then_loss]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

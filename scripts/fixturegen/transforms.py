@@ -39,6 +39,9 @@ class Knobs:
     quantize_fp8: bool = False
     """The run serves an FP8 checkpoint (its config has ``quant_config``): quantize_fp8_linear_from_config
     rewrites every decoder linear into ``torch_fake_quant_fp8_linear`` instead of being skipped."""
+    fuse_rmsnorm_keeps: tuple[str, ...] = ()
+    """fuse_rmsnorm leaves a ``torch_rmsnorm`` unfused when its weight's name starts with one of these (a
+    fused kernel whose support check rejects those norms), e.g. ``("model.layers.1.",)``."""
     world_size: int = 1
     """Tensor-parallel ranks: above 1, detect_sharding plans and sharding_transform_executor applies the MLP
     shards of :mod:`.sharding` (3 weights per layer, an all-reduce after each down projection); at 1 both
@@ -359,11 +362,11 @@ def quantize_fp8_linear_from_config(gm: fx.GraphModule, k: Knobs) -> int:
 
 # ---------------------------------------------------------------- post_load_fusion / cache_init
 def fuse_rmsnorm(gm: fx.GraphModule, k: Knobs) -> int:
-    """``torch_rmsnorm`` -> ``flashinfer_rmsnorm``."""
+    """``torch_rmsnorm`` -> ``flashinfer_rmsnorm`` (except the norms ``k.fuse_rmsnorm_keeps`` names)."""
     n = 0
     g = gm.graph
     for node in list(g.nodes):
-        if is_op(node, op("torch_rmsnorm")):
+        if is_op(node, op("torch_rmsnorm")) and not str(node.args[1].target).startswith(k.fuse_rmsnorm_keeps):
             with g.inserting_before(node):
                 new = insert(g, op("flashinfer_rmsnorm"), node.args)
             replace(node, new, [])

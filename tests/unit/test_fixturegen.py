@@ -239,3 +239,24 @@ def test_derived_scenarios_keep_their_origins_expectations() -> None:
         assert (d.verdict, d.findings, d.root_causes) == (o.verdict, o.findings, o.root_causes), name
 
 
+def test_graph_cache_then_loss_fixture() -> None:
+    cand = SCENARIOS / "graph_cache_then_loss" / "candidate"
+    assert "[cache] Loaded graph from " in (cand / "ad.log").read_text()
+    # the log's loss and the dump's agree: two norms stay unfused
+    assert _result((cand / "ad.log").read_text(), "fuse_rmsnorm") == "matches=3"
+    assert next((cand / "graphs").glob("*_fuse_rmsnorm.txt")).read_text().count("torch_rmsnorm.default(") == 2
+
+
+def test_fuse_rmsnorm_keeps_the_norms_it_names() -> None:
+    from fixturegen.pipeline import RunSpec, run
+    from fixturegen.transforms import Knobs
+
+    spec = RunSpec(knobs=Knobs(fuse_rmsnorm_keeps=("model.layers.1.",)))
+    counts = {ev.key: ev.matches for ev in run(spec).events}
+    assert counts["match_rmsnorm_pattern"] == 5
+    assert counts["fuse_rmsnorm"] == 3
+    kept = re.findall(r"^%\w+ = auto_deploy\.torch_rmsnorm\.default\(%\w+ : \S+ : \S+, %(\w+) :",
+                      _bodies(spec)["fuse_rmsnorm"], re.M)
+    assert kept == ["model_layers_1_input_layernorm_weight", "model_layers_1_post_attention_layernorm_weight"]
+
+

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from . import captures, rename
+from . import captures, dump_writer, rename
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 from .tensors import TensorSpec, write_tensors
@@ -22,6 +22,9 @@ class Side:
     spec: RunSpec = field(default_factory=RunSpec)
     style: LogStyle = field(default_factory=LogStyle)
     dump: str = "D3"
+    dump_output: str = "bare"
+    """How the dumps print their output line: a form of :data:`dump_writer.OUTPUT_FORMS` (``bare``: ``output
+    %a, %b`` as AD writes it; ``parens``: ``output(%a, %b)``; ``spaced``: ``output (%a, %b)``)."""
     ranks: tuple[int, ...] = (0,)
     rank1_counts: tuple[tuple[str, int], ...] = ()
     config: tuple[tuple[str, str], ...] = ()
@@ -127,6 +130,7 @@ def write_run(side: Side, folder: Path) -> None:
         counter += 1
         if side.renamed:
             text = rename.torch_upgrade(text)
+        text = dump_writer.print_output(text, side.dump_output)
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(text, encoding="utf-8", newline="\n")
         last = text
     if side.node_captures is not None:

@@ -55,8 +55,20 @@ def graph_cache_then_loss(by: By) -> Scenario:
                            "after the cache point; the restored transforms are no cause"),))
 
 
+def dump_output_parens(by: By) -> Scenario:
+    metadata = by["metadata_loss"]
+    return replace(
+        metadata, name="dump_output_parens",
+        summary="The metadata_loss pair; the candidate's dumps print their output line `output(...)`.",
+        injected=metadata.injected + " Every candidate dump prints its output line `output(%a, %b)` instead of "
+                                     "`output %a, %b` (the form an upstream skill documents).",
+        expect_text=metadata.expect_text + " Exactly metadata_loss's verdict, root causes and findings: the output "
+                                           "line's print form is presentation.",
+        candidate=replace(metadata.candidate, dump_output="parens"))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
-    graph_cache_load, graph_cache_then_loss]
+    graph_cache_load, graph_cache_then_loss, dump_output_parens]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

@@ -233,7 +233,7 @@ def test_derived_scenarios_keep_their_origins_expectations() -> None:
     from fixturegen.scenarios import scenarios
 
     by = {sc.name: sc for sc in scenarios()}
-    derived = {"graph_cache_load": "cache_restore"}
+    derived = {"graph_cache_load": "cache_restore", "dump_output_parens": "metadata_loss"}
     for name, origin in derived.items():
         d, o = by[name], by[origin]
         assert (d.verdict, d.findings, d.root_causes) == (o.verdict, o.findings, o.root_causes), name
@@ -258,5 +258,27 @@ def test_fuse_rmsnorm_keeps_the_norms_it_names() -> None:
     kept = re.findall(r"^%\w+ = auto_deploy\.torch_rmsnorm\.default\(%\w+ : \S+ : \S+, %(\w+) :",
                       _bodies(spec)["fuse_rmsnorm"], re.M)
     assert kept == ["model_layers_1_input_layernorm_weight", "model_layers_1_post_attention_layernorm_weight"]
+
+
+@pytest.mark.parametrize(("form", "line"), [("bare", "output %a, %b"), ("parens", "output(%a, %b)"),
+                                            ("spaced", "output (%a, %b)")])
+def test_dump_output_forms_change_the_output_line_only(regenerated: Path, form: str, line: str) -> None:
+    from fixturegen.dump_writer import print_output
+
+    assert print_output("# Transform: t\n%a = f() : ? : N/A\noutput %a, %b\n", form).splitlines()[-1] == line
+    for path in sorted((regenerated / "scenarios" / "identical" / "baseline" / "graphs").iterdir()):
+        text = path.read_text()
+        printed = print_output(text, form)
+        changed = [(a, b) for a, b in zip(text.splitlines(), printed.splitlines(), strict=True) if a != b]
+        assert all(a.startswith("output ") and b.startswith("output") for a, b in changed)
+        assert len(changed) == (0 if form == "bare" else text.count("\noutput "))
+
+
+def test_dump_output_parens_fixture() -> None:
+    for side, want in (("baseline", "output %"), ("candidate", "output(%")):
+        graphs = SCENARIOS / "dump_output_parens" / side / "graphs"
+        outs = [ln for p in graphs.iterdir() for ln in p.read_text().splitlines() if ln.startswith("output")]
+        assert len(outs) == len(list(graphs.iterdir()))
+        assert all(ln.startswith(want) for ln in outs)
 
 

@@ -67,8 +67,22 @@ def dump_output_parens(by: By) -> Scenario:
         candidate=replace(metadata.candidate, dump_output="parens"))
 
 
+def log_formats_mixed(by: By) -> Scenario:
+    same = by["identical"]
+    return Scenario(
+        "log_formats_mixed", "The identical pair, logged by two TensorRT-LLM versions.",
+        "Nothing the runs did: the baseline's log is V2 (`enabled=..., num_matches=N` and `elapsed time:` lines) "
+        "behind the timestamped L1 prefix `[TRT-LLM AUTO-DEPLOY] [RANK 0] [I]`; the candidate's is V3 "
+        "(`[PRE-CLEANUP]`, `[APPLY]`, `[POST-CLEANUP]`, `[SUMMARY]` lines) behind the standalone L3 prefix "
+        "`[AUTO-DEPLOY] [INFO] [RANK 0]`. Same model, pipeline, counts and graphs.",
+        "Pass with no findings: a log format is presentation, not behaviour (only the header's format line may "
+        "say that the formats differ).", "pass", (),
+        replace(same.baseline, style=replace(same.baseline.style, fmt="V2", prefix="L1")),
+        replace(same.candidate, style=replace(same.candidate.style, fmt="V3", prefix="L3")))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
-    graph_cache_load, graph_cache_then_loss, dump_output_parens]
+    graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

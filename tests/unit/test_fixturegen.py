@@ -233,7 +233,11 @@ def test_derived_scenarios_keep_their_origins_expectations() -> None:
     from fixturegen.scenarios import scenarios
 
     by = {sc.name: sc for sc in scenarios()}
-    derived = {"graph_cache_load": "cache_restore", "dump_output_parens": "metadata_loss"}
+    derived = {
+        "graph_cache_load": "cache_restore",
+        "dump_output_parens": "metadata_loss",
+        "log_formats_mixed": "identical",
+    }
     for name, origin in derived.items():
         d, o = by[name], by[origin]
         assert (d.verdict, d.findings, d.root_causes) == (o.verdict, o.findings, o.root_causes), name
@@ -280,5 +284,20 @@ def test_dump_output_parens_fixture() -> None:
         outs = [ln for p in graphs.iterdir() for ln in p.read_text().splitlines() if ln.startswith("output")]
         assert len(outs) == len(list(graphs.iterdir()))
         assert all(ln.startswith(want) for ln in outs)
+
+
+@pytest.mark.parametrize(("name", "formats"), [("log_formats_mixed", (("V2", "L1"), ("V3", "L3")))])
+def test_mixed_presentation_fixtures(name: str, formats: tuple[tuple[str, str], ...]) -> None:
+    for side, (fmt, prefix) in zip(("baseline", "candidate"), formats, strict=True):
+        log = (SCENARIOS / name / side / "ad.log").read_text()
+        assert ("[SUMMARY] matches=" in log) == (fmt == "V3")
+        assert (" elapsed time: total=" in log) == (fmt == "V2")
+        assert ("[TRT-LLM AUTO-DEPLOY] [RANK 0] [I] [stage=" in log) == (prefix == "L1")
+        assert ("[AUTO-DEPLOY] [INFO] [RANK 0] [stage=" in log) == (prefix == "L3")
+    if name == "log_verbosity_mixed":
+        base, cand = ((SCENARIOS / name / s / "ad.log").read_text() for s in ("baseline", "candidate"))
+        for debug in ("[DEBUG]", " config: stage=", " Model after ", "[CUDA MEM] "):
+            assert debug not in base
+            assert debug in cand
 
 

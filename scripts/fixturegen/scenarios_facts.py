@@ -81,8 +81,20 @@ def log_formats_mixed(by: By) -> Scenario:
         replace(same.candidate, style=replace(same.candidate.style, fmt="V3", prefix="L3")))
 
 
+def log_verbosity_mixed(by: By) -> Scenario:
+    same = by["identical"]
+    return Scenario(
+        "log_verbosity_mixed", "The identical pair; only the candidate logged at debug level.",
+        "Both logs are V3. The baseline's has the L1 prefix at the usual verbosity; the candidate's the L3 prefix "
+        "with debug on: `<t> config:` lines, multi-line `Model after <t>:` reprs, `[CUDA MEM]` lines and more "
+        "chatter around them. Same model, pipeline, counts and graphs.",
+        "Pass with no findings: verbosity is presentation; debug lines are never facts.", "pass", (),
+        replace(same.baseline, style=replace(same.baseline.style, fmt="V3", prefix="L1", noise=1)),
+        replace(same.candidate, style=replace(same.candidate.style, fmt="V3", prefix="L3", noise=2)))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
-    graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed]
+    graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed, log_verbosity_mixed]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

@@ -237,6 +237,7 @@ def test_derived_scenarios_keep_their_origins_expectations() -> None:
         "graph_cache_load": "cache_restore",
         "dump_output_parens": "metadata_loss",
         "log_formats_mixed": "identical",
+        "log_verbosity_mixed": "identical",
     }
     for name, origin in derived.items():
         d, o = by[name], by[origin]
@@ -286,7 +287,8 @@ def test_dump_output_parens_fixture() -> None:
         assert all(ln.startswith(want) for ln in outs)
 
 
-@pytest.mark.parametrize(("name", "formats"), [("log_formats_mixed", (("V2", "L1"), ("V3", "L3")))])
+@pytest.mark.parametrize(("name", "formats"), [("log_formats_mixed", (("V2", "L1"), ("V3", "L3"))),
+                                               ("log_verbosity_mixed", (("V3", "L1"), ("V3", "L3")))])
 def test_mixed_presentation_fixtures(name: str, formats: tuple[tuple[str, str], ...]) -> None:
     for side, (fmt, prefix) in zip(("baseline", "candidate"), formats, strict=True):
         log = (SCENARIOS / name / side / "ad.log").read_text()

@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from .run_folder import Side
-from .scenarios import BASE, PLF, Cause, Finding, Scenario
+from .run_folder import Side, default_yaml
+from .scenarios import BASE, CAND, PLF, Cause, Finding, Scenario
 from .transforms import Knobs
 
 _CACHE_POINT = "sharding_transform_executor"
@@ -93,8 +93,30 @@ def log_verbosity_mixed(by: By) -> Scenario:
         replace(same.candidate, style=replace(same.candidate.style, fmt="V3", prefix="L3", noise=2)))
 
 
+def world_size_tp2(by: By) -> Scenario:
+    return Scenario(
+        "world_size_tp2", "Baseline on one device (TP=1), candidate tensor-parallel on two (TP=2).",
+        "The baseline's config/default.yaml says `world_size: 1`, the candidate's `world_size: 2`; the "
+        "candidate's log holds ranks 0 and 1 (the same counts on both). In the baseline detect_sharding logs "
+        "`Skipping sharding for single device` and both sharding transforms match 0; in the candidate it logs "
+        "`Running TP sharding detection` and plans 6 shards (each layer's MLP gate and up column-split, down "
+        "row-split), which sharding_transform_executor applies (0 -> 6): from its dump on the MLP weights are "
+        "sliced (gate/up 128x64 -> 64x64, down 64x128 -> 64x64), torch_swiglu's output halves (128 -> 64) and an "
+        "`auto_deploy.torch_dist_all_reduce` follows each down projection.",
+        "Pass: the world-size change is reported once (a warning naming `world_size` 1 -> 2 in "
+        "config/default.yaml) and explains the sharding transforms' count changes, the sliced shapes and the "
+        "all-reduces; nothing gates; every other transform is compared on rank 0 and is the same.", "pass",
+        (Finding("config", None, None, "world_size 1 -> 2: explains detect_sharding and "
+                                       "sharding_transform_executor (0 -> 6) and the sliced MLP shapes"),),
+        replace(BASE, spec=replace(BASE.spec, knobs=Knobs(world_size=1)),
+                config=(("config/default.yaml", default_yaml(world_size=1)),)),
+        replace(CAND, spec=replace(CAND.spec, knobs=Knobs(world_size=2)), ranks=(0, 1),
+                config=(("config/default.yaml", default_yaml(world_size=2)),)))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
-    graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed, log_verbosity_mixed]
+    graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed, log_verbosity_mixed,
+    world_size_tp2]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

@@ -303,3 +303,20 @@ def test_mixed_presentation_fixtures(name: str, formats: tuple[tuple[str, str], 
             assert debug in cand
 
 
+def test_world_size_tp2_fixture() -> None:
+    for side, ws, ranks in (("baseline", 1, (0,)), ("candidate", 2, (0, 1))):
+        run_dir = SCENARIOS / "world_size_tp2" / side
+        assert f"world_size: {ws}\n" in (run_dir / "config" / "default.yaml").read_text()
+        log = (run_dir / "ad.log").read_text()
+        assert f"    world_size={ws},\n" in log
+        assert re.findall(r"\[RANK (\d+)\]", log)
+        assert {int(r) for r in re.findall(r"\[RANK (\d+)\]", log)} == set(ranks)
+        want = "matches=0" if ws == 1 else "matches=6"
+        for r in ranks:
+            assert _result(log, "detect_sharding", r) == want
+            assert _result(log, "sharding_transform_executor", r) == want
+    graphs = SCENARIOS / "world_size_tp2" / "candidate" / "graphs"
+    dump = next(graphs.glob("*_sharding_transform_executor.txt"))
+    assert dump.read_text().count("= auto_deploy.torch_dist_all_reduce.default(") == 2
+
+

@@ -11,8 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
+from .model import ModelSpec
 from .run_folder import Side, default_yaml
-from .scenarios import BASE, CAND, PLF, Cause, Finding, Scenario
+from .scenarios import BASE, CAND, PLF, PM, Cause, Finding, Scenario
 from .transforms import Knobs
 
 _CACHE_POINT = "sharding_transform_executor"
@@ -114,9 +115,24 @@ def world_size_tp2(by: By) -> Scenario:
                 config=(("config/default.yaml", default_yaml(world_size=2)),)))
 
 
+def stale_dumps(by: By) -> Scenario:
+    return Scenario(
+        "stale_dumps", "The candidate's dumps are left over from another model's run.",
+        "The candidate's log is the normal 2-layer run (match_rmsnorm_pattern matched 5), but its graphs/ holds "
+        "the dumps of a 4-layer model's run: 9 `torch_rmsnorm` nodes appear in the dump after "
+        "match_rmsnorm_pattern.",
+        "Fail: a consistency finding at match_rmsnorm_pattern (the log's count, 5, and the op instances its dump "
+        "adds, 9, disagree: the dumps are not this run's) gates as the root cause. The dumps' differences from "
+        "the baseline's (two more layers) follow from the same cause, not findings of their own.", "fail",
+        (Finding("consistency", "match_rmsnorm_pattern", PM, "logged 5, its dump adds 9 torch_rmsnorm"),),
+        BASE, replace(CAND, dumps_from=replace(CAND.spec, model=ModelSpec(layers=4))),
+        root_causes=(Cause("other", "match_rmsnorm_pattern", (),
+                           "a log/dump consistency finding: the dumps are another model's"),))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
     graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed, log_verbosity_mixed,
-    world_size_tp2]
+    world_size_tp2, stale_dumps]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

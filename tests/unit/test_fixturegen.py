@@ -320,3 +320,11 @@ def test_world_size_tp2_fixture() -> None:
     assert dump.read_text().count("= auto_deploy.torch_dist_all_reduce.default(") == 2
 
 
+def test_stale_dumps_fixture() -> None:
+    cand = SCENARIOS / "stale_dumps" / "candidate"
+    assert _result((cand / "ad.log").read_text(), "match_rmsnorm_pattern") == "matches=5"
+    after = next((cand / "graphs").glob("*_match_rmsnorm_pattern.txt")).read_text()
+    before = next((cand / "graphs").glob("*_match_rope_layout.txt")).read_text()
+    assert after.count("= auto_deploy.torch_rmsnorm.default(") - before.count("torch_rmsnorm.default(") == 9
+
+

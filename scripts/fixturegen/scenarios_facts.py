@@ -130,9 +130,32 @@ def stale_dumps(by: By) -> Scenario:
                            "a log/dump consistency finding: the dumps are another model's"),))
 
 
+def rank1_executor(by: By) -> Scenario:
+    rank1 = by["rank1_regresses"]
+    return replace(
+        rank1, name="rank1_executor",
+        summary="Rank 1 loses its RMSNorm fusions and its sharding executor changes; rank 0 is fine.",
+        injected="Two ranks under `mpirun --tag-output`, saved by Slurm as slurm-48213.out (as rank1_regresses). "
+                 "In the candidate rank 1 reports match_rmsnorm_pattern 5 -> 0, sharding_transform_executor 0 -> 2 "
+                 "and fuse_rmsnorm 5 -> 0; rank 0 is unchanged and its dumps (the only ones AD writes) are "
+                 "identical.",
+        expect_text="Fail with one root cause: match_rmsnorm_pattern stopped matching on rank 1 of 2 (5 -> 0; rank "
+                    "0: 5 -> 5), with fuse_rmsnorm's loss on that rank (5 -> 0) among its consequences and the "
+                    "executor's change on that rank (0 -> 2) tied to it, not an unaccounted difference. No "
+                    "sentence says every transform is the same.",
+        findings=(*rank1.findings,
+                  Finding("improvement", "sharding_transform_executor", "sharding",
+                          "0 -> 2 on rank 1 of 2: tied to the collapse on that rank, no gate")),
+        candidate=replace(rank1.candidate, rank1_counts=(
+            ("match_rmsnorm_pattern", 0), ("sharding_transform_executor", 2), ("fuse_rmsnorm", 0))),
+        root_causes=(Cause("match_lost", "match_rmsnorm_pattern", ("fuse_rmsnorm",),
+                           "rank 1 of 2; fuse_rmsnorm's loss and the executor's change on that rank are its "
+                           "consequences"),))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
     graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed, log_verbosity_mixed,
-    world_size_tp2, stale_dumps]
+    world_size_tp2, stale_dumps, rank1_executor]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

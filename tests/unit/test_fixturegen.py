@@ -242,6 +242,10 @@ def test_derived_scenarios_keep_their_origins_expectations() -> None:
     for name, origin in derived.items():
         d, o = by[name], by[origin]
         assert (d.verdict, d.findings, d.root_causes) == (o.verdict, o.findings, o.root_causes), name
+    # one more rank-1 change tied to the same collapse: the same single root cause
+    causes = {n: [(c.cause, c.transform, c.consequences) for c in by[n].root_causes]
+              for n in ("rank1_executor", "rank1_regresses")}
+    assert causes["rank1_executor"] == causes["rank1_regresses"]
 
 
 def test_graph_cache_then_loss_fixture() -> None:
@@ -326,5 +330,17 @@ def test_stale_dumps_fixture() -> None:
     after = next((cand / "graphs").glob("*_match_rmsnorm_pattern.txt")).read_text()
     before = next((cand / "graphs").glob("*_match_rope_layout.txt")).read_text()
     assert after.count("= auto_deploy.torch_rmsnorm.default(") - before.count("torch_rmsnorm.default(") == 9
+
+
+def test_rank1_executor_fixture() -> None:
+    base = (SCENARIOS / "rank1_executor" / "baseline" / "slurm-48213.out").read_text()
+    cand = (SCENARIOS / "rank1_executor" / "candidate" / "slurm-48213.out").read_text()
+    keys = ("match_rmsnorm_pattern", "sharding_transform_executor", "fuse_rmsnorm")
+    assert [_result(cand, k, 1) for k in keys] == ["matches=0", "matches=2", "matches=0"]
+    for k in keys:
+        assert _result(cand, k, 0) == _result(base, k, 0) == _result(base, k, 1)
+    dumps = [[p.read_bytes() for p in sorted((SCENARIOS / "rank1_executor" / s / "graphs").iterdir())]
+             for s in ("baseline", "candidate")]
+    assert dumps[0] == dumps[1]
 
 

@@ -13,7 +13,8 @@ from dataclasses import replace
 
 from .model import ModelSpec
 from .run_folder import Side, default_yaml
-from .scenarios import BASE, CAND, PLF, PM, Cause, Finding, Scenario
+from .scenarios import BASE, CAND, M2, PLF, PM, Cause, Finding, Scenario
+from .tensors import TensorSpec
 from .transforms import Knobs
 
 _CACHE_POINT = "sharding_transform_executor"
@@ -153,9 +154,24 @@ def rank1_executor(by: By) -> Scenario:
                            "consequences"),))
 
 
+def no_tensors_within(by: By) -> Scenario:
+    same = by["identical"]
+    return replace(
+        same, name="no_tensors_within",
+        summary="The identical pair with recorded logits that differ within tolerance, run with --no-tensors.",
+        injected="Both runs record tensors/outputs.safetensors (bf16 logits of the same model); the candidate's "
+                 "carry a little kernel noise, so the files' bytes differ while the values stay within the "
+                 "default tolerance. ad-diff is run with `--no-tensors`.",
+        expect_text="Pass with no findings: tensors the user switched off leave the comparison (the header says "
+                    "so once); their bytes are never an unaccounted difference.",
+        baseline=replace(same.baseline, tensors=TensorSpec(M2)),
+        candidate=replace(same.candidate, tensors=TensorSpec(M2, kernel_noise=0.002)),
+        args=("--no-tensors",))
+
+
 BUILDERS: list[Callable[[By], Scenario]] = [
     graph_cache_load, graph_cache_then_loss, dump_output_parens, log_formats_mixed, log_verbosity_mixed,
-    world_size_tp2, stale_dumps, rank1_executor]
+    world_size_tp2, stale_dumps, rank1_executor, no_tensors_within]
 
 
 def fact_scenarios(existing: list[Scenario]) -> list[Scenario]:

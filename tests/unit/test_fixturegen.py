@@ -238,6 +238,7 @@ def test_derived_scenarios_keep_their_origins_expectations() -> None:
         "dump_output_parens": "metadata_loss",
         "log_formats_mixed": "identical",
         "log_verbosity_mixed": "identical",
+        "no_tensors_within": "identical",
     }
     for name, origin in derived.items():
         d, o = by[name], by[origin]
@@ -344,3 +345,10 @@ def test_rank1_executor_fixture() -> None:
     assert dumps[0] == dumps[1]
 
 
+def test_no_tensors_within_fixture() -> None:
+    from safetensors.torch import load_file
+
+    a, b = (load_file(str(SCENARIOS / "no_tensors_within" / s / "tensors" / "outputs.safetensors"))["logits"]
+            for s in ("baseline", "candidate"))
+    assert not a.equal(b)  # the files differ ...
+    assert ((a.float() - b.float()).norm() / a.float().norm()).item() < 0.01  # ... within tolerance

@@ -6,6 +6,7 @@ of ``named_modules()``. D2: shape+dtype SSA lines of the root GraphModule only. 
 
 from __future__ import annotations
 
+import re
 import zlib
 from typing import Any
 
@@ -115,6 +116,17 @@ def render_all(stage: str, key: str, mod: nn.Module) -> dict[str, str | None]:
         "D2": render_root_only(stage, key, mod, with_shapes=True),
         "D1": render_root_only(stage, key, mod, with_shapes=False),
     }
+
+
+#: How a dump's output line is printed: AD's graph writer (``output %a, %b``), the form one upstream skill
+#: documents (``output(%a, %b)``) and that form with a space (FORMATS.md 7.1).
+OUTPUT_FORMS = {"bare": "output {}", "parens": "output({})", "spaced": "output ({})"}
+
+
+def print_output(text: str, form: str) -> str:
+    """``text`` (a dump in any D format) with its output lines printed in ``form`` of :data:`OUTPUT_FORMS`."""
+    fmt = OUTPUT_FORMS[form]
+    return re.sub(r"^output (.*)$", lambda m: fmt.format(m.group(1)), text, flags=re.M)
 
 
 def file_names(stages_keys: list[tuple[str, str]]) -> list[str]:

@@ -5,6 +5,7 @@ multi-line reprs, tracebacks). Deterministic: fixed base time, seeded pseudo-ran
 
 from __future__ import annotations
 
+import hashlib
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -27,7 +28,8 @@ class LogStyle:
     prefix: str = "L1"
     """Line prefix ``L1`` (timestamped TRT-LLM logger), ``L2`` or ``L3`` (standalone ``[AUTO-DEPLOY]``)."""
     noise: int = 1
-    """0: AD lines only; 1: realistic surrounding lines; 2: heavy (debug level, extra chatter)."""
+    """0: AD lines only (the interface's and the transforms' own); 1: realistic surrounding lines; 2: heavy
+    (debug level, extra chatter)."""
     colors: bool = False
     """``_ENABLE_LOG_COLORS = True``: ANSI codes around ``[SUMMARY]``, ``skipped``, ``disabled``."""
     retry: bool = False
@@ -115,6 +117,7 @@ def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_c
     valid = skipped or ev.shape_prop
     fail_text = f"Transform {t} failed: {ev.error}"
     if fmt == "V0":
+        out += ev.said  # V0's interface adds no context to any line
         if ev.state == "failed":
             out.append(("warning", fail_text))
         if ev.state == "crashed":
@@ -131,6 +134,9 @@ def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_c
             pre_line = post_line = f"{P} running graph cleanup {sp}"
         if enabled:
             out.append(("info", pre_line))
+        # V1's _log_info prefixes only the interface's own lines; V2's decorator patches ad_logger.log for
+        # the whole call, so the transform's own lines get <P> too
+        out += [(lvl, msg if fmt == "V1" else f"{P} {msg}") for lvl, msg in ev.said]
         if ev.state == "crashed":
             return out
         if ev.state == "failed":
@@ -156,8 +162,7 @@ def transform_messages(ev: Event, style: LogStyle, rng: random.Random, *, rank_c
         return out
     out.append(("info", f"{P} [PRE-CLEANUP] {_cleanup_v3(ev, False)}"))
     out.append(("info", f"{P} [APPLY] applying transform..."))
-    if ev.key == "detect_sharding" and style.noise >= 1:
-        out.append(("info", f"{P} [APPLY] Skipping sharding for single device"))
+    out += [(lvl, f"{P} [APPLY] {msg}") for lvl, msg in ev.said]  # _apply_logging_context
     if ev.state == "crashed":
         return out
     if ev.state == "failed":
@@ -195,8 +200,8 @@ class Story:
     """``(rank, key, error)``: that rank starts transform ``key``, prints a traceback and logs nothing
     more."""
     restored_at: str | None = None
-    """The run restored AD's pipeline cache at this boundary: earlier events were not logged (run_folder drops
-    them); it logs the restore line instead."""
+    """The run restored a cache (``restore_cache``) at this boundary: earlier events were not logged
+    (run_folder drops them); it logs the restore line instead."""
     killed: bool = False
     """The job was killed after the last event: no epilogue, no traceback."""
     shutdown_error: bool = False
@@ -205,6 +210,26 @@ class Story:
     """AD lines carry ``[RANK n]`` (False: launcher tags are the only way to tell ranks apart)."""
     rank_counts: dict[tuple[int, str], int] | None = None
     """Match counts ``(rank, key) -> n`` a rank reports instead of the event's (any rank)."""
+    world_size: int = 1
+    """The run's world size, as its LLM args print it."""
+    restore_cache: str = "pipeline"
+    """Which cache ``restored_at`` came from: ``pipeline`` (a pipeline snapshot) or ``graph`` (the graph cache
+    of ``AD_ENABLE_CACHING``); see :func:`restore_line`."""
+
+
+#: The graph cache's entry key (AD hashes the run's configuration; any fixed hex string will do here).
+GRAPH_CACHE_KEY = hashlib.sha256(b"org/tiny-llama-3l").hexdigest()
+
+
+def restore_line(story: Story) -> str:
+    """What the optimizer logs (logger prefix, no transform context: no transform is running) when it
+    restores a cache instead of running the transforms up to ``story.restored_at`` (FORMATS.md 7, 7.1)."""
+    if story.restore_cache == "graph":
+        return f"[cache] Loaded graph from /cache/ad-graphs/{GRAPH_CACHE_KEY}/graph.pt"
+    if story.restore_cache != "pipeline":
+        raise ValueError(f"unknown cache {story.restore_cache!r}: 'pipeline' or 'graph'")
+    where = f"/cache/ad-pipeline/3f9c2a71/{story.restored_at}"
+    return f"Restored AutoDeploy pipeline snapshot for '{story.restored_at}' from {where}"
 
 
 def render_log(events: Sequence[Event], style: LogStyle, *, rank1_counts: dict[str, int] | None = None,
@@ -224,7 +249,7 @@ def render_lines(events: Sequence[Event], style: LogStyle, story: Story) -> list
     def sync(rank: int) -> None:
         owner.extend([rank] * (len(w.lines) - len(owner)))
 
-    nz.preamble(w, style)
+    nz.preamble(w, style, story.world_size)
     sync(0)
     attempts = [events[:4], events] if style.retry else [events]
     dead: set[int] = set()
@@ -246,9 +271,7 @@ def render_lines(events: Sequence[Event], style: LogStyle, story: Story) -> list
             first = i == 0 and story.restored_at is not None
             if first:
                 for r in live:
-                    where = f"/cache/ad-pipeline/3f9c2a71/{story.restored_at}"
-                    msgs_by_rank[r].insert(0, ("info", f"Restored AutoDeploy pipeline snapshot for "
-                                                       f"'{story.restored_at}' from {where}"))
+                    msgs_by_rank[r].insert(0, ("info", restore_line(story)))
             if ev.key == "build_model" or first:
                 # logged by the first dump_graph call, after the transform's own lines; only V2 (patched
                 # log) and V3 (logging context) add the <P> prefix to it

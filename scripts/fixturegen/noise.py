@@ -30,8 +30,8 @@ def module_repr() -> str:
     ])
 
 
-def preamble(w: Any, style: Any) -> None:
-    """Start-of-run lines (before the executor sets the AD logger rank)."""
+def preamble(w: Any, style: Any, world_size: int = 1) -> None:
+    """Start-of-run lines (before the executor sets the AD logger rank), with the LLM args' world size."""
     if style.noise < 1:
         return
     w.raw("[TensorRT-LLM] TensorRT-LLM version: 1.2.0rc6")
@@ -39,7 +39,7 @@ def preamble(w: Any, style: Any) -> None:
     w.raw("[TensorRT-LLM][INFO] Set logger level to INFO")
     w.trt("info", "TensorRT-LLM inited.")
     w.trt("info", "LLM args: AutoDeployConfig(")
-    w.raw("    model='org/tiny-llama-3l',", "    world_size=1,", "    max_seq_len=64,",
+    w.raw("    model='org/tiny-llama-3l',", f"    world_size={world_size},", "    max_seq_len=64,",
           "    compile_backend='torch-simple',", "    transforms={...},", ")")
     if style.prefix == "L1":
         w.raw(w.ad_line("info", "Using AutoDeploy config from default.yaml", None))

@@ -9,13 +9,13 @@ from __future__ import annotations
 import copy
 import functools
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from torch import fx, nn
 
 from . import dump_writer
-from .events import Event
+from .events import Event, saying
 from .model import ModelSpec, build_model, export_model
 from .transforms import REWRITES, Knobs
 
@@ -55,9 +55,11 @@ SKIPPED_WHEN_ENABLED = frozenset({"quantize_fp8_linear_from_config"})
 #: Transforms that expect a CUDA memory change (V3 ``[CUDA MEM DIFF (EXPECTED)]`` line).
 EXPECT_MEM = {"load_weights": 0.02, "initialize_cache": 0.25, "resize_kv_cache": 11.5}
 #: Transforms run with shape propagation in their post-cleanup (affects cleanup log lines only).
+#: (sharding_transform_executor is not one: it re-propagates the shapes it slices itself, and its log lines
+#: have always been written without shape_prop.)
 SHAPE_PROP = frozenset({"export_to_gm", "match_rmsnorm_pattern", "match_attention_layout", "match_rope_layout",
                         "match_swiglu_pattern", "match_repeat_kv", "match_grouped_attention",
-                        "sharding_transform_executor", "insert_cached_attention"})
+                        "insert_cached_attention"})
 
 
 @dataclass(frozen=True)
@@ -179,12 +181,14 @@ def run(spec: RunSpec) -> RunOutput:
             events.append(Event(stage, key, "applied", 1))
         elif key in REWRITES:
             assert isinstance(mod, fx.GraphModule)
-            events.append(Event(stage, key, "applied", REWRITES[key](mod, spec.knobs), shape_prop=sp))
+            with saying() as said:
+                n = REWRITES[key](mod, spec.knobs)
+            events.append(Event(stage, key, "applied", n, shape_prop=sp, said=tuple(said)))
         else:
             n = 2 * spec.model.layers if key == "initialize_cache" else 0
             events.append(Event(stage, key, "applied", n, mem_gb=EXPECT_MEM.get(key, 0.0)))
         if key in EXPECT_MEM and events[-1].state == "applied":
-            events[-1] = Event(stage, key, "applied", events[-1].matches, shape_prop=sp, mem_gb=EXPECT_MEM[key])
+            events[-1] = replace(events[-1], shape_prop=sp, mem_gb=EXPECT_MEM[key])
         if mod is not None:
             dumps.append((stage, key, dump_writer.render_all(stage, key, mod)))
     return RunOutput(tuple(events), tuple(dumps))

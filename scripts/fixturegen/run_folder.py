@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from . import captures, rename
+from . import captures, dump_writer, rename
 from .log_writer import LogStyle, Story, render_lines
 from .pipeline import DEFAULT_PIPELINE, RunSpec, run
 from .tensors import TensorSpec, write_tensors
@@ -22,6 +22,9 @@ class Side:
     spec: RunSpec = field(default_factory=RunSpec)
     style: LogStyle = field(default_factory=LogStyle)
     dump: str = "D3"
+    dump_output: str = "bare"
+    """How the dumps print their output line: a form of :data:`dump_writer.OUTPUT_FORMS` (``bare``: ``output
+    %a, %b`` as AD writes it; ``parens``: ``output(%a, %b)``; ``spaced``: ``output (%a, %b)``)."""
     ranks: tuple[int, ...] = (0,)
     rank1_counts: tuple[tuple[str, int], ...] = ()
     config: tuple[tuple[str, str], ...] = ()
@@ -31,8 +34,12 @@ class Side:
     rank_dies: tuple[int, str, str] | None = None
     """``(rank, key, error)``: that rank dies inside transform ``key`` (an uncaught error: traceback)."""
     restored_at: str | None = None
-    """The run restored AD's pipeline cache at this transform: nothing up to it is logged or dumped, the dump
-    counter starts at 001 after it."""
+    """The run restored a cache at this transform: nothing up to it is logged or dumped, the dump counter
+    starts at 001 after it."""
+    restore_cache: str = "pipeline"
+    """The cache ``restored_at`` restored: ``pipeline`` (AD's pipeline snapshot, ``Restored AutoDeploy pipeline
+    snapshot for '<t>' from <dir>``) or ``graph`` (``AD_ENABLE_CACHING``'s graph cache of the graph before weight
+    loading, ``[cache] Loaded graph from <dir>/graph.pt``)."""
     killed_before: str | None = None
     """The job was killed just before this transform: its log and dumps end there, with no error."""
     shutdown_error: bool = False
@@ -68,9 +75,10 @@ class Side:
     """Recorded ``tensors/`` (logits, inputs, reference), when the run records any."""
 
 
-def default_yaml() -> str:
-    """``config/default.yaml``: the AD default.yaml subset of the transforms this pipeline runs."""
-    body = {"transforms": {k: {"stage": s, "enabled": e} for s, k, e in DEFAULT_PIPELINE}}
+def default_yaml(**top: object) -> str:
+    """``config/default.yaml``: the AD default.yaml subset of the transforms this pipeline runs, after the
+    top-level keys ``top`` (e.g. ``world_size=2``) when given."""
+    body = {**top, "transforms": {k: {"stage": s, "enabled": e} for s, k, e in DEFAULT_PIPELINE}}
     return ("# Subset of tensorrt_llm/_torch/auto_deploy/config/default.yaml (transforms the fixture pipeline runs)\n"
             + yaml.safe_dump(body, sort_keys=False))
 
@@ -94,7 +102,8 @@ def write_run(side: Side, folder: Path) -> None:
     events = [replace(ev, matches=counts[ev.key]) if ev.key in counts else ev for ev in events]
     story = Story(side.ranks, dict(side.rank1_counts) or None, side.rank_dies, side.restored_at,
                   side.killed_before is not None, side.shutdown_error, side.rank_tags,
-                  {(r, k): n for r, k, n in side.rank_counts} or None)
+                  {(r, k): n for r, k, n in side.rank_counts} or None, world_size=side.spec.knobs.world_size,
+                  restore_cache=side.restore_cache)
     pairs = render_lines(events, side.style, story)
     if side.capture:
         pairs = captures.FORMS[side.capture](pairs)
@@ -121,6 +130,7 @@ def write_run(side: Side, folder: Path) -> None:
         counter += 1
         if side.renamed:
             text = rename.torch_upgrade(text)
+        text = dump_writer.print_output(text, side.dump_output)
         (graphs / f"{counter:03d}_{stage}_{key}.txt").write_text(text, encoding="utf-8", newline="\n")
         last = text
     if side.node_captures is not None:

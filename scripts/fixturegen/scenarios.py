@@ -305,6 +305,9 @@ def scenarios() -> list[Scenario]:
     s += check_scenarios()
     s += _precision_scenarios()
     s += _drift_scenarios()
+    from .scenarios_facts import fact_scenarios  # derived from the scenarios above
+
+    s += fact_scenarios(s)
     return s
 
 
@@ -322,8 +325,10 @@ def _capture_scenarios() -> list[Scenario]:
             "slurm-48213.out. In the candidate rank 1 reports match_rmsnorm_pattern and fuse_rmsnorm 5 -> 0 "
             "while rank 0 still matches 5. The dumps are rank 0's (AD's graph writer skips other ranks), so "
             "they are identical: only the log shows the loss.",
-            "Match losses at match_rmsnorm_pattern and fuse_rmsnorm, each reported once, naming rank 1 of 2 "
-            "(rank 0: 5 -> 5).", "fail",
+            "One root cause: match_rmsnorm_pattern stopped matching on rank 1 of 2 (5 -> 0; rank 0: 5 -> 5), "
+            "with fuse_rmsnorm's loss on the same rank (5 -> 0) as its consequence: the fusion has nothing left "
+            "to fuse once the matcher stopped, although rank 1 wrote no dumps to show the link. Each loss is "
+            "reported once, naming rank 1 of 2, and no sentence says every transform is the same.", "fail",
             (Finding("match_loss", "match_rmsnorm_pattern", PM, "5 -> 0 on rank 1 of 2 (rank 0: 5 -> 5)",
                      collapse=True),
              Finding("match_loss", "fuse_rmsnorm", PLF, "5 -> 0 on rank 1 of 2")),
@@ -331,12 +336,9 @@ def _capture_scenarios() -> list[Scenario]:
             replace(CAND, capture="mpirun", log_name="slurm-48213.out",
                     rank1_counts=(("match_rmsnorm_pattern", 0), ("fuse_rmsnorm", 0)), **two),
             root_causes=(
-                Cause("match_lost", "match_rmsnorm_pattern", (),
-                      "first transform where the difference appears; no upstream cause traced (rank 0's "
-                      "dumps are identical)"),
-                Cause("match_lost", "fuse_rmsnorm", (),
-                      "downstream of match_rmsnorm_pattern in fact, but only the dumps link losses and rank "
-                      "1 wrote none: reported as a cause of its own"))),
+                Cause("match_lost", "match_rmsnorm_pattern", ("fuse_rmsnorm",),
+                      "the first divergence on rank 1 (rank 0's dumps are identical); fuse_rmsnorm's loss on "
+                      "the same rank follows from it: one cause, one root cause"),)),
         Scenario(
             "world_size_change", "The candidate runs on 4 ranks instead of 2.",
             "The baseline's log holds ranks 0 and 1, the candidate's ranks 0 to 3 (every rank logs the same "

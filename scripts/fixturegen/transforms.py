@@ -17,6 +17,7 @@ from torch import fx
 from .fusions import fuse_gemms
 from .fxutil import aten, insert, is_op, replace, single_user, val
 from .ops import op
+from .sharding import detect_sharding, sharding_transform_executor
 
 getitem = __import__("operator").getitem
 
@@ -38,6 +39,13 @@ class Knobs:
     quantize_fp8: bool = False
     """The run serves an FP8 checkpoint (its config has ``quant_config``): quantize_fp8_linear_from_config
     rewrites every decoder linear into ``torch_fake_quant_fp8_linear`` instead of being skipped."""
+    fuse_rmsnorm_keeps: tuple[str, ...] = ()
+    """fuse_rmsnorm leaves a ``torch_rmsnorm`` unfused when its weight's name starts with one of these (a
+    fused kernel whose support check rejects those norms), e.g. ``("model.layers.1.",)``."""
+    world_size: int = 1
+    """Tensor-parallel ranks: above 1, detect_sharding plans and sharding_transform_executor applies the MLP
+    shards of :mod:`.sharding` (3 weights per layer, an all-reduce after each down projection); at 1 both
+    match 0 and detect_sharding logs ``Skipping sharding for single device``."""
 
 
 def _graph_changed(gm: fx.GraphModule) -> None:
@@ -354,11 +362,11 @@ def quantize_fp8_linear_from_config(gm: fx.GraphModule, k: Knobs) -> int:
 
 # ---------------------------------------------------------------- post_load_fusion / cache_init
 def fuse_rmsnorm(gm: fx.GraphModule, k: Knobs) -> int:
-    """``torch_rmsnorm`` -> ``flashinfer_rmsnorm``."""
+    """``torch_rmsnorm`` -> ``flashinfer_rmsnorm`` (except the norms ``k.fuse_rmsnorm_keeps`` names)."""
     n = 0
     g = gm.graph
     for node in list(g.nodes):
-        if is_op(node, op("torch_rmsnorm")):
+        if is_op(node, op("torch_rmsnorm")) and not str(node.args[1].target).startswith(k.fuse_rmsnorm_keeps):
             with g.inserting_before(node):
                 new = insert(g, op("flashinfer_rmsnorm"), node.args)
             replace(node, new, [])
@@ -400,6 +408,8 @@ Transform = Callable[[fx.GraphModule, Knobs], int]
 #: Transforms that really rewrite the graph. Everything else is pass-through.
 REWRITES: dict[str, Transform] = {
     "fuse_gemms": fuse_gemms,
+    "detect_sharding": detect_sharding,
+    "sharding_transform_executor": sharding_transform_executor,
     "cleanup_noop_slice": cleanup_noop_slice,
     "cleanup_input_constraints": cleanup_input_constraints,
     "cleanup_canonicalize_graph": cleanup_canonicalize_graph,

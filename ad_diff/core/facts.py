@@ -202,6 +202,10 @@ class Evidence:
             return any(f.severity in ok for f in fs)
         return bool(fs)
 
+    def explained(self, transform: str | None) -> bool:
+        """A finding names ``transform`` and something explained it (a config change, a run-level event)."""
+        return any(f.explained_by for f in self.by_transform.get(transform or "", []))
+
     def quoted(self, *names: str | None) -> bool:
         """A finding's evidence names one of the dump files ``names``."""
         return any(n in self.files_named for n in names if n)

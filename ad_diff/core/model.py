@@ -216,6 +216,15 @@ class Finding:
     group: int | None = None
     """Id of the causal group (``DiffResult.groups``) the explain pass put this finding in."""
 
+    @property
+    def explanation(self) -> str:
+        """``explained by config: ...`` (or by what else explained it: evidence ``explained_kind``); empty
+        when nothing explains the finding."""
+        if not self.explained_by:
+            return ""
+        kind = dict(self.evidence).get("explained_kind") or "config"
+        return f"explained by {kind}: {self.explained_by}"
+
     def sort_key(self) -> tuple[Any, ...]:
         """Deterministic order: severity, then category, code, stage/transform, node, tensor."""
         order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}

@@ -5,7 +5,8 @@ different ``world_size``), the sharding stage does different work by design: its
 states change, and the shapes it slices change by the ratio of the world sizes. Those findings are
 *explained by* the event (not gating, grouped under it); everything else is still compared, rank by rank.
 A shape counts as sliced when every dimension that differs is the baseline's scaled by ``baseline world size
-/ candidate world size``, with the same dtype; any other shape change stays a finding of its own.
+/ candidate world size``, with the same dtype; any other shape change stays a finding of its own. An
+explained warning becomes a note: the event's own finding is the one thing to review.
 (Cache restores are the other run-level event: the log kind marks the transforms they skipped ``restored``,
 so no finding is ever made of them.)
 """
@@ -16,7 +17,7 @@ import dataclasses
 from fractions import Fraction
 from typing import TYPE_CHECKING
 
-from ad_diff.core.model import Category, Finding
+from ad_diff.core.model import Category, Finding, Severity
 from ad_diff.kinds.config.rules import SETTING_CHANGED
 from ad_diff.kinds.log.rules import WORLD_SIZE
 
@@ -86,18 +87,21 @@ def world_size(ctx: Context, findings: list[Finding]) -> list[Finding]:
     if not b or not c or b == c:
         return findings
     ratio = Fraction(b, c)
-    why = f"world size {b} -> {c} ({source})"
+    why = f"world size {b} -> {c} ({source}): the sharding stage shards for it"
     sharding = {r.transform for r in ctx.rows if r.stage == SHARDING_STAGE}
     out = []
     for f in findings:
         ev = dict(f.evidence)
         if f is event:
             f = dataclasses.replace(f, evidence=tuple(sorted({**ev, "event": EVENT, "event_root": True,
-                                                              "world_sizes": [b, c]}.items())))
+                                                              "world_sizes": [b, c],
+                                                              "world_size_source": source}.items())))
         elif (f.transform in sharding and f.category in _EXPLAINED) or (
                 f.category is Category.SHAPE_CHANGE and _all_sliced(f, ratio)):
-            f = dataclasses.replace(f, explained_by=why, gating=False,
-                                    evidence=tuple(sorted({**ev, "event": EVENT}.items())))
+            # explained: nothing left to review (the event's own finding is what to look at)
+            sev = Severity.INFO if f.severity is Severity.WARNING else f.severity
+            f = dataclasses.replace(f, explained_by=why, gating=False, severity=sev, evidence=tuple(sorted(
+                {**ev, "event": EVENT, "explained_kind": "the world-size change"}.items())))
         out.append(f)
     return out
 

@@ -157,9 +157,12 @@ def _events(findings: Sequence[Finding], pos: dict[str, int], raw: list[Raw]) ->
             continue
         cons = sorted((f for f in members if f not in head),
                       key=lambda f: (pos.get(f.transform or "", len(pos)), importance(f)))
-        title = marked(head[0].message, [])
+        ev = dict(head[0].evidence)
+        sizes, source = ev.get("world_sizes"), ev.get("world_size_source")
+        title = (marked(f"world size changed {sizes[0]} \u2192 {sizes[1]} ({source})", [])
+                 if isinstance(sizes, list) and len(sizes) == 2 else marked(head[0].message, []))
         evidence = (f"{len(cons)} finding(s) of the sharding stage and of the shapes it slices follow from it"
-                    if cons else "")
+                    if cons else head[0].message)
         raw.append((CauseKind.WORLD_SIZE_CHANGED, title, evidence, None, None, head, cons))
     return rest
 

@@ -129,7 +129,7 @@ def finding_item(fv: FindingVerdict) -> str:
     if f.acknowledged:
         lines.append(f"  - {SETTLED} acknowledged: {md_escape(f.acknowledged)}")
     if f.explained_by:
-        lines.append(f"  - \U0001f527 explained by config: {md_escape(f.explained_by)}")
+        lines.append(f"  - \U0001f527 {md_escape(f.explanation)}")
     for h in hints(f):
         lines.append(f"  - \U0001f50e likely cause: {md_inline(h.message)}")
     cause_of = dict(f.evidence).get("drift_cause")

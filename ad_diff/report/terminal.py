@@ -56,7 +56,7 @@ def _message(f: Finding) -> Text:
     if f.acknowledged:
         msg.append(f" [acknowledged: {f.acknowledged}]", style="green")
     if f.explained_by:
-        msg.append(f" [explained by config: {f.explained_by}]", style="green")
+        msg.append(f" [{f.explanation}]", style="green")
     for h in hints(f):
         msg.append(" [likely cause: ")
         msg.append_text(inline(h.message))

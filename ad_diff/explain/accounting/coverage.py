@@ -50,7 +50,7 @@ def covered(d: Difference, ev: Evidence) -> bool:
     """Whether a finding or another difference accounts for ``d`` (see the module docstring)."""
     t = d.transform
     if d.item is Item.TRANSFORM:
-        if ev.missing_rank(d):
+        if ev.missing_rank(d) or ev.explained(t):
             return True
         contradicted = (
             d.rank in ev.primary and _count_changed(d) and ev.graph_silent(t)

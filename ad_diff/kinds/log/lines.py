@@ -12,10 +12,11 @@ WHAT = "an AutoDeploy log (lines like '[stage=..., transform=...] [SUMMARY] matc
 """What a log file is expected to be, for error messages."""
 
 # L1: TRT-LLM Logger subclass. Optional timestamp; optional rank before the level tag, or (newer base
-# logger) a padded caller-package tag and the rank after it.
+# logger) a caller-package tag padded to 8 characters ('[_torch  ]') and the rank after it; a shorter tag is
+# the message's own ('[cache] Loaded graph ...').
 _L1 = re.compile(
     r"^(?:\[\d\d/\d\d/\d{4}-\d\d:\d\d:\d\d\] )?\[TRT-LLM AUTO-DEPLOY\](?: \[RANK (\d+)\])? \[([FEWIVD])\]"
-    r"(?: \[[A-Za-z_][\w .]*\])?(?: \[RANK (\d+)\])?(?: (.*))?$"
+    r"(?: \[[A-Za-z_][\w .]{7,}\])?(?: \[RANK (\d+)\])?(?: (.*))?$"
 )
 # L2/L3: standalone python logger on stderr; L2's *_once methods nest a second '[AUTO-DEPLOY] [RANK n]'.
 _L23 = re.compile(r"^\[AUTO-DEPLOY\] \[(CRITICAL|ERROR|WARNING|INFO|DEBUG)\](?: \[RANK (\d+)\])?(?: (.*))?$")

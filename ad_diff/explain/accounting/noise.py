@@ -110,21 +110,22 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
         Item.LOG_LINE, normalise=substitute(_TIMESTAMP_FAST, "<ts>", needs=(":",)),
     ),
     NoiseRule(
-        "timings", "Elapsed times in log lines (`time: 0.055s (pre=..., apply=..., post=...)`, `elapsed "
-        "time: total=...s`) vary from run to run; the transform inventory never holds them.", Item.LOG_LINE,
+        "timings", "Elapsed times in the lines a transform logged (`compiled in 3.2s`) vary from run to run "
+        "(the reader claims AD's own timing lines, `[SUMMARY] ... time:` and `elapsed time:`, outright).",
+        Item.LOG_LINE,
         normalise=substitute(_TIMING_FAST, "<t>", guard=_TIMING_GUARD),
     ),
     NoiseRule(
         "memory-figures",
-        "CUDA memory figures in `[CUDA MEM]` lines (`alloc: 12.40GB (+1.20GB)`) depend on the device and the "
-        "allocator, not on the graph.",
+        "Memory figures in the lines a transform logged (`allocated 12.40GB`) depend on the device and the "
+        "allocator, not on the graph (the reader claims AD's `[CUDA MEM ...]` lines outright).",
         Item.LOG_LINE, normalise=substitute(_MEMORY, "<mem>", needs=("B",)),
     ),
     NoiseRule(
         "dump-folder-path",
-        "Where the graph dumps were written (`Graph dumping enabled to: DIR`, `AD_DUMP_GRAPHS_DIR=DIR`) is "
-        "a choice of the job, not of the pipeline; the line reads `Graph dumping enabled to: <dir>` without "
-        "its prefix, since AD logs it inside whichever transform dumps first.",
+        "Where the graph dumps were written (`AD_DUMP_GRAPHS_DIR=DIR` in a line a transform logged) is a "
+        "choice of the job, not of the pipeline (the reader claims AD's own `Graph dumping enabled to:` "
+        "line outright).",
         Item.LOG_LINE,
         normalise=substitute(_DUMP_DIR, r"\1 <dir>", needs=_DUMP_DIR_NEEDS),
     ),
@@ -135,9 +136,10 @@ NOISE_RULES: tuple[NoiseRule, ...] = (
     NoiseRule(
         CANONICAL_DUMPS,
         "FX numbers nodes by creation order (`view_2`) and some torch versions keep the "
-        "overload (`view_default_2`): a dump is compared with every node named by its name without those "
-        "suffixes and its rank among the nodes of that name (`view#3`), references included, so a consistent "
-        "renaming is no difference while a changed op, argument, edge or shape still is.", Item.DUMP,
+        "overload (`view_default_2`): a dump is compared in its canonical form, every node named by its name "
+        "without those suffixes and its rank among the nodes of that name (`view#3`), references included, "
+        "and every print form of a line read as one (`output(%a)` is `output %a`), so a consistent renaming "
+        "or re-printing is no difference while a changed op, argument, edge or shape still is.", Item.DUMP,
     ),
     NoiseRule(
         "node-renames",

@@ -22,6 +22,7 @@ this kind imports nothing of the graph kind, and runs without it (no dumps, ``--
 
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.model import Finding
+    from ad_diff.core.moe import MoeRouting
     from ad_diff.kinds.tensors.model import TensorAnalysis
     from ad_diff.result import DiffResult
 
@@ -52,6 +53,7 @@ class TensorsKind:
         order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
+        moe: tuple[MoeRouting, ...] = ()
         ga = ctx.sections.get(_GRAPH)
         try:
             if ga is not None:
@@ -60,6 +62,7 @@ class TensorsKind:
                     node_order = list(ga.final.order)
                     order_source = f"baseline's final graph dump {ga.final.baseline_file}"
                     renamed = dict(ga.final.renamed)
+                    moe = tuple(getattr(ga.final, "moe", ()))
                 node_transform = {}
                 for t in ga.transforms:
                     for u in t.unmatched:
@@ -74,6 +77,7 @@ class TensorsKind:
                 renamed=renamed,
                 order_source=order_source,
                 gathered=_gathered(ctx),
+                moe=moe,
             )
         except UsageError:  # an option that cannot be honoured (--tensor-device cuda without CUDA): exit 2
             raise

@@ -17,11 +17,13 @@ from pathlib import Path
 import numpy as np  # loaded with this module anyway: .gpu imports it
 
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
+from ad_diff.core.moe import MoeRouting
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.tensors.find import SUFFIXES, RunTensors, discover, read_index
 from ad_diff.kinds.tensors.gpu import device_note, resolve_device
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import (
+    LayerRouting,
     Mismatch,
     NodeDrift,
     TensorAnalysis,
@@ -51,6 +53,7 @@ def analyze_tensors(
     renamed: Mapping[str, str] | None = None,
     order_source: str | None = None,
     gathered: Mapping[str, str] | None = None,
+    moe: Sequence[MoeRouting] = (),
 ) -> TensorAnalysis:
     """Compare the tensors two runs recorded (their ``tensors/`` folders) under ``settings``.
 
@@ -60,7 +63,9 @@ def analyze_tensors(
     ``order_source`` says where ``node_order`` came from (it is stated wherever the order is used).
     ``gathered`` maps a run to the evidence that its logits keep only the last position
     (``gather_logits_before_lm_head`` in its log or config): that run's ``[B, 1, V]`` logits are compared with
-    the other run's last position, when the layout leaves no doubt.
+    the other run's last position, when the layout leaves no doubt. ``moe``: the baseline's MoE layers
+    (:class:`ad_diff.core.moe.MoeRouting`), whose routing is compared where their routers were captured
+    (:mod:`.flips`).
     """
     base = discover(baseline_tensors, BASELINE)
     cand = discover(candidate_tensors, CANDIDATE)
@@ -96,6 +101,14 @@ def analyze_tensors(
         notes.append(f"references given with --reference {source}; the runs' own tensors/reference/ not used")
     ctx = _Ctx(base, cand, settings, device, plots, dict(gathered or {}), refs)
     comparisons = _compare_all(pairs, ctx)
+    routing: tuple[LayerRouting, ...] = ()
+    if moe:
+        from ad_diff.kinds.tensors.flips import judge_routing  # lazy: only MoE graphs
+
+        routing, comparisons = judge_routing(
+            moe, comparisons, base.outputs, cand_outputs, base.inputs, node_order,
+            lambda c, rows: _compare(c.name, c.baseline, c.candidate, ctx, rows),
+        )  # fmt: skip
     notes += [c.shape_note for c in comparisons if c.shape_note]
     comparisons = _graph_ordered(comparisons, node_order)
     drift = first_drifting_node(comparisons, node_order, node_transform, order_source)
@@ -115,6 +128,8 @@ def analyze_tensors(
         rows_origin=rows_origin(comparisons, node_order),
         untrusted_references=tuple(untrusted),
         reference_source=source,
+        routing=routing,
+        moe_layers=len(moe),
     )
 
 
@@ -207,7 +222,10 @@ def _explained_shape(
     return None
 
 
-def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorComparison:
+def _compare(
+    name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx, exclude: frozenset[int] = frozenset()
+) -> TensorComparison:
+    """One pair measured and judged; ``exclude``: rows left out (tokens a near-tie routing flip moved)."""
     settings, device, plots = ctx.settings, ctx.device, ctx.plots
     tol = resolve(name, b.dtype, settings.tolerances)
     mismatch = None
@@ -230,7 +248,7 @@ def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorCo
     opts = MeasureOptions(
         atol=tol.atol, rtol=tol.rtol, device=device, topk=TOPK if logits else 0,
         histogram=plots or tol.statistic == "quantile", samples=PLOT_SAMPLES if plots else 0,
-        relative=needs_relative(tol), rows=row_limits(tol),
+        relative=needs_relative(tol), rows=row_limits(tol), exclude=exclude,
     )  # fmt: skip
     stats = measure(mb, mc, opts, reference=ref)
     j = judge(stats, tol)

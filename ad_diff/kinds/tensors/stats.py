@@ -40,6 +40,9 @@ class MeasureOptions:
     """Also measure elementwise relative error (max/mean); only the max/mean/quantile statistics use it."""
     rows: RowLimits | None = None
     """Thresholds that make a row an outlier (from the tolerance); ``None``: rows are not summarised."""
+    exclude: frozenset[int] = frozenset()
+    """Rows (flat indices of the row layout) left out of every figure: tokens a near-tie routing flip moved.
+    Only for tensors judged by rows; measured on the CPU."""
 
 
 class Pass:
@@ -103,7 +106,8 @@ class Pass:
             )
         nanb, nanc, infb, infc = self.nonfinite
         limits = o.rows if o.rows is None or not self.exp else replace(o.rows, atol=o.rows.atol / unit)
-        rows = summarise(s, self.layout, limits, base.shape, reference is not None) if limits else None
+        rows = (summarise(s, self.layout, limits, base.shape, reference is not None, o.exclude)
+                if limits else None)
         return TensorStats(
             numel=self.numel, compared=cmp_, max_abs=max(self.max_abs, 0.0),
             mean_abs=ad / cmp_ * unit if cmp_ else 0.0, max_rel=self.max_rel if o.relative else None,
@@ -114,6 +118,7 @@ class Pass:
             worst_baseline=wb, worst_candidate=wc, top1=s.share("t1") if s.logits else None,
             topk=s.share("tk") if s.logits else None, k=min(o.topk, self.layout.width) if s.logits else None,
             reference=ref, rows=rows, histogram=hist, samples=samples,
+            excluded=len(o.exclude) * self.layout.width // ln if self.layout.judged else 0,
         )  # fmt: skip
 
 

@@ -120,10 +120,10 @@ class TensorsKind:
         evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
         unchecked = [what for what, there in evidence if there is None]
         structural = C.structural_causes(ctx.rows, graph, findings)
-        ranked = C.rank(node, structural, C.config_causes(config), unchecked)
+        ranked = C.rank(node, structural, C.config_causes(config), unchecked, C.routing_causes(findings))
         tensors = sorted({f.tensor for f in drift if f.tensor})
-        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors)
-        return dataclasses.replace(section, causes=ranked), marked
+        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors, unchecked)
+        return dataclasses.replace(section, causes=ranked, unchecked=tuple(unchecked)), marked
 
     def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""

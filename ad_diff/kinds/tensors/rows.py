@@ -166,9 +166,11 @@ class RowSums:
         """Sum of an integer column."""
         return int(getattr(self, name).sum())
 
-    def share(self, name: str) -> float | None:
-        """Mean of a per-row column (a share of rows for the argmax flags)."""
+    def share(self, name: str, keep: np.ndarray | None = None) -> float | None:
+        """Mean of a per-row column (a share of rows for the argmax flags), over the rows ``keep`` marks."""
         v = getattr(self, name)
+        if v is not None and keep is not None:
+            v = v[keep]
         return math.fsum(v.tolist()) / len(v) if v is not None and len(v) else None
 
 
@@ -223,7 +225,7 @@ def summarise(
         limit=limit,
         median_score=float(np.median(score[keep])), outliers=int(flagged.sum()), worst=worst,
         median_outside=median_outside, excluded=layout.count - int(keep.sum()),
-        **_next_token(s, layout, shape),
+        **_next_token(s, layout, shape, keep),
     )  # fmt: skip
 
 
@@ -252,12 +254,18 @@ def _figure(s: RowSums, i: int, layout: Layout, score: np.ndarray, nerr: np.ndar
     )  # fmt: skip
 
 
-def _next_token(s: RowSums, layout: Layout, shape: tuple[int, ...]) -> dict[str, Any]:
-    """Argmax agreement at the last position of every sequence (logits ``[..., seq, vocab]``)."""
+def _next_token(s: RowSums, layout: Layout, shape: tuple[int, ...], keep: np.ndarray | None = None
+                ) -> dict[str, Any]:
+    """Argmax agreement at the last position of every sequence (logits ``[..., seq, vocab]``), over the
+    sequences whose last position ``keep`` keeps."""
     if not s.logits or len(shape) < 3 or not layout.logits_ok:
         return {}
     seq = shape[-2]
     last = np.arange(seq - 1, layout.count, seq)
+    if keep is not None:
+        last = last[keep[last]]
+    if not len(last):
+        return {}
 
     def share(a: np.ndarray | None) -> float | None:
         return None if a is None else float(a[last].sum()) / len(last)

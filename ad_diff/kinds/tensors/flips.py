@@ -88,7 +88,11 @@ def judge_routing(
             chosen = None
         source = f"captured {layer.selected}" if chosen else "router logits' top-k"
         layout = token_layout(tokens, inputs, comparisons)
-        compared = compare_layer(LayerData(pair[0], pair[1], chosen), k, layout)
+        try:
+            compared = compare_layer(LayerData(pair[0], pair[1], chosen), k, layout)
+        except ValueError as e:  # a capture that is no choice of experts: the layer is not judged, said so
+            results.append(layer_routing(layer, None, router, source, str(e)))
+            continue
         if compared.mismatch:
             note = (f"the baseline's captured choice is not its router logits' top-k at {compared.mismatch} "
                     f"token(s) ({layer.scheme} ranks by other scores): margins not judged")

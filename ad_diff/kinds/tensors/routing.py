@@ -137,6 +137,9 @@ def compare_layer(data: LayerData, k: int, layout: tuple[int, ...] | None = None
         sq += math.fsum((spread * spread).tolist())
         top_b = top_sets(b, k)
         if chosen is not None:
+            for sel in parts[2:]:
+                if not np.all((sel >= 0) & (sel < width) & (sel == np.floor(sel))):
+                    raise ValueError(f"the captured choice holds values that are no expert of 0..{width - 1}")
             sel_b = np.sort(parts[2].astype(np.int64), axis=1)
             sel_c = np.sort(parts[3].astype(np.int64), axis=1)
             ranked = np.sort(b, axis=1)[:, ::-1]

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from safetensors.numpy import save_file
@@ -119,3 +120,10 @@ def test_token_rows_of_flat_batched_and_head_layouts() -> None:
     assert R.token_rows((2, 4, 3), 8, [1]) == [3, 4, 5]
     assert R.token_rows((2, 3, 4), 8, [5], (2, 4)) == [13, 17, 21]  # [batch, heads, position]
     assert R.token_rows((5, 7), 8, [1]) == []
+
+
+def test_a_captured_choice_that_is_no_expert_is_refused(tmp_path: Path) -> None:
+    base = np.arange(16, dtype=np.float32).reshape(4, 4)
+    bad = np.array([[0, 9], [1, 2], [0, 1], [2, 3]], dtype=np.int64)
+    with pytest.raises(ValueError, match=r"no expert of 0\.\.3"):
+        _judge(tmp_path, base, base, 2, (bad, bad))

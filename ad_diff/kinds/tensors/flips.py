@@ -106,15 +106,7 @@ def judge_routing(
         if not near or judged.regression:  # a regressing layer's flips explain nothing: it gates
             continue
         start = position.get(layer.op, -1) if node_order is not None else None
-        for c in comparisons:
-            if not _downstream(c, start, position):
-                continue
-            rows = c.stats.rows if c.stats is not None else None
-            if rows is None:
-                continue
-            for t, token in near:
-                for r in token_rows(rows.index_shape, tokens, [t], layout):
-                    touched.setdefault(c.name, {})[r] = token
+        _touch(touched, comparisons, near, tokens, layout, start, position)
     out = []
     for c in comparisons:
         if c.name in routed:
@@ -125,6 +117,22 @@ def judge_routing(
         else:
             out.append(c)
     return tuple(results), out
+
+
+def _touch(
+    touched: dict[str, dict[int, tuple[int, ...]]], comparisons: Sequence[TensorComparison],
+    near: Sequence[tuple[int, tuple[int, ...]]], tokens: int, layout: tuple[int, ...] | None,
+    start: int | None, position: Mapping[str, int],
+) -> None:
+    """Add to ``touched`` the rows of the ``near`` tokens (flat index, shown index) in every comparison
+    after the MoE op at ``start``."""
+    for c in comparisons:
+        rows = c.stats.rows if c.stats is not None else None
+        if rows is None or not _downstream(c, start, position):
+            continue
+        for t, token in near:
+            for r in token_rows(rows.index_shape, tokens, [t], layout):
+                touched.setdefault(c.name, {})[r] = token
 
 
 def _flat(shape: tuple[int, ...]) -> range:

@@ -15,7 +15,7 @@ from ad_diff.core.headline import evidence_rank_scope
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints
 from ad_diff.explain.model import CauseKind, TitlePart
-from ad_diff.kinds.tensors.causes import DRIFT_CODES, drift_title, first_causes
+from ad_diff.kinds.tensors.causes import DRIFT_CODES, causes_text, drift_title, first_causes
 
 _HINT_FORM = re.compile(
     r"^(?P<t>.+?) rewrote `(?P<b>.*)` in the baseline; in the candidate that part of the "
@@ -283,12 +283,10 @@ def drift_described(drift: Sequence[Finding], otherwise: Described) -> Described
     title = drift_title(drift)
     if title is None:
         return otherwise
-    head = next(f for f in drift if f.code in DRIFT_CODES and dict(f.evidence).get("causes"))
+    head = next(f for f in drift if f.code in DRIFT_CODES and "causes" in dict(f.evidence))
     causes = first_causes(drift)
-    listed = "; ".join(f"{i}. {c.text}" for i, c in enumerate(causes[:3], 1))
-    more = f" (+{len(causes) - 3} more)" if len(causes) > 3 else ""
     names = [head.tensor, *(n for c in causes[:2] for n in c.names)]
-    return CauseKind.NUMERIC_DRIFT, marked(title, names), f"likely causes: {listed}{more}"
+    return CauseKind.NUMERIC_DRIFT, marked(title, names), causes_text(drift)
 
 
 def drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int) -> Raw:

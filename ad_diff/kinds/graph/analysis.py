@@ -24,6 +24,7 @@ from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.graphops import op_name
 from ad_diff.core.known import ONE_OP_PER_MATCH
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
+from ad_diff.core.moe import moe_layers
 from ad_diff.core.runlog import RunLog
 from ad_diff.discover.dumps import FolderScan, scan
 from ad_diff.kinds.graph.align import align_sections
@@ -140,14 +141,15 @@ def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: RunState, rc: RunSt
     if db is None or dc is None or db.path != refs_b[-1].path or dc.path != refs_c[-1].path:
         return None
     order = tuple(n.name for sec in db.sections for n in sec.nodes)
+    moe = moe_layers(n for sec in db.sections for n in sec.nodes)
     if rb.digest == rc.digest:
-        return FinalGraphs(db.path.name, order, ())
+        return FinalGraphs(db.path.name, order, (), moe)
     a = cross.last if cross.last is not None and cross.last_key == (rb.digest, rc.digest) else None
     if a is None:  # the last dumps were not compared as a pair (a transform ran in one run only at the end)
         a = align_dumps(db, dc)
     renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb)
                if j >= 0 and al.names_b[i] != al.names_c[j]}
-    return FinalGraphs(db.path.name, order, tuple(renamed.items()))
+    return FinalGraphs(db.path.name, order, tuple(renamed.items()), moe)
 
 
 def _missing(d: TransformGraphDiff, tp: TransformPair, why: Absence | None,

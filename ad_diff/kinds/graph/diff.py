@@ -238,6 +238,9 @@ class FinalGraphs:
     """The baseline's node names in graph order (every section, dump order)."""
     renamed: tuple[tuple[str, str], ...]
     """``(candidate name, baseline name)`` of the nodes the alignment paired under different names."""
+    moe: tuple[Any, ...] = ()
+    """The baseline's MoE layers and their routers (:class:`ad_diff.core.moe.MoeRouting`), for routing
+    flips."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ this kind imports nothing of the graph kind, and runs without it (no dumps, ``--
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
+    from ad_diff.core.moe import MoeRouting
     from ad_diff.kinds.tensors.model import TensorAnalysis
     from ad_diff.result import DiffResult
 
@@ -53,6 +54,7 @@ class TensorsKind:
         order_source: str | None = None
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
+        moe: tuple[MoeRouting, ...] = ()
         ga = ctx.sections.get(_GRAPH)
         try:
             if ga is not None:
@@ -61,6 +63,7 @@ class TensorsKind:
                     node_order = list(ga.final.order)
                     order_source = f"baseline's final graph dump {ga.final.baseline_file}"
                     renamed = dict(ga.final.renamed)
+                    moe = tuple(getattr(ga.final, "moe", ()))
                 node_transform = {}
                 for t in ga.transforms:
                     for u in t.unmatched:
@@ -75,6 +78,7 @@ class TensorsKind:
                 renamed=renamed,
                 order_source=order_source,
                 gathered=_gathered(ctx),
+                moe=moe,
             )
         except UsageError:  # an option that cannot be honoured (--tensor-device cuda without CUDA): exit 2
             raise
@@ -117,10 +121,10 @@ class TensorsKind:
         evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
         unchecked = [what for what, there in evidence if there is None]
         structural = C.structural_causes(ctx.rows, graph, findings)
-        ranked = C.rank(node, structural, C.config_causes(config), unchecked)
+        ranked = C.rank(node, structural, C.config_causes(config), unchecked, C.routing_causes(findings))
         tensors = sorted({f.tensor for f in drift if f.tensor})
-        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors)
-        return dataclasses.replace(section, causes=ranked), marked
+        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors, unchecked)
+        return dataclasses.replace(section, causes=ranked, unchecked=tuple(unchecked)), marked
 
     def facts(self, section: TensorAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
         """This kind's facts for the accounting pass:

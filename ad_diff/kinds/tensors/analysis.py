@@ -17,13 +17,14 @@ from pathlib import Path
 import numpy as np  # loaded with this module anyway: .gpu imports it
 
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
+from ad_diff.core.moe import MoeRouting
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.tensors.find import SUFFIXES, RunTensors, discover, read_index
 from ad_diff.kinds.tensors.gpu import device_note, resolve_device
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
 from ad_diff.kinds.tensors.model import (
+    LayerRouting,
     Mismatch,
-    NodeDrift,
     TensorAnalysis,
     TensorComparison,
     TensorKind,
@@ -32,6 +33,7 @@ from ad_diff.kinds.tensors.model import (
     Unmatched,
     UntrustedReference,
 )
+from ad_diff.kinds.tensors.order import first_drifting_node, graph_ordered, rows_origin
 from ad_diff.kinds.tensors.reader import ChunkReader, compute_dtype, lanes
 from ad_diff.kinds.tensors.tolerance import judge, merge_dtypes, needs_relative, resolve, row_limits, verdict
 from ad_diff.settings import Settings
@@ -51,6 +53,7 @@ def analyze_tensors(
     renamed: Mapping[str, str] | None = None,
     order_source: str | None = None,
     gathered: Mapping[str, str] | None = None,
+    moe: Sequence[MoeRouting] = (),
 ) -> TensorAnalysis:
     """Compare the tensors two runs recorded (their ``tensors/`` folders) under ``settings``.
 
@@ -60,7 +63,9 @@ def analyze_tensors(
     ``order_source`` says where ``node_order`` came from (it is stated wherever the order is used).
     ``gathered`` maps a run to the evidence that its logits keep only the last position
     (``gather_logits_before_lm_head`` in its log or config): that run's ``[B, 1, V]`` logits are compared with
-    the other run's last position, when the layout leaves no doubt.
+    the other run's last position, when the layout leaves no doubt. ``moe``: the baseline's MoE layers
+    (:class:`ad_diff.core.moe.MoeRouting`), whose routing is compared where their routers were captured
+    (:mod:`.flips`).
     """
     base = discover(baseline_tensors, BASELINE)
     cand = discover(candidate_tensors, CANDIDATE)
@@ -96,8 +101,9 @@ def analyze_tensors(
         notes.append(f"references given with --reference {source}; the runs' own tensors/reference/ not used")
     ctx = _Ctx(base, cand, settings, device, plots, dict(gathered or {}), refs)
     comparisons = _compare_all(pairs, ctx)
+    routing, comparisons = _routing(moe, comparisons, base, cand_outputs, node_order, ctx)
     notes += [c.shape_note for c in comparisons if c.shape_note]
-    comparisons = _graph_ordered(comparisons, node_order)
+    comparisons = graph_ordered(comparisons, node_order)
     drift = first_drifting_node(comparisons, node_order, node_transform, order_source)
     if any(c.kind is TensorKind.NODE for c in comparisons) and node_order is None:
         notes.append(
@@ -115,7 +121,24 @@ def analyze_tensors(
         rows_origin=rows_origin(comparisons, node_order),
         untrusted_references=tuple(untrusted),
         reference_source=source,
+        routing=routing,
+        moe_layers=len(moe),
     )
+
+
+def _routing(
+    moe: Sequence[MoeRouting], comparisons: list[TensorComparison], base: RunTensors,
+    cand_outputs: dict[str, TensorRecord], node_order: Sequence[str] | None, ctx: _Ctx,
+) -> tuple[tuple[LayerRouting, ...], list[TensorComparison]]:
+    """Each MoE layer's routing and the comparisons it re-judges (:mod:`.flips`); nothing without MoE."""
+    if not moe:
+        return (), comparisons
+    from ad_diff.kinds.tensors.flips import judge_routing  # lazy: only MoE graphs
+
+    return judge_routing(
+        moe, comparisons, base.outputs, cand_outputs, base.inputs, node_order,
+        lambda c, rows: _compare(c.name, c.baseline, c.candidate, ctx, rows),
+    )  # fmt: skip
 
 
 def _device(asked: str, notes: list[str]) -> str:
@@ -207,7 +230,10 @@ def _explained_shape(
     return None
 
 
-def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorComparison:
+def _compare(
+    name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx, exclude: frozenset[int] = frozenset()
+) -> TensorComparison:
+    """One pair measured and judged; ``exclude``: rows left out (tokens a near-tie routing flip moved)."""
     settings, device, plots = ctx.settings, ctx.device, ctx.plots
     tol = resolve(name, b.dtype, settings.tolerances)
     mismatch = None
@@ -230,7 +256,7 @@ def _compare(name: str, b: TensorRecord, c: TensorRecord, ctx: _Ctx) -> TensorCo
     opts = MeasureOptions(
         atol=tol.atol, rtol=tol.rtol, device=device, topk=TOPK if logits else 0,
         histogram=plots or tol.statistic == "quantile", samples=PLOT_SAMPLES if plots else 0,
-        relative=needs_relative(tol), rows=row_limits(tol),
+        relative=needs_relative(tol), rows=row_limits(tol), exclude=exclude,
     )  # fmt: skip
     stats = measure(mb, mc, opts, reference=ref)
     j = judge(stats, tol)
@@ -317,80 +343,5 @@ def _same_values(a: TensorRecord, b: TensorRecord) -> bool:
         rb.close()
 
 
-def first_drifting_node(
-    comparisons: Sequence[TensorComparison],
-    node_order: Sequence[str] | None,
-    node_transform: Mapping[str, str] | None,
-    order_source: str | None = None,
-) -> NodeDrift | None:
-    """The node captures judged beyond tolerance, and the earliest of them in graph order.
-
-    Only a real graph order names a node: without ``node_order``, or when none of the drifting captures is
-    in it, ``node`` is ``None`` (name order says nothing about where drift starts). Captures of tuple outputs
-    (``<node>.0``) count as their node; the introducing transform is looked up by the candidate's name.
-    """
-    drifting = [c for c in comparisons if c.kind is TensorKind.NODE and not c.passed]
-    if not drifting:
-        return None
-    if node_order is None:
-        return NodeDrift(None, -1, None, len(drifting), None)
-    position = {n: i for i, n in enumerate(node_order)}
-    nodes = [(_node_of(c.name, position), c) for c in drifting]
-    placed = [(position[n], c) for n, c in nodes if n in position]
-    if not placed:
-        return NodeDrift(None, -1, None, len(drifting), order_source)
-    pos, first = min(placed, key=lambda pc: (pc[0], pc[1].name))
-    transforms = node_transform or {}
-    # node_transform is keyed by candidate node names; a renamed capture keeps its candidate name
-    names = (first.candidate.name, _node_of(first.candidate.name, {}), node_order[pos])
-    transform = next((transforms[n] for n in names if n in transforms), None)
-    return NodeDrift(node_order[pos], pos, transform, len(drifting), order_source)
-
-
-def _graph_ordered(
-    comparisons: list[TensorComparison], node_order: Sequence[str] | None
-) -> list[TensorComparison]:
-    """Outputs by name, then node captures in graph order (unknown nodes last, by name)."""
-    position = {n: i for i, n in enumerate(node_order or ())}
-    outputs = [c for c in comparisons if c.kind is not TensorKind.NODE]
-    nodes = sorted(
-        (c for c in comparisons if c.kind is TensorKind.NODE),
-        key=lambda c: (position.get(_node_of(c.name, position), len(position)), c.name),
-    )
-    return outputs + nodes
-
-
-def _node_of(name: str, position: Mapping[str, int]) -> str:
-    if name in position:
-        return name
-    head, dot, tail = name.rpartition(".")
-    return head if dot and tail.isdigit() else name
-
-
-def rows_origin(comparisons: Sequence[TensorComparison], node_order: Sequence[str] | None) -> str | None:
-    """The first node capture in graph order whose outlier rows include an output's outlier row (same leading
-    index), i.e. where the bad rows appear; ``None`` without graph order or such a capture."""
-    if node_order is None:
-        return None
-    bad = {
-        w.index
-        for c in comparisons
-        if c.kind is TensorKind.OUTPUT and c.stats and c.stats.rows
-        for w in c.stats.rows.worst
-        if w.outlier
-    }
-    if not bad:
-        return None
-    position = {n: i for i, n in enumerate(node_order)}
-    hits = []
-    for c in comparisons:
-        rows = c.stats.rows if c.kind is TensorKind.NODE and c.stats else None
-        node = _node_of(c.name, position)
-        if rows is None or node not in position:
-            continue
-        if any(
-            w.outlier and any(w.index[: len(i)] == i or i[: len(w.index)] == w.index for i in bad)
-            for w in rows.worst
-        ):
-            hits.append((position[node], c.name))
-    return min(hits)[1] if hits else None
+__all__ = ["analyze_tensors", "first_drifting_node", "last_position", "read_reference_dir", "rows_origin",
+           "trusted_references"]

@@ -1,8 +1,11 @@
 """Drift gets a cause: the ranked likely causes of the recorded tensors' drift, with their evidence.
 
-Invariant: every drifting tensor finding (``ADT001``, ``ADT002``) carries ``evidence["causes"]``, a non-empty
-list of :class:`DriftCause`, best first. The ranking, one rule per tier (first tier that has one wins):
+Invariant: every drifting tensor finding (``ADT001``, ``ADT002``) carries ``evidence["causes"]``, the list of
+:class:`DriftCause` that have evidence, best first (empty when none has), and ``evidence["unchecked"]``, the
+evidence the search could not compare (``graph dumps``, ``config``): said once, never dressed up as a cause.
+The ranking, one rule per tier (first tier that has one wins):
 
+0. a routing regression of a MoE layer (``ADT015``: experts changed at clear margins, or router logits drift);
 1. the first drifting captured node and the transform that produced it (``ADT007``, per-node captures);
 2. structural differences upstream of the outputs, in pipeline order: a transform whose match count rose or
    fell (with the ops its new rewritten regions changed: ``gelu`` absent from ``torch_swiglu``), a region
@@ -10,7 +13,10 @@ list of :class:`DriftCause`, best first. The ranking, one rule per tier (first t
    change), aligned nodes whose dtype or shape changed (``ADG003``);
 3. config changes that change numerics (:data:`NUMERIC_KEYS`: ``quant_config``, dtypes, backends, a
    transform toggled);
-4. "no structural or config cause found", said as such: it points at a kernel.
+4. a drift confined to a few rows of a MoE model whose routers were not captured: a possible routing flip
+   (``ADT016``);
+5. "no structural or config cause found", said as such, only when graphs, log and config were all compared
+   and agree: it points at a kernel. When some of them were not compared, no cause is listed.
 
 Tiers 2 and 3 are both listed when both hold (the config change usually explains the structural one). The
 findings a cause names (the count change, the config setting) get ``evidence["drift_cause"]``, so the
@@ -54,6 +60,8 @@ class CauseTier(WordEnum):
     OP_SWAPPED = "op_swapped"
     DTYPE_CHANGED = "dtype_changed"
     CONFIG = "config_changed"
+    ROUTING = "routing_regression"
+    ROUTING_POSSIBLE = "routing_flip_possible"
     NONE = "none_found"
 
 
@@ -73,7 +81,7 @@ class DriftCause:
     @property
     def structural(self) -> bool:
         """A difference in the graphs or the log (tier 1 or 2)."""
-        return self.kind not in (CauseTier.CONFIG, CauseTier.NONE)
+        return self.kind not in (CauseTier.CONFIG, CauseTier.NONE, CauseTier.ROUTING_POSSIBLE)
 
     @property
     def text(self) -> str:
@@ -212,15 +220,35 @@ def none_found(unchecked: Sequence[str] = ()) -> DriftCause:
     return dataclasses.replace(NONE_FOUND, detail="not compared: " + ", ".join(unchecked))
 
 
+def routing_causes(findings: Iterable[Finding]) -> tuple[list[DriftCause], list[DriftCause]]:
+    """Tier 0 (a routing regression, ``ADT015``) and tier 4 (a possible routing flip, ``ADT016``)."""
+    regression: list[DriftCause] = []
+    possible: list[DriftCause] = []
+    for f in findings:
+        ev = dict(f.evidence)
+        if f.code == "ADT015":
+            what = ("router logits drift" if ev.get("router_passed") is False
+                    else f"{ev.get('clear')} of {ev.get('tokens')} tokens changed experts at clear margins")
+            regression.append(DriftCause(
+                CauseTier.ROUTING, f"routing regression at MoE layer {ev.get('layer')} ({f.node})",
+                detail=what, evidence=(("finding", f.code), ("node", f.node))))  # fmt: skip
+        elif f.code == "ADT016" and not possible:
+            possible.append(DriftCause(  # fmt: skip
+                CauseTier.ROUTING_POSSIBLE, "possible routing flip (drift in a few rows of a MoE model)",
+                detail="capture the routers to tell", evidence=(("finding", f.code),)))
+    return regression, possible
+
+
 def rank(
     node: Finding | None,
     structural: list[DriftCause],
     config: list[DriftCause],
     unchecked: Sequence[str] = (),
+    routing: tuple[list[DriftCause], list[DriftCause]] = ([], []),
 ) -> tuple[DriftCause, ...]:
-    """The causes, best first (see the module doc); never empty (``unchecked``: evidence the runs did not
-    have, named by the none-found cause)."""
-    out: list[DriftCause] = []
+    """The causes that have evidence, best first (see the module doc); the none-found conclusion only when
+    nothing was ``unchecked`` (graphs, log and config all compared and agreeing); else possibly empty."""
+    out: list[DriftCause] = list(routing[0])
     if node is not None and node.node:
         via = f" (from {node.transform})" if node.transform else ""
         ev = (("finding", node.code), ("node", node.node))
@@ -229,12 +257,16 @@ def rank(
                 CauseTier.FIRST_NODE, f"first drifting node {node.node}{via}", node.transform, evidence=ev
             )
         )
-    out += structural + config
-    return tuple(out) or (none_found(unchecked),)
+    out += structural + config + routing[1]
+    if out:
+        return tuple(out)
+    return () if unchecked else (NONE_FOUND,)
 
 
 def headline_causes(causes: Sequence[DriftCause]) -> list[DriftCause]:
     """The causes :func:`headline` names (the first, and the config change it names beside it)."""
+    if not causes:
+        return []
     first = causes[0]
     config = next((c for c in causes if c.kind is CauseTier.CONFIG), None)
     if first.structural and config is not None and config.transform in (None, first.transform):
@@ -247,6 +279,8 @@ def headline(causes: Sequence[DriftCause], detail: bool = True) -> str:
     first config change when the first is structural (the config change is usually why the structure
     changed). Plain text: backticks are dropped (titles mark names themselves)."""
     named = headline_causes(causes)
+    if not named:
+        return ""
     text = named[0].text if detail else named[0].summary
     if len(named) == 2:
         text += ", " + named[1].summary.removeprefix(f"transforms.{named[0].transform}.")
@@ -258,6 +292,7 @@ def mark_causes(
     causes: Sequence[DriftCause],
     setting_messages: Mapping[str, str],
     tensors: Sequence[str],
+    unchecked: Sequence[str] = (),
 ) -> list[Finding]:
     """``findings`` with ``evidence["causes"]`` on the drift findings and ``evidence["drift_cause"]`` (the
     drifting tensors) on the findings the headline's causes name: at its transform, or the config setting."""
@@ -270,6 +305,7 @@ def mark_causes(
         ev = dict(f.evidence)
         if f.code in DRIFT_CODES:
             ev["causes"] = to_jsonable(list(causes))
+            ev["unchecked"] = list(unchecked)
         elif f.code not in DRIFT_CODES and (
             f.transform in at or (f.transform is None and f.message in messages)
         ):
@@ -295,26 +331,47 @@ def stat_text(f: Finding) -> str:
     ratio = ev.get("reference_ratio")
     if stat == "reference" and isinstance(ratio, (int, float)):
         return f"{ratio:.3g}x the baseline's error vs the reference"
+    limit = ev.get("limit")
+    over = f" > {limit:.3g}" if isinstance(limit, (int, float)) else ""
     if stat == "rmse":
-        return f"NRMSE {value:.3g}"
-    return f"{stat} {value:.3g}"
+        return f"NRMSE {value:.3g}{over}"
+    outliers, rows = ev.get("rows_outliers"), ev.get("rows_judged")
+    if isinstance(stat, str) and stat.startswith("rows:") and isinstance(outliers, int):
+        return f"{outliers} of {rows} rows outliers, worst {value:.3g}x{over}x"
+    return f"{stat} {value:.3g}{over}"
 
 
 def drift_title(drift: Sequence[Finding]) -> str | None:
-    """``logits drift (NRMSE 0.09) <- <likely cause>``, at most :data:`TITLE_LIMIT` characters; ``None`` when
-    no drift finding carries causes."""
-    heads = [f for f in drift if f.code in DRIFT_CODES and dict(f.evidence).get("causes")]
+    """``logits drift (NRMSE 0.09 > 0.016) <- <likely cause>``, at most :data:`TITLE_LIMIT` characters, the
+    cause only when one has evidence; ``None`` when no drift finding went through the cause search."""
+    heads = [f for f in drift if f.code in DRIFT_CODES and "causes" in dict(f.evidence)]
     if not heads:
         return None
     first = heads[0]
     causes = [cause_of(c) for c in dict(first.evidence)["causes"]]
     more = f" and {len(heads) - 1} more" if len(heads) > 1 else ""
     what = f"{first.tensor or 'tensor'}{more} drift ({stat_text(first)})"
+    if not causes:
+        return what if len(what) <= TITLE_LIMIT else what[: TITLE_LIMIT - 1] + "\u2026"
     for detail in (True, False):  # the op detail goes first when the title would be too long
         text = f"{what} \u2190 {headline(causes, detail)}"
         if len(text) <= TITLE_LIMIT:
             return text
     return text[: TITLE_LIMIT - 1] + "\u2026"
+
+
+def causes_text(drift: Sequence[Finding]) -> str:
+    """The group's evidence line: ``likely causes: 1. ...; 2. ...``, or, with none, what was not compared
+    (said here once: the title and the findings do not repeat it)."""
+    causes = first_causes(drift)
+    if causes:
+        listed = "; ".join(f"{i}. {c.text}" for i, c in enumerate(causes[:3], 1))
+        return f"likely causes: {listed}" + (f" (+{len(causes) - 3} more)" if len(causes) > 3 else "")
+    head = next((f for f in drift if f.code in DRIFT_CODES and "causes" in dict(f.evidence)), None)
+    unchecked = dict(head.evidence).get("unchecked") if head is not None else None
+    if unchecked:
+        return "no cause found; not compared: " + ", ".join(str(u) for u in unchecked)
+    return "no cause found"
 
 
 def first_causes(drift: Sequence[Finding]) -> list[DriftCause]:
@@ -334,6 +391,7 @@ def cause_transform(drift: Sequence[Finding]) -> str | None:
 
 __all__ = [
     "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_of", "cause_transform",
+    "causes_text", "routing_causes",
     "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes",
     "none_found", "op_name", "ops_text", "rank", "stat_text", "structural_causes",
 ]  # fmt: skip

@@ -12,6 +12,7 @@ from ad_diff.core.model import BASELINE, Finding, Severity
 from ad_diff.kinds.tensors.model import (
     Mismatch,
     NodeDrift,
+    RoutingFlip,
     TensorAnalysis,
     TensorComparison,
     TensorKind,
@@ -31,6 +32,9 @@ from ad_diff.kinds.tensors.rules import (
     NODES_UNORDERED,
     NONFINITE,
     REFERENCE,
+    ROUTING_NEAR_TIE,
+    ROUTING_POSSIBLE,
+    ROUTING_REGRESSION,
     SHAPE,
     UNREADABLE,
     UNTRUSTED_REFERENCE,
@@ -57,7 +61,77 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
     outputs_compared = any(c.kind is TensorKind.OUTPUT for c in analysis.comparisons)
     findings += node_finding(analysis.first_drift, outputs_compared)
     findings += node_nonfinite_findings(analysis.comparisons, analysis.first_drift)
+    findings += routing_findings(analysis)
     return sorted(findings, key=lambda f: f.sort_key())
+
+
+def _flip_text(f: RoutingFlip) -> str:
+    rel = "\u2264" if f.near_tie else ">"
+    return (f"token {list(f.token)}: experts {list(f.before)} \u2192 {list(f.after)}, margin {f.margin:.3g} "
+            f"{rel} {f.limit:.3g}")
+
+
+def _flip_evidence(f: RoutingFlip) -> dict[str, object]:
+    return {"token": list(f.token), "before": list(f.before), "after": list(f.after), "margin": f.margin,
+            "limit": f.limit, "near_tie": f.near_tie}
+
+
+def routing_findings(analysis: TensorAnalysis) -> list[Finding]:
+    """ADT014 per layer with near-tie flips only, ADT015 for the first layer whose routing regressed (the
+    later ones in its evidence), ADT016 for a MoE model's drift confined to rows with no router judged."""
+    out: list[Finding] = []
+    regressed = [r for r in analysis.routing if r.regression]
+    for r in analysis.routing:
+        if not r.judged or r.regression or not r.near_ties:
+            continue
+        near = [f for f in r.flips if f.near_tie]
+        tensors = sum(1 for c in analysis.comparisons if c.routed_rows)
+        examples = "; ".join(_flip_text(f) for f in near[:3])
+        if r.near_ties > 3:
+            examples += f"; and {r.near_ties - 3} more"
+        out.append(ROUTING_NEAR_TIE.make(
+            layer=r.layer, op=r.op, count=r.near_ties, examples=examples, tensors=tensors, node=r.op,
+            evidence={"layer": r.layer, "router": r.router, "k": r.k, "scheme": r.scheme,
+                      "tokens": r.tokens, "chosen_from": r.chosen_from, "noise": r.noise,
+                      "flips": [_flip_evidence(f) for f in near]},
+        ))  # fmt: skip
+    if regressed:
+        r = regressed[0]
+        clear = [f for f in r.flips if not f.near_tie]
+        parts = []
+        if r.router_passed is False:
+            parts.append(f"router logits {r.router} drift beyond tolerance ({r.router_reason})")
+        if r.clear:
+            flips = "; ".join(_flip_text(f) for f in clear[:3])
+            parts.append(f"{r.clear} of {r.tokens} tokens changed experts at clear margins ({flips})")
+        where = (f"at the router {r.router}" if r.router_passed is False else
+                 f"router logits {r.router} agree: the routing between them and the MoE op ({r.scheme}), or "
+                 f"{r.op}")
+        out.append(ROUTING_REGRESSION.make(
+            layer=r.layer, op=r.op, what="; ".join(parts), where=where, node=r.op,
+            evidence={"layer": r.layer, "router": r.router, "router_passed": r.router_passed, "k": r.k,
+                      "scheme": r.scheme, "tokens": r.tokens, "clear": r.clear, "near_ties": r.near_ties,
+                      "noise": r.noise, "chosen_from": r.chosen_from, "attributed_to": "router"
+                      if r.router_passed is False else "routing",
+                      "flips": [_flip_evidence(f) for f in clear[:10]],
+                      "later_layers": [x.layer for x in regressed[1:]]},
+        ))  # fmt: skip
+    if analysis.moe_layers and not any(r.judged for r in analysis.routing):
+        missing = [r.router for r in analysis.routing if r.note and "not captured" in r.note]
+        record = (f"record the router logits ({', '.join(missing[:4])}) in both runs" if missing else
+                  "record each MoE op's router logits in both runs")
+        for c in analysis.comparisons:
+            rows = c.stats.rows if c.stats else None
+            j = c.judgement
+            if c.kind is not TensorKind.OUTPUT or rows is None or j is None:
+                continue
+            if not j.statistic.startswith("rows:"):
+                continue
+            out.append(ROUTING_POSSIBLE.make(
+                tensor=c.name, rows=f"{rows.outliers} of {rows.rows} rows", layers=analysis.moe_layers,
+                record=record, evidence={"outliers": rows.outliers, "rows": rows.rows, "routers": missing},
+            ))  # fmt: skip
+    return out
 
 
 def comparison_findings(comparisons: Sequence[TensorComparison], origin: str | None = None) -> list[Finding]:

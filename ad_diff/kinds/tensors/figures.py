@@ -107,6 +107,8 @@ class RowStats:
     """Up to five rows, outliers first, then by score."""
     median_outside: float
     """Median row's share of elements beyond tolerance."""
+    excluded: int = 0
+    """Rows left out (near-tie routing flips); ``rows`` counts the others."""
     sequences: int | None = None
     next_token: float | None = None
     """Share of sequences whose last position has the same argmax in both runs (logits)."""
@@ -159,6 +161,8 @@ class TensorStats:
     reference: ReferenceStats | None = None
     rows: RowStats | None = None
     """Per-row figures (``None`` for tensors without rows to judge: 1-D, or rows shorter than 16)."""
+    excluded: int = 0
+    """Elements left out (the rows of tokens a near-tie routing flip moved); every figure is over the rest."""
     histogram: ErrorHistogram | None = field(default=None, compare=False, repr=False, metadata=json_omit())
     samples: tuple[tuple[float, ...], tuple[float, ...]] | None = field(
         default=None, compare=False, repr=False, metadata=json_omit()
@@ -168,7 +172,8 @@ class TensorStats:
     @property
     def outside_share(self) -> float:
         """Share of elements beyond the elementwise tolerance."""
-        return self.outside / self.numel if self.numel else 0.0
+        judged = self.numel - self.excluded
+        return self.outside / judged if judged > 0 else 0.0
 
     @property
     def within_elementwise(self) -> bool:

@@ -21,6 +21,8 @@ CUDA device (``--tensor-device cuda``) is :mod:`~ad_diff.kinds.tensors.gpu`.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from dataclasses import replace
 from functools import cache
 from typing import Any
 
@@ -60,7 +62,9 @@ def measure(
     if lanes(candidate.dtype) != ln or (reference is not None and lanes(reference.dtype) != ln):
         raise ValueError("measure() needs both runs complex or both real")
     layout = row_layout(baseline.shape, ln)
-    if opts.device != "cpu":
+    if opts.exclude and not layout.judged:
+        opts = replace(opts, exclude=frozenset())  # rows only exist where rows are judged
+    if opts.device != "cpu" and not opts.exclude:
         return measure_torch(baseline, candidate, opts, layout, reference)
     acc = _Acc(
         opts, layout, numel * ln, compute_dtype(baseline.dtype, candidate.dtype), reference is not None
@@ -69,7 +73,7 @@ def measure(
     try:
         # NaN/Inf (inf - inf) and float32 overflow are found from the sums and handled, not warned about
         with np.errstate(invalid="ignore", over="ignore"):
-            for start, count, r0, k, width in layout.spans(opts.chunk or CPU_CHUNK):
+            for start, count, r0, k, width in _kept(layout.spans(opts.chunk or CPU_CHUNK), opts.exclude):
                 pairs = zip(readers, acc.bufs, strict=True)
                 arrays = [rd.read(start // ln, count // ln, buf) for rd, buf in pairs]
                 acc.add(arrays, start, r0, k, width)
@@ -77,6 +81,26 @@ def measure(
         for rd in readers:
             rd.close()
     return acc.result(baseline, reference)
+
+
+def _kept(spans: Iterator[tuple[int, int, int, int, int]], exclude: frozenset[int]
+          ) -> Iterator[tuple[int, int, int, int, int]]:
+    """``spans`` without the rows in ``exclude``: a span of whole rows is cut around them, a piece of an
+    excluded row is dropped (the rows left keep their sums: figures do not depend on where the cut falls)."""
+    if not exclude:
+        yield from spans
+        return
+    for start, _count, r0, k, width in spans:
+        run = None
+        for r in range(r0, r0 + k):
+            if r in exclude:
+                if run is not None:
+                    yield start + (run - r0) * width, (r - run) * width, run, r - run, width
+                    run = None
+            elif run is None:
+                run = r
+        if run is not None:
+            yield start + (run - r0) * width, (r0 + k - run) * width, run, r0 + k - run, width
 
 
 class _Acc(Pass):

@@ -67,11 +67,14 @@ class TensorVerdict(str, Enum):
     BEYOND = "beyond tolerance"
     NONFINITE = "new NaN/Inf"
     SHAPE_MISMATCH = "shape mismatch"
+    ROUTED = "judged by routing"
+    """A capture between a router and its MoE op (softmax, top-k, routing weights): a function of the router
+    logits, judged by its layer's routing analysis (experts compared as sets, flips against the noise)."""
 
     @property
     def passed(self) -> bool:
-        """True for the verdicts that are not drift."""
-        return self in (TensorVerdict.IDENTICAL, TensorVerdict.ACCEPTABLE)
+        """True for the verdicts that are not drift (a routed capture's verdict is its layer's finding)."""
+        return self in (TensorVerdict.IDENTICAL, TensorVerdict.ACCEPTABLE, TensorVerdict.ROUTED)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,6 +169,9 @@ class TensorComparison:
     """``shape`` or ``dtype`` when the two records disagree on it."""
     shape_note: str | None = None
     """How a shape change that a transform explains was compared (e.g. the last position only)."""
+    routed_rows: tuple[tuple[int, ...], ...] = ()
+    """Rows left out of the judgement: tokens whose experts changed at a near tie upstream (their rows move by
+    a routing flip, not by drift); the rest of the tensor was judged as usual."""
 
     @property
     def passed(self) -> bool:
@@ -246,3 +252,70 @@ class TensorAnalysis:
     causes: tuple[Any, ...] = ()
     """The drift's likely causes, best first (``ad_diff.kinds.tensors.causes.DriftCause``; set by the explain
     pass when a tensor drifts)."""
+    unchecked: tuple[str, ...] = ()
+    """Evidence the cause search could not compare (``graph dumps``, ``config``): said once, never as a
+    cause."""
+    routing: tuple[LayerRouting, ...] = ()
+    """Each MoE layer's routing, compared from its router's captures (:mod:`.routing`)."""
+    moe_layers: int = 0
+    """MoE ops in the baseline's final graph (0: not a MoE model, or no graph dumps)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingFlip:
+    """A token whose set of experts changed between the runs at one MoE layer."""
+
+    token: tuple[int, ...]
+    """Its index: ``[batch, position]`` when the runs' inputs give the layout, else the flat token."""
+    before: tuple[int, ...]
+    """The baseline's experts (sorted)."""
+    after: tuple[int, ...]
+    margin: float
+    """The gap the change had to cross in the baseline's scores: how far the lowest expert taken in sat below
+    the k-th score, or the highest expert dropped above the (k+1)-th (0 at an exact tie)."""
+    limit: float
+    """The largest margin noise explains for this token
+    (:func:`ad_diff.kinds.tensors.routing.near_tie_limit`)."""
+
+    @property
+    def near_tie(self) -> bool:
+        """The margin is within what the measured noise moves (see docs/rules.md, ADT014)."""
+        return self.margin <= self.limit
+
+
+@dataclass(frozen=True, slots=True)
+class LayerRouting:
+    """One MoE layer's routing in both runs: which tokens changed experts and whether noise explains it."""
+
+    layer: int
+    op: str
+    """The MoE op's node."""
+    router: str
+    """The router logits' node."""
+    k: int | None
+    scheme: str
+    """What ranks the experts (``softmax``, ``sigmoid``, ``logits``, a fused routing op)."""
+    tokens: int
+    chosen_from: str
+    """Where each run's experts come from: the captured choice (``getitem_1``) or the router logits' top-k."""
+    noise: float = 0.0
+    """The router logits' run-to-run noise: RMS over tokens of how far any two experts' gap moved."""
+    flips: tuple[RoutingFlip, ...] = ()
+    """Up to :data:`ad_diff.kinds.tensors.routing.MAX_LISTED` flips, clear ones first, then by token."""
+    near_ties: int = 0
+    clear: int = 0
+    router_passed: bool | None = None
+    """The router logits' own comparison passed (``None``: not captured in both runs)."""
+    router_reason: str = ""
+    note: str | None = None
+    """Why the layer's routing was not judged (``None``: it was)."""
+
+    @property
+    def judged(self) -> bool:
+        """The routing was compared and judged."""
+        return self.note is None
+
+    @property
+    def regression(self) -> bool:
+        """A clear-margin flip, or router logits beyond tolerance: a routing regression (gates)."""
+        return self.judged and (self.clear > 0 or self.router_passed is False)

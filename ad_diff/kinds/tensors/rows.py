@@ -166,39 +166,48 @@ class RowSums:
         """Sum of an integer column."""
         return int(getattr(self, name).sum())
 
-    def share(self, name: str) -> float | None:
-        """Mean of a per-row column (a share of rows for the argmax flags)."""
+    def share(self, name: str, keep: np.ndarray | None = None) -> float | None:
+        """Mean of a per-row column (a share of rows for the argmax flags), over the rows ``keep`` marks."""
         v = getattr(self, name)
+        if v is not None and keep is not None:
+            v = v[keep]
         return math.fsum(v.tolist()) / len(v) if v is not None and len(v) else None
 
 
 def summarise(
-    s: RowSums, layout: Layout, limits: RowLimits, shape: tuple[int, ...], ref: bool
+    s: RowSums, layout: Layout, limits: RowLimits, shape: tuple[int, ...], ref: bool,
+    exclude: frozenset[int] = frozenset(),
 ) -> RowStats | None:
-    """The rows judged, their outliers and the worst ones (``None`` when the tensor has no rows to judge)."""
+    """The rows judged, their outliers and the worst ones (``None`` when the tensor has no rows to judge);
+    rows in ``exclude`` (never measured) are left out of the medians, the outliers and the worst rows."""
     if not layout.judged:
+        return None
+    keep = np.ones(layout.count, dtype=bool)
+    if exclude:
+        keep[np.fromiter(exclude, dtype=np.int64)] = False
+    if not keep.any():  # every row left out: nothing to judge by rows
         return None
     w = float(layout.width)
     rms_b = np.sqrt(s.bb / w)
     # Rows are normalised by their own size, but never by less than the median row's: a row of small values
     # (padding, a masked position) carrying the typical absolute noise is not a huge relative error.
-    scale = np.maximum(rms_b, max(float(np.median(rms_b)), limits.atol, 1e-30))
+    scale = np.maximum(rms_b, max(float(np.median(rms_b[keep])), limits.atol, 1e-30))
     nerr = np.sqrt(s.dd / w) / scale
     outside = s.out / w
     cos = _row_cos(s.bb, s.cc, s.dd)
-    median_outside = float(np.median(outside))
+    median_outside = float(np.median(outside[keep]))
     if ref:
         assert s.eb is not None
         assert s.ec is not None
         assert s.rr is not None
         err_b, err_c = np.sqrt(s.eb / w), np.sqrt(s.ec / w)
-        floor = max(0.25 * float(np.median(err_b)), limits.atol / 10, 1e-30)
+        floor = max(0.25 * float(np.median(err_b[keep])), limits.atol / 10, 1e-30)
         score = err_c / np.maximum(err_b, floor)
         flagged = (score > limits.ratio) & (err_c > limits.atol)
         cos = _row_cos(s.cc, s.rr, s.ec)
         criterion, limit = "reference", limits.ratio
     else:
-        med = float(np.median(nerr))
+        med = float(np.median(nerr[keep]))
         with np.errstate(divide="ignore", invalid="ignore"):
             score = np.where(nerr > 0, nerr / med, 0.0) if med > 0 else np.where(nerr > 0, np.inf, 0.0)
         flagged = (score > limits.spread) & (nerr > limits.nrmse)
@@ -206,14 +215,17 @@ def summarise(
             flagged |= outside > limits.outside
         criterion, limit = "spread", limits.spread
     score = np.nan_to_num(score, nan=0.0, posinf=np.inf)
+    flagged &= keep
     # outliers first, then by score (highest first), then by row index: a fixed order for equal scores
-    order = np.lexsort((np.arange(layout.count), -score, (~flagged).astype(np.int8)))[:WORST]
+    order = np.lexsort((np.arange(layout.count), -score, (~flagged).astype(np.int8)))
+    order = order[keep[order]][:WORST]
     worst = tuple(_figure(s, int(i), layout, score, nerr, cos, outside, flagged) for i in order)
     return RowStats(
-        rows=layout.count, width=layout.width, index_shape=layout.index_shape, criterion=criterion,
+        rows=int(keep.sum()), width=layout.width, index_shape=layout.index_shape, criterion=criterion,
         limit=limit,
-        median_score=float(np.median(score)), outliers=int(flagged.sum()), worst=worst,
-        median_outside=median_outside, **_next_token(s, layout, shape),
+        median_score=float(np.median(score[keep])), outliers=int(flagged.sum()), worst=worst,
+        median_outside=median_outside, excluded=layout.count - int(keep.sum()),
+        **_next_token(s, layout, shape, keep),
     )  # fmt: skip
 
 
@@ -242,12 +254,18 @@ def _figure(s: RowSums, i: int, layout: Layout, score: np.ndarray, nerr: np.ndar
     )  # fmt: skip
 
 
-def _next_token(s: RowSums, layout: Layout, shape: tuple[int, ...]) -> dict[str, Any]:
-    """Argmax agreement at the last position of every sequence (logits ``[..., seq, vocab]``)."""
+def _next_token(s: RowSums, layout: Layout, shape: tuple[int, ...], keep: np.ndarray | None = None
+                ) -> dict[str, Any]:
+    """Argmax agreement at the last position of every sequence (logits ``[..., seq, vocab]``), over the
+    sequences whose last position ``keep`` keeps."""
     if not s.logits or len(shape) < 3 or not layout.logits_ok:
         return {}
     seq = shape[-2]
     last = np.arange(seq - 1, layout.count, seq)
+    if keep is not None:
+        last = last[keep[last]]
+    if not len(last):
+        return {}
 
     def share(a: np.ndarray | None) -> float | None:
         return None if a is None else float(a[last].sum()) / len(last)

@@ -116,7 +116,45 @@ UNTRUSTED_REFERENCE = Rule(
     "the numeric verdict it would have given cannot be trusted. Record the reference in the baseline run, "
     "or pass a trusted one with `--reference DIR`.",
 )  # fmt: skip
+ROUTING_NEAR_TIE = Rule(
+    "ADT014", "routing-flip-near-tie", Category.NUMERIC_DRIFT, Severity.WARNING,
+    "MoE layer {layer} ({op}): {count} token(s) changed experts at a near tie ({examples}); their rows are "
+    "left out of {tensors} downstream tensor(s), the rest is judged as usual",
+    "Both runs captured this MoE layer's router logits (the node feeding the MoE op's routing input, found "
+    "in the graph dump), and some tokens' sets of experts differ between the runs. Each such token's margin "
+    "(the "
+    "gap its change crossed in the baseline's logits: how far the lowest expert taken in sat below the k-th "
+    "score, or the highest expert dropped above the (k+1)-th) is within the margin rule: at most 6 times the "
+    "logits' run-to-run noise (the RMS over tokens of how far the gap between any two experts moved), or one "
+    "rounding step of the logits' dtype. A harmless kernel change that moves the logits by an ulp flips such "
+    "near ties, and the flipped token's output then moves a lot: that is a routing flip, not drift. So the "
+    "rows of those tokens are left out of the judgement of every tensor after the layer and the rest is "
+    "judged as usual; a pair whose only drift is such flips passes with this warning. The captures between "
+    "the router and the MoE op (softmax, top-k, routing weights) are judged through this analysis. Tokens "
+    "that the flipped token reaches later through attention are still judged as usual.",
+)  # fmt: skip
+ROUTING_REGRESSION = Rule(
+    "ADT015", "routing-regression", Category.NUMERIC_DRIFT, Severity.ERROR,
+    "MoE layer {layer} ({op}): routing regression: {what}; {where}",
+    "Tokens changed experts at margins well beyond the router logits' run-to-run noise (above the margin "
+    "rule of ADT014), or the router logits themselves drift beyond tolerance: the change routes tokens "
+    "differently, which rounding does not do. Attributed to the router (its logits drift) or, when the "
+    "logits agree but the experts chosen from them differ, to the routing between the router and the MoE op "
+    "(a fused routing kernel, the softmax or top-k) or the MoE op. The message names the first such layer "
+    "in graph order and its clearest flips (token, experts before and after, margin against the limit); "
+    "later layers that also change experts are listed in the evidence (usually a consequence).",
+)  # fmt: skip
+ROUTING_POSSIBLE = Rule(
+    "ADT016", "routing-flip-possible", Category.NUMERIC_DRIFT, Severity.WARNING,
+    "tensor {tensor}: drift confined to {rows} of a MoE model ({layers} MoE layer(s)): a routing flip is "
+    "possible; {record}",
+    "The tensor drifts only in a few rows (outlier rows while the whole tensor is within tolerance) and the "
+    "graph holds MoE ops, but the runs did not capture the router logits that would tell a near-tie routing "
+    "flip (ADT014) from a broken token. The drift still gates. Record the router logits (the linear feeding "
+    "each MoE op's routing) in both runs: docs/recording-tensors.md, section \"Mixture-of-experts models\".",
+)  # fmt: skip
 RULES: tuple[Rule, ...] = (
     DRIFT, NONFINITE, SHAPE, DTYPE, MISSING, ADDED, FIRST_NODE, UNREADABLE, INPUTS, REFERENCE,
-    NODES_UNORDERED, UNTRUSTED_REFERENCE, NODE_NONFINITE,
+    NODES_UNORDERED, UNTRUSTED_REFERENCE, NODE_NONFINITE, ROUTING_NEAR_TIE, ROUTING_REGRESSION,
+    ROUTING_POSSIBLE,
 )  # fmt: skip

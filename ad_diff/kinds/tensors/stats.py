@@ -40,6 +40,9 @@ class MeasureOptions:
     """Also measure elementwise relative error (max/mean); only the max/mean/quantile statistics use it."""
     rows: RowLimits | None = None
     """Thresholds that make a row an outlier (from the tolerance); ``None``: rows are not summarised."""
+    exclude: frozenset[int] = frozenset()
+    """Rows (flat indices of the row layout) left out of every figure: tokens a near-tie routing flip moved.
+    Only for tensors judged by rows; measured on the CPU."""
 
 
 class Pass:
@@ -65,6 +68,10 @@ class Pass:
     def result(self, base: TensorRecord, reference: TensorRecord | None) -> TensorStats:
         """The whole tensor's statistics (exactly rounded sums of the row sums) and the row summary."""
         s, o, cmp_ = self.sums, self.opts, self.compared
+        keep = None
+        if o.exclude and self.layout.judged:  # shares of rows over the rows judged
+            keep = np.ones(self.layout.count, dtype=bool)
+            keep[np.fromiter(o.exclude, dtype=np.int64)] = False
         bb, cc, dd, ad = s.total("bb"), s.total("cc"), s.total("dd"), s.total("ad")
         unit = 2.0**self.exp  # the sums' scale (1.0 unless finite values overflowed float64)
         rmse = math.sqrt(dd / cmp_) if cmp_ else 0.0
@@ -87,8 +94,8 @@ class Pass:
                 eb * unit,
                 ec * unit,
                 ratio,
-                s.share("t1b") if s.logits else None,
-                s.share("t1c") if s.logits else None,
+                s.share("t1b", keep) if s.logits else None,
+                s.share("t1c", keep) if s.logits else None,
             )
         hist = None
         if self.hist is not None:
@@ -103,7 +110,8 @@ class Pass:
             )
         nanb, nanc, infb, infc = self.nonfinite
         limits = o.rows if o.rows is None or not self.exp else replace(o.rows, atol=o.rows.atol / unit)
-        rows = summarise(s, self.layout, limits, base.shape, reference is not None) if limits else None
+        rows = (summarise(s, self.layout, limits, base.shape, reference is not None, o.exclude)
+                if limits else None)
         return TensorStats(
             numel=self.numel, compared=cmp_, max_abs=max(self.max_abs, 0.0),
             mean_abs=ad / cmp_ * unit if cmp_ else 0.0, max_rel=self.max_rel if o.relative else None,
@@ -111,9 +119,11 @@ class Pass:
             nrmse=nrmse,
             cosine=1.0 - gap, one_minus_cosine=gap, outside=s.total_int("out"), atol=o.atol, rtol=o.rtol,
             nan_baseline=nanb, nan_candidate=nanc, inf_baseline=infb, inf_candidate=infc, worst_index=worst,
-            worst_baseline=wb, worst_candidate=wc, top1=s.share("t1") if s.logits else None,
-            topk=s.share("tk") if s.logits else None, k=min(o.topk, self.layout.width) if s.logits else None,
+            worst_baseline=wb, worst_candidate=wc, top1=s.share("t1", keep) if s.logits else None,
+            topk=s.share("tk", keep) if s.logits else None,
+            k=min(o.topk, self.layout.width) if s.logits else None,
             reference=ref, rows=rows, histogram=hist, samples=samples,
+            excluded=len(o.exclude) * self.layout.width // ln if self.layout.judged else 0,
         )  # fmt: skip
 
 

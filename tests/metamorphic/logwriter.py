@@ -42,7 +42,8 @@ class Form:
     fmt: str = "V3"
     prefix: str = "L1"
     debug: bool = False
-    """Debug level on: config lines, ``Model after`` reprs, ``[CUDA MEM]`` lines (all claimed by the reader)."""
+    """Debug level on: config lines, ``Model after`` reprs, ``[CUDA MEM]`` lines (all claimed by the
+    reader)."""
     layout: str = "single"
     """One file (``single``) or one file per rank as mpirun ``--output-filename`` or torchrun ``--log-dir``
     write them."""
@@ -58,7 +59,8 @@ class Form:
 def forms() -> list[Form]:
     """Every combination of message format and prefix an AD version printed, each with and without debug
     lines (layouts, names and compression vary separately: :func:`variants`)."""
-    pairs = [("V0", "L1"), ("V1", "L1"), ("V2", "L1"), ("V3", "L1"), ("V3", "L2"), ("V3", "L3"), ("V3", "bare")]
+    pairs = [("V0", "L1"), ("V1", "L1"), ("V2", "L1"), ("V3", "L1"), ("V3", "L2"), ("V3", "L3"),
+             ("V3", "bare")]
     return [Form(f, p, d) for f, p in pairs for d in (False, True)]
 
 
@@ -222,14 +224,15 @@ def _rank(form: Form, rl: RankLog, tagged: bool) -> list[str]:
 
 def _record(w: _Lines, r: TransformRecord, i: int, done: bool) -> None:
     if r.stage == "?" and w.form.prefix != "L2":
-        raise CannotCarry("a result that named no transform (the model holds no name to print; L2 needs none)")
+        raise CannotCarry("a result that named no transform (no name to print; L2 needs none)")
     if w.form.fmt == "V3":
         _v3(w, r, i, done)
     else:
         _v012(w, r, i, done)
 
 
-def render(log: RunLog, form: Form, root_only_dumps: bool = False, dumps_fit: bool = True) -> dict[str, bytes]:
+def render(log: RunLog, form: Form, root_only_dumps: bool = False, dumps_fit: bool = True
+           ) -> dict[str, bytes]:
     """The files (path relative to the run folder -> bytes) of ``log`` printed in ``form``.
 
     ``root_only_dumps``: the run's dumps are D1/D2 (older than the standalone L2 logger, whose unnamed results
@@ -284,5 +287,6 @@ def write(log: RunLog, form: Form, run: Path, root_only_dumps: bool = False, dum
         path.write_bytes(data)
 
 
-__all__ = ["COMPRESSIONS", "FORMATS", "LAYOUTS", "NAMES", "PREFIXES", "CannotCarry", "Form", "forms", "render",
+__all__ = ["COMPRESSIONS", "FORMATS", "LAYOUTS", "NAMES", "PREFIXES", "CannotCarry", "Form", "forms",
+           "render",
            "variants", "write"]

@@ -72,8 +72,8 @@ _ORIGINAL: dict[str, dict[str, Any]] = {}
 def _original(name: str, tmp: Path) -> dict[str, Any]:
     if name not in _ORIGINAL:
         pair = H.copy(name, tmp / "orig")
-        _ORIGINAL[name] = H.outcome(H.report(pair / "baseline", pair / "candidate", H.args_of(name, pair), tmp),
-                                    pair)
+        rep = H.report(pair / "baseline", pair / "candidate", H.args_of(name, pair), tmp)
+        _ORIGINAL[name] = H.outcome(rep, pair)
     return _ORIGINAL[name]
 
 

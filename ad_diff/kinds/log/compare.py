@@ -121,9 +121,25 @@ def _ended(log: RunLog, found: list[Stop], run: RunId) -> RunLog:
     return replace(log, end=end, end_detail=who + lead.detail)
 
 
-def _with_elsewhere(primary: RankComparison, others: list[RankComparison]) -> RankComparison:
-    """The primary rank's rows, each naming the other ranks on which the transform changed."""
-    by_rank = [(rc.rank, {(r.transform, r.occurrence): r for r in rc.rows}) for rc in others]
+def _unreached(rc: RankComparison, baseline: RunLog, candidate: RunLog) -> set[int]:
+    """``id`` of the rows of ``rc`` that a run's rank never reached because it stopped early (not compared:
+    the stop is reported once, ADL009)."""
+    out: set[int] = set()
+    for run, log in ((BASELINE, baseline), (CANDIDATE, candidate)):
+        rl = log.rank_log(rc.rank)
+        tail, _ = tail_not_reached(rc.rows, run)
+        if rl is not None and stopped_early(rl, tail):
+            out |= {id(r) for r in tail}
+    return out
+
+
+def _with_elsewhere(primary: RankComparison, others: list[RankComparison], baseline: RunLog,
+                    candidate: RunLog) -> RankComparison:
+    """The primary rank's rows, each naming the other ranks on which the transform changed (rows a stopped
+    rank never reached are not changes: they were not compared)."""
+    skip = set().union(*(_unreached(rc, baseline, candidate) for rc in others))
+    by_rank = [(rc.rank, {(r.transform, r.occurrence): r for r in rc.rows if id(r) not in skip})
+               for rc in others]
     rows = []
     for r in primary.rows:
         seen = [(rank, got.get((r.transform, r.occurrence))) for rank, got in by_rank]
@@ -148,7 +164,7 @@ def compare_logs(
             if brl is not None and crl is not None:  # both have it: r is in both tagged sets
                 comps.append(_rank_comparison(brl, crl, r, ignore))
     if len(comps) > 1:
-        primary = _with_elsewhere(primary, comps[1:])
+        primary = _with_elsewhere(primary, comps[1:], baseline, candidate)
         comps[0] = primary
     section = LogComparison(
         baseline, candidate, primary.rows, tuple(comps),

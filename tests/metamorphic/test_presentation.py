@@ -125,7 +125,10 @@ def test_a_changed_count_in_any_form_gates_and_is_named(name: str, seed: int, k:
         pair = H.copy(name, Path(tmp) / "pair")
         folder = pair / "candidate"
         log = H.parsed(folder)
-        counted = [r for r in log.transforms if r.state is State.APPLIED and r.matches]
+        base = {(r.transform, r.state, r.matches) for r in H.parsed(pair / "baseline").transforms}
+        # a count both runs agree on: lowering it in the candidate is a loss against the baseline
+        counted = [r for r in log.transforms
+                   if r.state is State.APPLIED and r.matches and (r.transform, r.state, r.matches) in base]
         victim = rnd.choice(counted)
         fewer = rnd.randrange(victim.matches or 1)
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from ad_diff.core.facts import Evidence, Facts
+from ad_diff.core.facts import ConfigFacts, Evidence, Facts, GraphFacts
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.core.rules import Rule
 from ad_diff.core.words import WordEnum
@@ -89,10 +89,6 @@ class ConfigLookup(Protocol):
         reports that)."""
         ...
 
-    def setting_messages(self, section: Any) -> dict[str, str]:
-        """Config key -> the message of its setting-changed finding, from the config kind's ``section``."""
-        ...
-
     def world_size(self, root: Path, explicit: Path | None) -> int | None:
         """The ``world_size`` the run's AD config declares (a positive integer), ``None`` without one."""
         ...
@@ -109,10 +105,6 @@ class NoConfig:
     def enables(self, root: Path, explicit: Path | None, transform: str) -> bool:
         """Never: there is no config to enable anything."""
         return False
-
-    def setting_messages(self, section: Any) -> dict[str, str]:
-        """None: no config, no setting changed."""
-        return {}
 
     def world_size(self, root: Path, explicit: Path | None) -> int | None:
         """None: no config declares one."""
@@ -143,6 +135,10 @@ class Context:
     notes: list[str] = field(default_factory=list)
     config: ConfigLookup = field(default_factory=NoConfig)
     """The config lookup other kinds read (the tensors kind: is the logits gather enabled?)."""
+    graph_facts: GraphFacts | None = None
+    """What the graph kind measured that other kinds use (set by it when it compared the dumps)."""
+    config_facts: ConfigFacts | None = None
+    """The config keys that differ (set by the config kind when it compared configs)."""
 
     def section(self, key: SectionKey[S]) -> S | None:
         """The section of an earlier kind, when it ran."""

@@ -47,8 +47,11 @@ class ConfigKind:
             return Skipped(SkipReason.NO_DATA, "neither run holds an AD config")
         # imported only when a run has a config: the config diff pulls in deepdiff (and with it pandas)
         from ad_diff.kinds.config.compare import analyze_config
+        from ad_diff.kinds.config.facts import for_other_kinds
 
-        return analyze_config(bcfg, ccfg, ctx.baseline_log, ctx.candidate_log)
+        analysis = analyze_config(bcfg, ccfg, ctx.baseline_log, ctx.candidate_log)
+        ctx.config_facts = for_other_kinds(analysis)
+        return analysis
 
     def classify(self, section: ConfigAnalysis | Skipped, ctx: Context) -> list[Finding]:
         """The ADC findings: config changes, a config on one side only, config-vs-log disagreements."""
@@ -109,15 +112,6 @@ class ConfigKind:
         if any(s not in STAGES for s, _ in steps):
             return ()  # a stage AD's order does not know: no order to trust
         return tuple(sorted(((str(s), t) for s, t in steps), key=lambda st: STAGES.index(st[0])))
-
-    def setting_messages(self, section: Any) -> dict[str, str]:
-        """Config key -> the message of its ``ADC002`` finding (how a config cause finds its finding)."""
-        diff = getattr(section, "diff", None)
-        if diff is None:
-            return {}
-        changed = rules.SETTING_CHANGED
-        return {s.key: changed.make(key=s.key, change=f"{s.before_text} -> {s.after_text}").message
-                for s in diff.settings}
 
     def facts(self, section: ConfigAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
         """This kind's facts for the accounting pass:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.facts import Difference, Evidence, Facts, Item, flatten
+from ad_diff.core.facts import ConfigFacts, Difference, Evidence, Facts, Item, SettingChange, flatten
 from ad_diff.kinds.config.compare import _normalised
-from ad_diff.kinds.config.model import ConfigAnalysis
+from ad_diff.kinds.config.model import ConfigAnalysis, ConfigChange
 
 if TYPE_CHECKING:
     from ad_diff.kinds.base import Context
@@ -46,4 +46,15 @@ def facts(a: ConfigAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]
     return out
 
 
-__all__ = ["facts"]
+def for_other_kinds(a: ConfigAnalysis) -> ConfigFacts:
+    """The keys that differ, for the other kinds (:class:`ad_diff.core.facts.ConfigFacts`)."""
+    if a.diff is None:
+        return ConfigFacts()
+    pairs: list[tuple[ConfigChange, str | None]] = [(c, None) for c in a.diff.settings]
+    pairs += [(c, t.transform) for t in a.diff.transforms for c in t.changes]
+    return ConfigFacts(tuple(
+        SettingChange(c.key, t, c.kind.value, c.before_text, c.after_text, c.origin() or "")
+        for c, t in pairs))
+
+
+__all__ = ["facts", "for_other_kinds"]

@@ -66,12 +66,15 @@ class GraphKind:
                            run=empty.run_id, count=max(nb, nc))
         # lazy: a comparison without dumps (log-only) never loads the parser and the analysis
         from ad_diff.kinds.graph.analysis import analyze_graphs
+        from ad_diff.kinds.graph.facts import for_other_kinds
 
         try:
-            return analyze_graphs(base.graphs, cand.graphs, ctx.baseline_log, ctx.candidate_log,
-                                  listings=listings)
+            analysis = analyze_graphs(base.graphs, cand.graphs, ctx.baseline_log, ctx.candidate_log,
+                                      listings=listings)
         except AdDiffError as e:
             return Skipped(SkipReason.UNREADABLE, str(e))
+        ctx.graph_facts = for_other_kinds(analysis)
+        return analysis
 
     def classify(self, section: GraphAnalysis | Skipped, ctx: Context) -> list[Finding]:
         """Folder findings (ADI002-005), then the graph findings (ADG) or why the analysis did not run.

@@ -17,10 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from ad_diff.core import safepath
-from ad_diff.core.facts import CANONICAL_DUMPS, Difference, Evidence, Facts, Item
+from ad_diff.core.facts import CANONICAL_DUMPS, Difference, Evidence, Facts, GraphFacts, Item
+from ad_diff.core.graphops import op_name
+from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.core.text import LINE_CAP
 from ad_diff.errors import InputError
-from ad_diff.kinds.graph.diff import Absence, GraphAnalysis
+from ad_diff.kinds.graph.diff import Absence, GraphAnalysis, TransformGraphDiff
 from ad_diff.kinds.graph.parse import canonical_line
 from ad_diff.kinds.graph.splits import only_split
 
@@ -247,4 +249,41 @@ def facts(a: GraphAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str])
     return out
 
 
-__all__ = ["DumpComparisons", "canonical_dump", "dump_difference", "facts", "fx_base"]
+def _region_ops(d: TransformGraphDiff) -> tuple[tuple[str, ...], tuple[str, ...], bool]:
+    """Ops (distinct, in order) of the regions first seen at ``d``, per run, and whether every region is a
+    one-for-one swap of op targets."""
+    new = {r.id for r in d.regions if r.new}
+    removed: list[str] = []
+    added: list[str] = []
+    per: dict[int, tuple[list[str], list[str]]] = {}
+    for u in d.unmatched:
+        if u.region not in new:
+            continue
+        name = op_name(u.target)
+        per.setdefault(u.region, ([], []))[0 if u.run == BASELINE else 1].append(name)
+        target = removed if u.run == BASELINE else added
+        if name not in target:
+            target.append(name)
+    swap = bool(per) and all(len(b) == len(c) == 1 and b != c for b, c in per.values())
+    return tuple(removed), tuple(added), swap
+
+
+def for_other_kinds(a: GraphAnalysis) -> GraphFacts:
+    """What the other kinds use of this comparison (:class:`ad_diff.core.facts.GraphFacts`)."""
+    node_transform: dict[str, str] = {}
+    for t in a.transforms:
+        for u in t.unmatched:
+            if u.run == CANDIDATE:
+                node_transform.setdefault(u.name, t.transform)
+    final = a.final
+    return GraphFacts(
+        final_order=tuple(final.order) if final is not None else None,
+        final_source=f"baseline's final graph dump {final.baseline_file}" if final is not None else None,
+        renamed=tuple(final.renamed) if final is not None else (),
+        moe=tuple(final.moe) if final is not None else (),
+        node_transform=tuple(node_transform.items()),
+        region_ops=tuple((d.transform, *_region_ops(d)) for d in a.transforms if d.regions),
+    )
+
+
+__all__ = ["DumpComparisons", "canonical_dump", "dump_difference", "facts", "for_other_kinds", "fx_base"]

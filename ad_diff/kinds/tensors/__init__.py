@@ -16,10 +16,6 @@ from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.tensors import rules
 
-_GRAPH = "graph"
-"""The graph kind's section, read by name (the final dumps' node order, the transforms' unmatched nodes):
-this kind imports nothing of the graph kind, and runs without it (no dumps, ``--no-graphs``)."""
-
 if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
@@ -55,20 +51,16 @@ class TensorsKind:
         node_transform: dict[str, str] | None = None
         renamed: dict[str, str] | None = None
         moe: tuple[MoeRouting, ...] = ()
-        ga = ctx.sections.get(_GRAPH)
+        gf = ctx.graph_facts
         try:
-            if ga is not None:
-                if ga.final is not None:  # the graph analysis parsed and aligned the last dumps already
+            if gf is not None:
+                if gf.final_order is not None:  # the graph kind parsed and aligned the last dumps already
                     # Captures are keyed by baseline names (renamed ones too): the order is the baseline's.
-                    node_order = list(ga.final.order)
-                    order_source = f"baseline's final graph dump {ga.final.baseline_file}"
-                    renamed = dict(ga.final.renamed)
-                    moe = tuple(getattr(ga.final, "moe", ()))
-                node_transform = {}
-                for t in ga.transforms:
-                    for u in t.unmatched:
-                        if u.run == CANDIDATE:
-                            node_transform.setdefault(u.name, t.transform)
+                    node_order = list(gf.final_order)
+                    order_source = gf.final_source
+                    renamed = dict(gf.renamed)
+                    moe = tuple(gf.moe)
+                node_transform = dict(gf.node_transform)
             return analyze_tensors(
                 base.tensors,
                 cand.tensors,
@@ -116,14 +108,13 @@ class TensorsKind:
         if isinstance(section, Skipped) or not drift:
             return section, findings
         node = next((f for f in findings if f.code == "ADT007"), None)
-        config = ctx.sections.get("config")
-        graph = ctx.sections.get(_GRAPH)
-        evidence = (("graph dumps", graph), ("config", getattr(config, "diff", None)))
+        graph, config = ctx.graph_facts, ctx.config_facts
+        evidence = (("graph dumps", graph), ("config", config))
         unchecked = [what for what, there in evidence if there is None]
         structural = C.structural_causes(ctx.rows, graph, findings)
         ranked = C.rank(node, structural, C.config_causes(config), unchecked, C.routing_causes(findings))
         tensors = sorted({f.tensor for f in drift if f.tensor})
-        marked = C.mark_causes(findings, ranked, ctx.config.setting_messages(config), tensors, unchecked)
+        marked = C.mark_causes(findings, ranked, tensors, unchecked)
         return dataclasses.replace(section, causes=ranked, unchecked=tuple(unchecked)), marked
 
     def facts(self, section: TensorAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:

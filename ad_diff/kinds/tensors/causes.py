@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any
 
-from ad_diff.core.graphops import op_name
+from ad_diff.core.facts import ConfigFacts, GraphFacts
 from ad_diff.core.jsonable import json_pairs, to_jsonable
 from ad_diff.core.model import Finding, Side, State, TransformComparison
 from ad_diff.core.words import WordEnum
@@ -129,31 +129,11 @@ def _side(s: Side) -> str:
     return str(s.matches) if s.state is State.APPLIED and s.matches is not None else s.state.value
 
 
-def _region_ops(d: Any) -> tuple[list[str], list[str], bool]:
-    """Ops (distinct, in order) of the regions first seen at graph diff ``d``, per run, and whether every
-    region is a one-for-one swap of op targets."""
-    new = {r.id for r in d.regions if r.new}
-    removed: list[str] = []
-    added: list[str] = []
-    per: dict[int, tuple[list[str], list[str]]] = {}
-    for u in d.unmatched:
-        if u.region not in new:
-            continue
-        name = op_name(u.target)
-        side = per.setdefault(u.region, ([], []))[0 if u.run == "baseline" else 1]
-        side.append(name)
-        target = removed if u.run == "baseline" else added
-        if name not in target:
-            target.append(name)
-    swap = bool(per) and all(len(b) == len(c) == 1 and b != c for b, c in per.values())
-    return removed, added, swap
-
-
 def structural_causes(
-    rows: Sequence[TransformComparison], graph: Any, findings: Iterable[Finding]
+    rows: Sequence[TransformComparison], graph: GraphFacts | None, findings: Iterable[Finding]
 ) -> list[DriftCause]:
-    """Tier 2, in pipeline order (see the module doc); ``graph`` is the graph analysis or ``None``."""
-    diffs = {d.transform: d for d in graph.transforms} if graph is not None else {}
+    """Tier 2, in pipeline order (see the module doc); ``graph``: what the graph kind measured, if it ran."""
+    regions = {t: (list(rm), list(ad), swap) for t, rm, ad, swap in graph.region_ops} if graph else {}
     shape = {f.transform: f for f in findings if f.code == "ADG003" and f.transform}
     out: list[DriftCause] = []
     seen: set[str] = set()
@@ -162,8 +142,7 @@ def structural_causes(
         if t in seen:
             continue
         seen.add(t)
-        d = diffs.get(t)
-        removed, added, swap = _region_ops(d) if d is not None else ([], [], False)
+        removed, added, swap = regions.get(t, ([], [], False))
         count = f"{_side(r.baseline)} \u2192 {_side(r.candidate)}"
         ev: dict[str, Any] = {"baseline": _side(r.baseline), "candidate": _side(r.candidate)}
         if removed or added:
@@ -188,28 +167,21 @@ def _ev(d: Mapping[str, Any]) -> tuple[tuple[str, Any], ...]:
     return tuple(sorted(d.items()))
 
 
-def config_causes(config: Any) -> list[DriftCause]:
-    """Tier 3: changed config keys matching :data:`NUMERIC_KEYS` (``config`` is the config analysis)."""
-    diff = getattr(config, "diff", None)
-    if diff is None:
-        return []
+def config_causes(config: ConfigFacts | None) -> list[DriftCause]:
+    """Tier 3: changed config keys matching :data:`NUMERIC_KEYS` (``config``: the keys that differ)."""
     out: list[DriftCause] = []
-    changes = [(c, None) for c in diff.settings] + [
-        (c, t.transform) for t in diff.transforms for c in t.changes
-    ]
-    for c, t in changes:
+    for c in config.changes if config is not None else ():
         key = c.key
         if not any(fnmatchcase(key, p) for p in NUMERIC_KEYS):
             continue
-        if c.before is None or c.kind.value == "added":
+        if c.change == "added":
             what = f"{key} added"
-        elif c.after is None or c.kind.value == "removed":
+        elif c.change == "removed":
             what = f"{key} removed"
         else:
-            what = f"{key}: {c.before_text} \u2192 {c.after_text}"
-        out.append(
-            DriftCause(CauseTier.CONFIG, what, t, evidence=(("key", key), ("origin", c.origin() or "")))
-        )
+            what = f"{key}: {c.before} \u2192 {c.after}"
+        out.append(DriftCause(CauseTier.CONFIG, what, c.transform,
+                              evidence=(("key", key), ("origin", c.origin))))
     return out
 
 
@@ -290,7 +262,6 @@ def headline(causes: Sequence[DriftCause], detail: bool = True) -> str:
 def mark_causes(
     findings: Sequence[Finding],
     causes: Sequence[DriftCause],
-    setting_messages: Mapping[str, str],
     tensors: Sequence[str],
     unchecked: Sequence[str] = (),
 ) -> list[Finding]:
@@ -299,7 +270,6 @@ def mark_causes(
     named = headline_causes(causes)
     at = {c.transform for c in named if c.transform}
     keys = {str(dict(c.evidence).get("key")) for c in named if c.kind is CauseTier.CONFIG}
-    messages = {setting_messages[k] for k in keys if k in setting_messages}
     out = []
     for f in findings:
         ev = dict(f.evidence)
@@ -307,7 +277,7 @@ def mark_causes(
             ev["causes"] = to_jsonable(list(causes))
             ev["unchecked"] = list(unchecked)
         elif f.code not in DRIFT_CODES and (
-            f.transform in at or (f.transform is None and f.message in messages)
+            f.transform in at or (f.transform is None and ev.get("setting") in keys)
         ):
             ev["drift_cause"] = list(tensors)
         else:
@@ -393,5 +363,5 @@ __all__ = [
     "NONE_FOUND", "NUMERIC_KEYS", "TITLE_LIMIT", "CauseTier", "DriftCause", "cause_of", "cause_transform",
     "causes_text", "routing_causes",
     "config_causes", "drift_title", "first_causes", "headline", "headline_causes", "mark_causes",
-    "none_found", "op_name", "ops_text", "rank", "stat_text", "structural_causes",
+    "none_found", "ops_text", "rank", "stat_text", "structural_causes",
 ]  # fmt: skip

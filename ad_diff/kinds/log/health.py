@@ -29,7 +29,8 @@ def incomplete(section: LogComparison) -> list[Finding]:
         other = [s for s in found if s.run != run]
         if run == CANDIDATE and any(s.transform == lead.transform and s.rank == lead.rank for s in other):
             detail += " (the baseline stops at the same place, so the change under review did not cause it)"
-        evidence: dict[str, object] = {"run": run, "log": str(log.path), "end": lead.end.value,
+        evidence: dict[str, object] = {"run": run, "detail": detail, "log": str(log.path),
+                                       "end": lead.end.value,
                                        "not_reached": list(lead.not_reached)}
         if world > 1:
             evidence["ranks"] = [s.rank for s in mine]

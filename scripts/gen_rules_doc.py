@@ -52,8 +52,10 @@ run. What fails the gate by default (`--fail-on error`), and why:
 | yes | `state_change` error ADL004 | A transform that raises (swallowed by `skip_on_error`) hides a bug even when no match is lost. |
 | yes | `input` errors (ADI001-ADI006, ADG009, ADT008, ADT009) | Missing, one-sided or unreadable artifacts: an analysis that could not run must not read as a pass. |
 | yes | `input` error ADT012 (a reference the candidate alone supplies, or that differs between the runs) | The run under review may not supply its own standard of truth: a candidate's reference agrees with whatever the candidate computed (logits at `3x + 7` pass against a reference of `3x + 7`). Such a reference is not used, and since the numeric verdict the user asked for cannot be given, the result is red until the reference is the baseline's (or equal in both runs) or given with `--reference DIR`. |
+| yes | `consistency` errors (ADG012, ADG014, ADG015) | A run's log and its own dumps tell different stories (a count the dump does not show, a dump of a transform the log never ran, a logged count the known ops the dump adds do not match): the dumps are not the log's, and nothing compared from them can be trusted. |
 | yes | `unaccounted` (ADA001) | The accounting pass inventoried both run folders and found a difference that no finding names and no documented noise rule absorbs (docs/accounting.md). A green result must never hide a difference nobody explained, so it is an error; it is not in the `match_loss`/`collapse` levels, which gate on what they name only. Acknowledge an intended one with `--expected`; teach ad-diff a new kind of noise with a noise rule, never by dropping the finding. |
 | always (all levels but `never`) | `incomplete_run` (ADL009) | A run whose completeness cannot be established never passes, whatever the gate level. |
+| no | `unaccounted` warning ADA002 (lines a transform logged that no reader recognises differ) | ad-diff cannot tell what such a line means; it is listed for review and never gates by itself: a log line is a fact only where no reader claims it, and how a run printed is never one. |
 | no | every warning (state changes, unexplained config toggles, rank disagreements, rewritten regions, metadata coverage, dtype changes of outputs, ...) | Worth a look in review; a warning is never a verdict by itself. The headline says how many are left to review. |
 | no | every info finding (improvements, first structural divergence, config changes) | Facts for the reader. A fusion switched on that matches everywhere reads as an improvement, not as a warning. |
 
@@ -62,12 +64,23 @@ warning (ADX001). A transform whose own config change explains its state (toggle
 does not gate through that finding (`config_explained_gates` turns this off); what it causes downstream still
 gates, because a downstream loss is what the gate exists for until it is acknowledged.
 
+Facts, not presentation. Every finding is about what the runs did, never how they printed it: the log's
+message format (V0-V3), logger prefix (L1-L3), verbosity, capture prefixes, file layout, names and compression,
+and a dump's print form are read into the same model of the run, and a re-printed run must keep its verdict and
+findings (tests/metamorphic/; docs/accounting.md lists what is a fact and what is presentation). Run-level events
+decide what is compared: transforms a run restored from AD's pipeline cache or graph cache are not compared
+(one note, never a loss); a world-size change explains the sharding stage's findings and the shapes it slices,
+grouped under it as one root cause that does not gate (`world_size_changed`); inputs switched off
+(`--no-tensors`, `--no-graphs`, `--ignore-transform`) are no facts.
+
 Root causes. The explain pass groups every finding under the root cause it follows from (the first transform in
 pipeline order where the difference appears, linked by graph hints, config explanations or a run that stopped).
 A group gates when any of its findings gates, so an explained root cause with a gating consequence still heads a
 gating group. The headline counts gating root causes, not findings: `FAIL: 1 root cause (metadata lost at
 match_rope_pattern) -> 1 match loss`. Without evidence of a link (a log-only comparison, say) two losses stay two
-root causes: ad-diff never merges findings by position alone.
+root causes: ad-diff never merges findings by position alone. On ranks whose dumps are not written (AD dumps rank
+0's graph), what follows the first difference confined to the same ranks is its consequence: a rank-1 collapse
+and the downstream loss on rank 1 are one root cause.
 
 Drift causes. Every drifting tensor (ADT001, ADT002) carries its ranked likely causes (`evidence.causes`): the
 first drifting captured node and its transform; else the structural differences upstream (a transform whose

@@ -127,14 +127,14 @@ class Builder:
         by = {f.code: f for f in sorted(root, key=importance, reverse=True)}  # most important wins a code
         if "ADL009" in by:
             f = by["ADL009"]
-            ev = dict(f.evidence)
-            run = str(ev.get("run") or "")
+            said = dict(f.evidence)
+            run = str(said.get("run") or "")
             side = None if row is None else (row.baseline if run == "baseline" else row.candidate)
             where = " in " if side is not None and side.state is State.INCOMPLETE else " after "
             return (
                 CauseKind.INCOMPLETE_RUN,
                 (_text(f"{run} run stopped{where}"), _code(t)),
-                str(ev.get("detail") or f.message),
+                str(said.get("detail") or f.message),
             )
         cut = [f for f in root if f.category is Category.INCOMPLETE_RUN and f.severity is Severity.ERROR]
         if cut:  # e.g. ADG011: the dumps stop early although the log ran on; what follows was never compared

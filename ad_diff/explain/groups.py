@@ -142,15 +142,25 @@ def build(
 
 
 def _events(findings: Sequence[Finding], pos: dict[str, int], raw: list[Raw]) -> list[Finding]:
-    """One group per run-level event (``event`` evidence: a world-size change) headed by the finding that
-    reports it, with every finding it explains as a consequence; the findings left to place."""
+    """One group per run-level event (``event`` evidence: a world-size change, a run's dumps that are another
+    run's) headed by the finding that reports it (``event_root``, else the most important one), with every
+    other finding it explains or that shows it as a consequence; the findings left to place."""
     rest: list[Finding] = []
     by_event: dict[str, list[Finding]] = {}
     for f in findings:
         ev = dict(f.evidence)
         event = ev.get("event")
         (by_event.setdefault(str(event), []) if event else rest).append(f)
-    for members in by_event.values():
+    for event, members in by_event.items():
+        if event.startswith("dumps_of_another_run"):
+            ordered = sorted(members, key=lambda f: (pos.get(f.transform or "", len(pos)), importance(f)))
+            head = [next((f for f in ordered if f.severity is Severity.ERROR), ordered[0])]  # where it shows first
+            cons = [f for f in ordered if f not in head]
+            where = head[0].transform if head[0].transform in pos else None
+            raw.append((CauseKind.DUMPS_OF_ANOTHER_RUN, marked(head[0].message, [where]),
+                        f"{len(cons) + 1} finding(s) show the dumps are not the log's or the config's"
+                        if cons else "", where, pos[where] if where else None, head, cons))
+            continue
         head = [f for f in members if dict(f.evidence).get("event_root")]
         if not head:  # an explained finding whose event's own finding was filtered out: placed as usual
             rest += members

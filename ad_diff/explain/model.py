@@ -42,6 +42,8 @@ class CauseKind(WordEnum):
     """An input is missing, one-sided or unreadable (or the runs recorded different inputs)."""
     IMPROVEMENT = "improvement"
     """The transform matches more (or newly runs and matches): usually the point of the change."""
+    DUMPS_OF_ANOTHER_RUN = "dumps_of_another_run"
+    """A run's graph dumps are not its log's or its config's (left over from another run or model)."""
     WORLD_SIZE_CHANGED = "world_size_changed"
     """The runs ran on different world sizes: the sharding stage's counts and the shapes it slices follow."""
     OTHER = "other"

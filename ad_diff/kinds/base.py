@@ -98,6 +98,11 @@ class ConfigLookup(Protocol):
         runs them (stable by stage); empty without a complete config."""
         ...
 
+    def setting(self, root: Path, explicit: Path | None, key: str) -> Any:
+        """The value at the dotted ``key`` of the run's effective AD config
+        (``model_kwargs.num_hidden_layers``), ``None`` when it says nothing there."""
+        ...
+
 
 class NoConfig:
     """The :class:`ConfigLookup` of a comparison without the config kind: no run has a config."""
@@ -113,6 +118,10 @@ class NoConfig:
     def pipeline(self, root: Path, explicit: Path | None) -> tuple[tuple[str, str], ...]:
         """None: no config configures a pipeline."""
         return ()
+
+    def setting(self, root: Path, explicit: Path | None, key: str) -> Any:
+        """None: no config says anything."""
+        return None
 
 
 @dataclass

@@ -461,11 +461,13 @@ def _graph_scenarios() -> list[Scenario]:
             "a run where match_rope_pattern was disabled: the dump after match_rope_pattern is byte-identical "
             "to the one before, and so is match_rope_layout's.",
             "A log/dump conflict (upstream ad-conf-check's CONFLICT) at match_rope_pattern and at "
-            "match_rope_layout: pattern matchers that logged matches must have changed the graph.", "fail",
+            "match_rope_layout: pattern matchers that logged matches must have changed the graph. Both say one "
+            "thing, that the candidate's dumps are another run's: one root cause, where it shows first.", "fail",
             (Finding("consistency", "match_rope_pattern", PM, "logged 4, dump unchanged"),
              Finding("consistency", "match_rope_layout", PM, "logged 4, dump unchanged")),
             BASE, replace(CAND, dumps_from=replace(CAND.spec, disabled=frozenset({"match_rope_pattern"}))),
-            root_causes=(Cause("other", "match_rope_pattern"), Cause("other", "match_rope_layout"))),
+            root_causes=(Cause("dumps_of_another_run", "match_rope_pattern", ("match_rope_layout",),
+                               "the candidate's dumps are another run's; match_rope_layout shows it too"),)),
     ]
 
 

@@ -62,7 +62,8 @@ def check_scenarios() -> list[Scenario]:
             "one run), not 'ran in the candidate only'.", "fail",
             (Finding("consistency", "cleanup_canonicalize_graph", "post_export", "dumped, never logged"),),
             BASE, replace(CAND, dumps_from=replace(CAND.spec, extra=_CANON), dump_all=True),
-            root_causes=(Cause("other", None, (), "the log never ran the transform: no row heads it"),)),
+            root_causes=(Cause("dumps_of_another_run", None, (),
+                               "the log never ran the transform: the dumps are another run's; no row heads it"),)),
         Scenario(
             "rank_silent", "Both configs say world size 2; the candidate's rank 1 logged nothing.",
             "Both runs carry config/world_size_2.yaml (`world_size: 2`). The baseline's log holds ranks 0 "

@@ -127,7 +127,7 @@ def stale_dumps(by: By) -> Scenario:
         "the baseline's (two more layers) follow from the same cause, not findings of their own.", "fail",
         (Finding("consistency", "match_rmsnorm_pattern", PM, "logged 5, its dump adds 9 torch_rmsnorm"),),
         BASE, replace(CAND, dumps_from=replace(CAND.spec, model=ModelSpec(layers=4))),
-        root_causes=(Cause("other", "match_rmsnorm_pattern", (),
+        root_causes=(Cause("dumps_of_another_run", "match_rmsnorm_pattern", (),
                            "a log/dump consistency finding: the dumps are another model's"),))
 
 

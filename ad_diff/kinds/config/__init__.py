@@ -83,8 +83,8 @@ class ConfigKind:
             return False  # this kind reports unreadable configs
         return cfg is not None and bool(cfg.enabled(transform))
 
-    def world_size(self, root: Path, explicit: Path | None) -> int | None:
-        """The ``world_size`` the run's config declares (:class:`~ad_diff.kinds.base.ConfigLookup`)."""
+    def setting(self, root: Path, explicit: Path | None, key: str) -> Any:
+        """The value at ``key`` of the run's config (:class:`~ad_diff.kinds.base.ConfigLookup`)."""
         from ad_diff.kinds.config import parse  # lazy: the loader, the model and YAML only for a config
 
         try:
@@ -93,7 +93,14 @@ class ConfigKind:
             cfg = parse.parse(root, explicit)
         except (AdDiffError, OSError, ValueError):
             return None  # this kind reports unreadable configs
-        value = cfg.data.get("world_size") if cfg is not None else None
+        value: Any = cfg.data if cfg is not None else None
+        for part in key.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+        return value
+
+    def world_size(self, root: Path, explicit: Path | None) -> int | None:
+        """The ``world_size`` the run's config declares (:class:`~ad_diff.kinds.base.ConfigLookup`)."""
+        value = self.setting(root, explicit, "world_size")
         return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
     def pipeline(self, root: Path, explicit: Path | None) -> tuple[tuple[str, str], ...]:

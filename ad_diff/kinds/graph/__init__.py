@@ -30,6 +30,41 @@ __all__ = ["GRAPH", "STANDS", "GraphKind"]
 
 
 
+def _one_event(findings: list[Finding]) -> list[Finding]:
+    """The findings that each say a run's dumps are another run's (:data:`rules.FOREIGN_DUMPS`) marked as one
+    event of that run: one root cause, however many of them show it."""
+    codes = {r.code for r in rules.FOREIGN_DUMPS}
+    out = []
+    for f in findings:
+        run = dict(f.evidence).get("run")
+        if f.code in codes and run:
+            f = replace(f, evidence=tuple(sorted(
+                {**dict(f.evidence), "event": f"dumps_of_another_run:{run}"}.items())))
+        out.append(f)
+    return out
+
+
+LAYERS_KEY = "model_kwargs.num_hidden_layers"
+"""Where an AD config sets how many decoder layers the model is built with."""
+
+
+def _identity(section: GraphAnalysis, ctx: Context) -> list[Finding]:
+    """ADG016 per run whose dumps hold another number of decoder layers than its config builds."""
+    out = []
+    explicit = (ctx.settings.baseline_config, ctx.settings.candidate_config)
+    for art, layers, given in zip((ctx.baseline, ctx.candidate), section.layers, explicit, strict=True):
+        declared = ctx.config.setting(art.root, given, LAYERS_KEY)
+        if layers is None or not isinstance(declared, int) or isinstance(declared, bool):
+            continue
+        if declared == layers:
+            continue
+        out.append(rules.DUMP_LAYERS_MISMATCH.make(run=art.run_id, layers=layers, declared=declared,
+                                                   key=LAYERS_KEY,
+                                                   evidence={"layers": layers, "declared": declared,
+                                                             "run": art.run_id}))
+    return out
+
+
 class GraphKind:
     """See the module docstring."""
 
@@ -111,7 +146,8 @@ class GraphKind:
                 out.append(ANALYSIS_FAILED.make(analysis="graph analysis", error=section.detail,
                                                 stands=STANDS))
             return out
-        return out + classify(section, ctx.baseline_log, ctx.candidate_log, ctx.rows)
+        out += classify(section, ctx.baseline_log, ctx.candidate_log, ctx.rows)
+        return _one_event(out + _identity(section, ctx))
 
     def explain(self, section: GraphAnalysis, findings: list[Finding], ctx: Context) -> tuple[GraphAnalysis,
                                                                                                list[Finding]]:

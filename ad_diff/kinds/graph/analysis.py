@@ -15,6 +15,7 @@ matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them t
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
@@ -130,6 +131,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
         unreadable=tuple(unreadable),
         final=final,
         listings=listings,
+        layers=(rb.layers, rc.layers),
     )
 
 
@@ -245,6 +247,16 @@ def _delta(
     return replace(d, added=added, removed=removed)
 
 
+_LAYER = re.compile(r"(?:^|_)layers_(\d{1,6})_")
+
+
+def layers_of(dump: GraphDump) -> int | None:
+    """How many decoder layers the dump's weights name (the highest ``layers_<n>_`` plus one), if any."""
+    seen = [int(m.group(1)) for s in dump.sections for n in s.nodes for a in n.args if a.node
+            for m in (_LAYER.search(a.text),) if m is not None]
+    return max(seen) + 1 if seen else None
+
+
 def _op_counts(dump: GraphDump, ops: tuple[str, ...]) -> Counter[str]:
     wanted = frozenset(ops)
     return Counter(name for s in dump.sections for n in s.nodes if (name := op_name(n.target)) in wanted)
@@ -287,6 +299,9 @@ def _step(
 ) -> TransformGraphDiff:
     db, dig_b = _load_side(tp.baseline, BASELINE, loader, unreadable, formats[BASELINE])
     dc, dig_c = _load_side(tp.candidate, CANDIDATE, loader, unreadable, formats[CANDIDATE])
+    for st, dump in ((rb, db), (rc, dc)):
+        if dump is not None and st.dump is None:  # the run's first readable dump: how many layers it holds
+            st.layers = layers_of(dump)
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
     reuse = cross.covers is not None

@@ -163,7 +163,8 @@ def _not_logged(d: TransformGraphDiff, ran: Mapping[RunId, set[tuple[str, int]]]
             continue
         if ran[run] and (d.transform, d.occurrence) not in ran[run]:
             out.append(R.DUMP_NOT_LOGGED.make(transform=d.transform, stage=d.stage, run=run, file=file,
-                                              evidence={"occurrence": d.occurrence, "dump": file}))
+                                              evidence={"occurrence": d.occurrence, "dump": file,
+                                                        "run": run}))
     return out
 
 

@@ -265,6 +265,9 @@ class GraphAnalysis:
     classified: tuple[Finding, ...] = field(default=(), metadata=json_omit())
     """The graph findings the rules drew from this analysis (set in the explain stage, for the JSON)."""
     final: FinalGraphs | None = field(default=None, metadata=json_omit())
+    layers: tuple[int | None, int | None] = (None, None)
+    """Decoder layers the baseline's and the candidate's first readable dump hold, by the layer numbers in
+    their weight names (``model_layers_3_...``); ``None`` where no name carries one."""
     """Names in the runs' last dumps (``None`` unless both runs' last dump files were read)."""
     listings: tuple[FolderScan, FolderScan] | None = field(default=None, metadata=json_omit())
     """The baseline's and the candidate's ``graphs/`` listings the analysis read (for ADI002-005)."""

@@ -25,6 +25,8 @@ class RunState:
     dump: GraphDump | None = None
     digest: bytes = b""
     cover: Coverage | None = None
+    layers: int | None = None
+    """Decoder layers its first readable dump holds (by weight names), when they say."""
     simple: bool | None = None
     """Whether the latest dump is simple (:class:`~ad_diff.kinds.graph.measure.NodeTable`; ``None`` until a
     table of it was made)."""

@@ -138,7 +138,7 @@ def test_a_stopped_run_heads_what_it_never_reached() -> None:
         detail="crashed",
         transform="match_a",
         stage="pattern_matcher",
-        evidence={"not_reached": ["match_b", "match_c"]},
+        evidence={"not_reached": ["match_b", "match_c"], "run": "candidate", "detail": "crashed"},
     )
     groups = build([SHIFT.make(transform="match_c", stage="pattern_matcher"), stop], ROWS, "error")[1]
     (g,) = groups

@@ -154,7 +154,8 @@ def _events(findings: Sequence[Finding], pos: dict[str, int], raw: list[Raw]) ->
     for event, members in by_event.items():
         if event.startswith("dumps_of_another_run"):
             ordered = sorted(members, key=lambda f: (pos.get(f.transform or "", len(pos)), importance(f)))
-            head = [next((f for f in ordered if f.severity is Severity.ERROR), ordered[0])]  # where it shows first
+            # headed where the event shows first
+            head = [next((f for f in ordered if f.severity is Severity.ERROR), ordered[0])]
             cons = [f for f in ordered if f not in head]
             where = head[0].transform if head[0].transform in pos else None
             raw.append((CauseKind.DUMPS_OF_ANOTHER_RUN, marked(head[0].message, [where]),

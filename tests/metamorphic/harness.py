@@ -91,11 +91,13 @@ def root_only_dumps(run: Path) -> bool:
 
 
 def dumps_fit(run: Path, log: RunLog) -> bool:
-    """The run's dump files name transforms its log ran, in its order."""
+    """The run's dump files are its own (no link) and name transforms its log ran, in its order."""
     from ad_diff.discover.dumps import list_dumps
 
     if not (run / "graphs").is_dir():
         return True
+    if any(p.is_symlink() for p in (run / "graphs").iterdir()):
+        return False  # the reader refuses a linked dump: it names nothing
     names = [(d.stage, d.transform) for d in list_dumps(run / "graphs")[0]]
     seq = iter((r.stage, r.transform) for r in log.transforms)
     return all(any(n == got for got in seq) for n in names)

@@ -25,13 +25,14 @@ from ad_diff.report.common import (
     headline_parts,
     ignored_text,
     log_summary_parts,
+    look,
     partition,
     plural,
     run_labels,
     status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
-from ad_diff.report.md_groups import ICON, consequence_line, icon
+from ad_diff.report.md_groups import LOOK, consequence_line, icon
 from ad_diff.result import DiffResult
 
 Parts = list[tuple[str, bool]]
@@ -106,6 +107,8 @@ class Report:
     secondary: list[GroupView]
     notes: list[FindingView]
     also: str
+    stale: list[FindingView]
+    """Entries of the expected-changes file that matched nothing (apart from the root causes)."""
     transforms: list[TransformRow]
     timeline: svg.Timeline
     sections: dict[str, Any] = field(default_factory=dict)
@@ -132,7 +135,7 @@ def finding_view(fv: FindingVerdict) -> FindingView:
     hs = [code_spans(h.message) for h in hints(f)]
     words = [f.code, str(f.category), *(n for _, n in _where(f)), msg, *(h.message for h in hints(f))]
     text = " ".join(words)
-    return FindingView(f.severity.value, ICON[f.severity], f.code, str(f.category), _where(f), msg,
+    return FindingView(look(f), LOOK[look(f)], f.code, str(f.category), _where(f), msg,
                        fv.gated, f.acknowledged, f.explained_by, hs, text.lower())
 
 
@@ -204,6 +207,7 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
         primary=groups[: len(primary)],
         secondary=groups[len(primary) :],
         notes=[finding_view(fv) for g in p.notes for fv in g.findings],
+        stale=[finding_view(fv) for g in p.stale for fv in g.findings],
         also=_also(verdict),
         transforms=transforms,
         timeline=svg.timeline(result.transforms),

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, md_code, md_escape, md_text
-from ad_diff.core.model import TransformComparison
+from ad_diff.core.model import Severity, TransformComparison
 from ad_diff.gate import GroupVerdict, Verdict
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
@@ -35,6 +35,7 @@ from ad_diff.report.common import (
     render_parts,
     run_labels,
     side_text,
+    stale_text,
     status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
@@ -123,6 +124,9 @@ def _head(
             plural(len(p.improvements), "improvement") if p.improvements else "",
         ]
         lines += ["", "Also: " + ", ".join(k for k in kinds if k) + " (below)."]
+    if p.stale:
+        lines += ["", f"{G.ICON[Severity.WARNING]} {stale_text(p)}: an entry of the expected-changes file "
+                      "that matched nothing, to remove or update (below)."]
     lines += ["", _runs_line(result)]
     detail = html_line(result.written)
     if detail:
@@ -163,6 +167,11 @@ def _group_blocks(
                 35,
             )
         )
+    stale = partition(verdict).stale
+    if stale:  # about the expected-changes file, not the runs: apart from the root causes, unnumbered
+        found = [f for g in stale for f in g.findings]
+        body = f"### Expected-changes file\n\n{G.findings_list(found)}"
+        blocks.append(_Block("stale expected changes", body, body, 30))
     notes = partition(verdict).notes
     if notes:
         found = [f for g in notes for f in g.findings]

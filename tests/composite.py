@@ -402,29 +402,34 @@ def run_action(action: Path, *, inputs: Mapping[str, str], workspace: Path, temp
 
 
 def python3_shim(bin_dir: Path, log: Path, python: str, root: Path) -> dict[str, str]:
-    """A runner whose ``python3`` only creates virtual environments: any other use of the runner's own
-    interpreter (``python3 -m pip install``) is logged and fails. The environment's ``python`` records its
-    ``pip install`` (no network here) and runs everything else with this checkout of ad-diff importable.
-    Returns the environment variables of such a runner."""
+    """A machine whose ``python3`` (a runner's, or a TensorRT-LLM environment's) must never install
+    anything: ``python3 -m pip`` is logged and fails; ``python3 -m venv DIR`` makes a stand-in environment
+    (there is no network here) whose ``pip install`` is logged and whose ``python`` and ``ad-diff`` run this
+    checkout of ad-diff; anything else runs the real interpreter, as does ``python``. Every use is logged.
+    Returns the environment variables of such a machine (``PATH``)."""
+    venv = bin_dir.parent / "venv-template" / "bin"
+    venv.mkdir(parents=True, exist_ok=True)
     bin_dir.mkdir(parents=True, exist_ok=True)
-    shim = bin_dir / "python3"
-    shim.write_text(f"""#!/bin/bash
-echo "runner-python3 $*" >> {_q(log)}
-if [ "$1" = "-c" ]; then exec {_q(python)} "$@"; fi
-if [ "$1" = "-m" ] && [ "$2" = "venv" ] && [ $# = 3 ]; then
-  mkdir -p "$3/bin"
-  cat > "$3/bin/python" <<'EOF'
-#!/bin/bash
-if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then echo "venv-pip $*" >> {_q(log)}; exit 0; fi
-PYTHONPATH={_q(str(root))} exec {_q(python)} "$@"
-EOF
-  chmod +x "$3/bin/python"
-  exit 0
-fi
-echo "the runner's own python3 was asked to: $*" >&2
-exit 1
-""")
-    shim.chmod(0o755)
+    pip = f'echo "venv-pip $*" >> {_q(log)}; exit 0'
+    scripts = {
+        venv / "python": f'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then {pip}; fi\n'
+                         f'PYTHONPATH={_q(root)} exec {_q(python)} "$@"',
+        venv / "pip": pip,
+        venv / "ad-diff": f'PYTHONPATH={_q(root)} exec {_q(python)} -m ad_diff "$@"',
+        bin_dir / "python": f'exec {_q(python)} "$@"',
+        bin_dir / "python3": (
+            f'echo "runner-python3 $*" >> {_q(log)}\n'
+            'if [ "$1" = "-m" ] && [ "$2" = "pip" ]; then\n'
+            '  echo "the machine\'s own python3 was asked to install: $*" >&2; exit 1\n'
+            'fi\n'
+            'if [ "$1" = "-m" ] && [ "$2" = "venv" ] && [ $# = 3 ]; then\n'
+            f'  mkdir -p "$3" && cp -r {_q(venv)} "$3/" && exit 0\n'
+            'fi\n'
+            f'exec {_q(python)} "$@"'),
+    }
+    for path, body in scripts.items():
+        path.write_text(f"#!/bin/bash\n{body}\n")
+        path.chmod(0o755)
     return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 

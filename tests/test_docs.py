@@ -194,6 +194,7 @@ def test_readme_setup_commands_run_on_a_fresh_clone() -> None:
     assert pair is not None
     assert all((ROOT / p / "ad.log").is_file() for p in pair.groups())
     assert blocks[1].endswith("python -m pytest")
+    assert "this machine" not in setup, "the set-up is described for any user, not one machine"
     tracked = subprocess.run(["git", "ls-files", "--error-unmatch", *pair.groups()], cwd=ROOT,
                              capture_output=True)
     assert tracked.returncode == 0, "the README's example pair is not committed"

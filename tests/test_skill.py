@@ -29,8 +29,8 @@ from tests.conftest import FIXTURES, ROOT
 SKILL = ROOT / "skills" / "ad-diff" / "SKILL.md"
 CHANGE = "tensorrt_llm/_torch/auto_deploy/transform/library/fused_mlp.py"
 """The checkout's file that the "change" edits."""
-AD_SCRIPT = '''"""Stand-in for AutoDeploy's build_and_run_ad.py: the AD log and graph dumps of a bundled run, chosen by
-the checkout's code as it is now."""
+AD_SCRIPT = '''"""Stand-in for AutoDeploy's build_and_run_ad.py: the AD log and graph dumps of a bundled run,
+chosen by the checkout's code as it is now."""
 import argparse
 import os
 import shutil

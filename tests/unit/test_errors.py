@@ -44,6 +44,8 @@ class Message:
     path: Path
     line: int
     text: str
+    printed: bool = False
+    """An error print (``_err``, ``typer.echo(..., err=True)``) rather than an error raised."""
 
     @property
     def where(self) -> str:
@@ -70,8 +72,10 @@ def messages() -> Iterator[Message]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Call) and _is_error_call(node):
                 text = " \u2026 ".join(_literal(a) for a in [*node.args, *(k.value for k in node.keywords)])
+                f = node.func
+                name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
                 if text.strip():
-                    yield Message(path, node.lineno, text)
+                    yield Message(path, node.lineno, text, printed=name in ("_err", "echo"))
 
 
 def app_options() -> dict[str, set[str]]:
@@ -111,6 +115,15 @@ def test_every_option_an_error_names_exists() -> None:
             if opt not in allowed and opt not in FOREIGN:
                 wrong.append(f"{m.where}: {opt} is no option of {owner}: {m.text[:120]}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_no_message_carries_the_prefix_the_printer_adds() -> None:
+    """``ad-diff: error:`` is added once, where errors are printed (``_err``): an error whose message starts
+    with ``ad-diff:`` would read ``ad-diff: error: ad-diff: ...`` (and ``ad-diff: ad-diff:`` in the Action's
+    log)."""
+    raised = [m for m in messages() if not m.printed]
+    assert len(raised) > 200
+    assert not [m.where for m in raised if m.text.lstrip(" \u2026").startswith("ad-diff")]
 
 
 def _docstrings(tree: ast.AST) -> set[int]:

@@ -298,3 +298,16 @@ def render(result: DiffResult, verdict: Verdict, limit: int = COMMENT_LIMIT) -> 
         cut = text[: limit - 200].rsplit("\n", 1)[0]
         text = cut + "\n\n_Report truncated to fit the comment limit; see the JSON report._\n"
     return text
+
+
+def render_error(message: str, code: int) -> str:
+    """The markdown of a comparison that reached no verdict (exit 2: unusable input or usage; 3: a bug in
+    ad-diff), for the PR comment and the step summary: the error as stderr says it, and what to do."""
+    if code == 2:
+        what = ("The runs could not be compared, so this is no verdict, and never a pass. Fix the input or "
+                "option named above and re-run (`ad-diff compare --help` lists the options).")
+    else:
+        what = ("This is a bug in ad-diff, not a verdict on the runs: re-run with `AD_DIFF_DEBUG=1` in the "
+                "environment for the traceback and report it.")
+    return f"## \u26d4 ad-diff: ERROR (exit {code})\n\n{md_escape(message)}\n\n{what}\n"
+

@@ -8,8 +8,9 @@ can link to the artifact, and ends with the Gate step, which runs whatever happe
   action gates exactly as the CLI does) with the reports written under ``out-dir``, and writes the step's
   outputs (``verdict``, ``exit-code``, ``headline``, the report paths) to ``$GITHUB_OUTPUT``. Every outcome
   reaches the step summary and the PR comment: a verdict as the report, an input error (exit 2) or a bug
-  (exit 3) as an ``ERROR`` section naming it. It exits 0: the Gate step turns ``exit-code`` into the job's
-  result.
+  (exit 3) as an ``ERROR`` section naming it (ad-diff writes it into the reports it was asked for; this
+  step writes it when ad-diff never got that far: a bad input of the action, a command-line error). It
+  exits 0: the Gate step turns ``exit-code`` into the job's result.
 * ``python -m ad_diff.workflows.github_action comment`` creates or updates one PR comment
   (:mod:`ad_diff.workflows.github_comment`); a comment GitHub refuses is a warning, never a failure.
 
@@ -28,7 +29,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from ad_diff.core.escape import md_escape
+from ad_diff.report.markdown import render_error
 from ad_diff.workflows.github_comment import (
     MARKER_PREFIX,
     MAX_COMMENT,
@@ -98,17 +99,6 @@ def error_message(stderr: str, code: int) -> str:
     return lines[-1] if lines else f"ad-diff exited {code} without a message"
 
 
-def error_markdown(message: str, code: int) -> str:
-    """The step summary and PR comment of a comparison that reached no verdict (exit 2 or 3)."""
-    if code == 2:
-        what = ("The runs could not be compared, so this is no verdict, and never a pass. Fix the input or "
-                "option named above and re-run (`ad-diff compare --help` lists the options).")
-    else:
-        what = ("This is a bug in ad-diff, not a verdict on the runs: re-run with `AD_DIFF_DEBUG=1` in the "
-                "step's environment for the traceback and report it.")
-    return f"## \u26d4 ad-diff: ERROR (exit {code})\n\n{md_escape(message)}\n\n{what}\n"
-
-
 def _report(out: Path, code: int) -> tuple[str, str] | None:
     """``(verdict, headline)`` of a finished comparison's JSON report, ``None`` when there is none."""
     report = out / "report.json"
@@ -126,6 +116,8 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
     action itself is an input error like any other: verdict ``error``, exit code 2, reported everywhere."""
     out = out_dir(env)
     out.mkdir(parents=True, exist_ok=True)
+    for stale in ("comment.md", "report.json"):  # an earlier run's reports must not stand for this one
+        (out / stale).unlink(missing_ok=True)
     number = pr_of_event(event(env))
     if number is not None:  # for a workflow_run workflow that posts the comment (docs/github-actions.md)
         (out / PR_NUMBER_FILE).write_text(f"{number}\n", encoding="utf-8")
@@ -145,12 +137,14 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
         message = error_message(stderr, code)
         verdict, headline = "error", f"ERROR: {message}"
         sys.stdout.write(f"::error title=ad-diff::{annotation(message)}\n")
-        text = error_markdown(message, code)
-        (out / "comment.md").write_text(text, encoding="utf-8")
-        summary = env.get("GITHUB_STEP_SUMMARY") if _input(env, "step-summary").lower() != "false" else None
-        if summary:
-            with Path(summary).open("a", encoding="utf-8") as f:
-                f.write(text)
+        if not (out / "comment.md").is_file():  # ad-diff wrote both itself, unless it never got that far
+            text = render_error(message, code)
+            (out / "comment.md").write_text(text, encoding="utf-8")
+            wanted = _input(env, "step-summary").lower() != "false"
+            summary = env.get("GITHUB_STEP_SUMMARY") if wanted else None
+            if summary:
+                with Path(summary).open("a", encoding="utf-8") as f:
+                    f.write(text)
     outputs = {
         "verdict": verdict,
         "exit-code": str(code),
@@ -187,7 +181,7 @@ def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) ->
 
 
 __all__ = ["MARKER_PREFIX", "MAX_COMMENT", "ActionError", "comment_body", "compare", "compare_args",
-           "error_markdown", "error_message", "main", "marker", "set_outputs"]
+           "error_message", "main", "marker", "set_outputs"]
 
 
 if __name__ == "__main__":

@@ -75,6 +75,8 @@ class Band(str, Enum):
     SETTLED = "settled"
     """Every problem of it is acknowledged or explained by config."""
     IMPROVEMENT = "improvement"
+    STALE = "stale"
+    """Entries of the expected-changes file that acknowledged nothing: the file to prune, not the runs."""
     NOTE = "note"
     """Info only."""
 
@@ -82,6 +84,8 @@ class Band(str, Enum):
 def _band(g: CauseGroup, gated: bool) -> Band:
     if gated:
         return Band.GATED
+    if g.cause is CauseKind.STALE_EXPECTATION:
+        return Band.STALE
     if g.cause is CauseKind.IMPROVEMENT and g.severity is Severity.INFO:
         return Band.IMPROVEMENT
     if g.settled:
@@ -93,14 +97,17 @@ def _band(g: CauseGroup, gated: bool) -> Band:
 
 def report_rank(g: CauseGroup, fail_on: FailOn) -> int:
     """The band a group is listed in by ``ad_diff.explain.groups`` (which orders the groups before any verdict
-    exists): 0 gating, 1 to review, 2 settled, 3 improvement, 4 notes."""
+    exists): 0 gating, 1 to review, 2 settled, 3 improvement, 4 stale expected changes, 5 notes. A stale
+    entry is about the expected-changes file, so it never comes before a change in the runs."""
     if any(gates(f, fail_on) for f in g.findings):
         return 0
     if g.cause is CauseKind.IMPROVEMENT:
         return 3
+    if g.cause is CauseKind.STALE_EXPECTATION:
+        return 4
     if g.settled:
         return 2
-    return 1 if g.severity is not Severity.INFO else 4
+    return 1 if g.severity is not Severity.INFO else 5
 
 
 @dataclass(frozen=True)

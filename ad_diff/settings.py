@@ -57,6 +57,10 @@ class Settings:
     baseline_log: tuple[Path, ...] = ()
     """The baseline's log file(s) given on the command line (one per rank when several); default: found."""
     candidate_log: tuple[Path, ...] = ()
+    log_options: tuple[str | None, str | None] = (None, None)
+    """The command's options that name the baseline's and the candidate's log files (compare:
+    ``--baseline-log``, ``--candidate-log``), which errors about a run's log suggest; ``None``: it has none
+    (batch), and errors say how to leave one log in the folder instead."""
     rank: int | None = None
     """Compare only this rank; ``None`` compares every rank both runs have (rank 0 leads the reports)."""
     fail_on: FailOn = FailOn.ERROR

@@ -34,6 +34,9 @@ CATEGORY_DOC = {
     "improvement": "The candidate matched more; listed for confirmation.",
     "unaccounted": "A difference between the run folders that no finding accounts for and no noise rule "
     "absorbs (docs/accounting.md). Always an error.",
+    "expected_changes": "The expected-changes file itself (`--expected`): an entry that acknowledged "
+    "nothing (stale). About the file, not the runs: never a root cause, never an input problem; reports list "
+    "it apart, after the root causes. A warning: it never gates.",
 }
 
 

@@ -100,6 +100,24 @@ def test_example_workflow_uses_only_real_options() -> None:
     assert (ROOT / "docs/github-actions.md").read_text().count("examples/github-workflow.yml") >= 1
 
 
+def test_example_workflows_verdict_step_runs_whatever_happened_before_it() -> None:
+    """The job's result is the verdict: the comment cannot fail the job, and the step that turns the verdict
+    into the job's result runs after any failure (GitHub's `if:` semantics, tests/composite.py)."""
+    import yaml
+
+    from tests.composite import condition
+
+    steps = {s.get("name"): s for s in
+             yaml.safe_load((ROOT / "examples/github-workflow.yml").read_text())["jobs"]["ad-diff"]["steps"]}
+    assert steps["Post or update the PR comment"].get("continue-on-error") is True
+    gate = steps["Fail on regression"]["if"]
+    ok = {"success": True, "failure": False, "always": True, "cancelled": False}
+    for status in (ok, {**ok, "success": False, "failure": True}):
+        for outcome in ("success", "failure"):
+            ctx = {"steps": {"compare": {"outcome": outcome}}}
+            assert condition(gate, ctx, status) is (outcome == "failure")
+
+
 def test_formats_page_explains_every_code_the_reports_show() -> None:
     from ad_diff.core.model import State
     from ad_diff.kinds.log.model import LogEnd
@@ -176,6 +194,7 @@ def test_readme_setup_commands_run_on_a_fresh_clone() -> None:
     assert pair is not None
     assert all((ROOT / p / "ad.log").is_file() for p in pair.groups())
     assert blocks[1].endswith("python -m pytest")
+    assert "this machine" not in setup, "the set-up is described for any user, not one machine"
     tracked = subprocess.run(["git", "ls-files", "--error-unmatch", *pair.groups()], cwd=ROOT,
                              capture_output=True)
     assert tracked.returncode == 0, "the README's example pair is not committed"

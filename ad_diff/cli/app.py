@@ -101,16 +101,19 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
         return fn()
     except AdDiffError as e:
         # lazy: kept off the start-up path of --help (docs/benchmark.md)
+        from ad_diff.cli.output import write_error_reports
         from ad_diff.gate import EXIT_INPUT_ERROR
 
         _err(str(e))
         if json_errors is not None and json_errors():
             typer.echo(error_json(e))
+        write_error_reports(redact_text(str(e)), EXIT_INPUT_ERROR, error_json(e))
         raise typer.Exit(EXIT_INPUT_ERROR) from None
     except (typer.Exit, typer.Abort, KeyboardInterrupt):
         raise
     except Exception as e:  # noqa: BLE001 - the last line of defence: report a bug, not a traceback
         # lazy: kept off the start-up path of --help (docs/benchmark.md)
+        from ad_diff.cli.output import write_error_reports
         from ad_diff.gate import EXIT_INTERNAL_ERROR
 
         if os.environ.get("AD_DIFF_DEBUG"):
@@ -120,6 +123,8 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
             "This is a bug in ad-diff; rerun with AD_DIFF_DEBUG=1 for the traceback and report it.",
             err=True,
         )
+        write_error_reports(f"internal error: {type(e).__name__}: {redact_text(str(e))}", EXIT_INTERNAL_ERROR,
+                            None)
         raise typer.Exit(EXIT_INTERNAL_ERROR) from None
 
 

@@ -83,6 +83,7 @@ def compare(
         wants_json.append(opts["format"] == "json")
         settings = build_settings(opts, baseline, candidate, baseline_log=tuple(baseline_log or ()),
                                   candidate_log=tuple(candidate_log or ()), baseline_config=baseline_config,
+                                  log_options=("--baseline-log", "--candidate-log"),
                                   candidate_config=candidate_config)
         device = tensor_device.value if tensor_device is not None else None
         settings = tensor_options(settings, tol, device, plots, tolerance_preset)

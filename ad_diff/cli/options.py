@@ -41,8 +41,10 @@ OPTION_KEYS: dict[str, str] = {
     "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
     "html": "html",
 }
-CHECKED = ("fail_on", "collapse_fraction", "comment_limit", "jobs")
-"""Options whose range or choice :func:`resolve_options` checks (:func:`ad_diff.settings.broken_rule`)."""
+CHECKED = {"fail_on": "--fail-on", "collapse_fraction": "--collapse-fraction",
+           "comment_limit": "--comment-limit", "jobs": "--jobs"}
+"""Options whose range or choice :func:`resolve_options` checks (:func:`ad_diff.settings.broken_rule`), and
+how their errors name them (written out: tests/unit/test_errors.py checks every option a message names)."""
 
 
 def _base_type(annotation: Any) -> Any:
@@ -141,11 +143,11 @@ def resolve_options(ctx: typer.Context) -> ResolvedOptions:
     if path is not None:
         note = config_note(path, explicit is None, file_values, passed)
         typer.echo(f"ad-diff: {terminal(redact_text(note))}", err=True)
-    for key in CHECKED:  # the same rules as the config file's (settings.broken_rule), named as options
+    for key, option in CHECKED.items():  # the same rules as the config file's (settings.broken_rule)
         value = opts.get(key)  # history has no --comment-limit, batch alone has --jobs
         broken = None if value is None else broken_rule(key, value)
         if broken is not None:
-            raise UsageError(f"--{key.replace('_', '-')} {broken}, not {value!r}")
+            raise UsageError(f"{option} {broken}, not {value!r}")
     # Nested tables are checked here, when the file is read, not when (or if) the analysis gets to them.
     tolerances = opts.get("tolerances") or {}
     if tolerances:  # the tolerance module brings the tensor model: only for a config that sets some

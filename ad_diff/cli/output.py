@@ -181,3 +181,34 @@ def write_reports(opts: ResolvedOptions, result: Any, verdict: Any) -> None:
         if path is not None:
             text = fmt.render(result, verdict, comment_limit=limit)
             (append_output if fmt is Format.step_summary else write_output)(path, text)
+
+
+ERROR_OUTPUTS = {"markdown": "markdown", "step_summary": "step_summary", "json_out": "json"}
+"""The report files an error reaches (command parameter -> what is written there)."""
+
+
+def write_error_reports(message: str, code: int, json_text: str | None) -> None:
+    """An input error (exit 2) or a bug (exit 3) reaches the report files the command was asked to write,
+    not stderr alone: the markdown report and the step summary get the error's markdown (what went wrong
+    and what to do), the JSON report the error object (``json_text``). So a CI job posts the error in
+    the PR comment and shows it in its summary, as it would a verdict. Best effort: a file that cannot be
+    written (the error may be about that very path) is left alone, the error on stderr stands."""
+    try:  # typer >= 0.20 carries its own copy of click; earlier ones use click itself
+        from typer._click.globals import get_current_context  # type: ignore[import-not-found, unused-ignore]
+    except ImportError:
+        from click import get_current_context  # type: ignore[import-not-found, no-redef, unused-ignore]
+    # lazy: loaded only when an error is reported
+    from ad_diff.report.markdown import render_error
+
+    ctx = get_current_context(silent=True)
+    params = ctx.params if ctx is not None else {}
+    for name, what in ERROR_OUTPUTS.items():
+        path = params.get(name)
+        if not isinstance(path, (str, Path)) or not str(path) or (what == "json" and json_text is None):
+            continue
+        text = json_text + "\n" if what == "json" and json_text else render_error(message, code)
+        try:
+            (append_output if what == "step_summary" else write_output)(Path(path), text)
+        except (AdDiffError, OSError):
+            continue
+

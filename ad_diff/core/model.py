@@ -181,6 +181,9 @@ class Category(WordEnum):
     UNACCOUNTED = "unaccounted"
     """A difference between the runs that no finding accounts for and no noise rule absorbs
     (``ad_diff.explain.accounting``)."""
+    EXPECTED_CHANGES = "expected_changes"
+    """The expected-changes file itself (``--expected``): an entry that acknowledged nothing. About the
+    file, not the runs: never a root cause, never an input problem."""
 
 
 class Severity(str, Enum):

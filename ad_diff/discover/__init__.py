@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ad_diff.core.model import RunId
+from ad_diff.core.model import BASELINE, CANDIDATE, RunId
 from ad_diff.discover.logs import LogFile, find_logs
 from ad_diff.errors import InputError
 
@@ -82,20 +82,62 @@ def _optional_dir(root: Path, name: str, notes: list[str], what: str) -> Path | 
     return p
 
 
-def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | None = None) -> RunArtifacts:
+def is_snapshot(path: Path) -> bool:
+    """Whether ``path`` names a snapshot file (``ad-diff snapshot``) rather than a run folder."""
+    return path.is_file() and path.suffix in (".yaml", ".yml")
+
+
+def _is_log_file(path: Path) -> bool:
+    return path.is_file() and ".log" in path.suffixes
+
+
+def root_problem(root: Path, run_id: RunId, log_option: str | None = None) -> str | None:
+    """Why ``root`` cannot be the ``run_id`` run folder (the message after the path), ``None`` when it is a
+    folder. ``log_option``: the command's option that names the run's log file, suggested for a log file."""
+    if root.is_dir():
+        return None
+    if not root.exists():
+        return f"{run_id} run folder does not exist"
+    if is_snapshot(root):
+        return (f"is a snapshot file (`ad-diff snapshot`), not the {run_id} run folder; a snapshot stands "
+                "only for the baseline, given first: ad-diff SNAPSHOT.yaml CANDIDATE_RUN")
+    if _is_log_file(root):
+        named = f", or keep a folder per run and name this file with {log_option} FILE" if log_option else ""
+        holding = "holding it (the log, graphs/, tensors/)"
+        return f"is a log file; expected the {run_id} run folder {holding}{named}"
+    return f"is not a folder; expected the {run_id} run folder"
+
+
+def check_runs(baseline: Path, candidate: Path, log_options: tuple[str | None, str | None] = (None, None)
+               ) -> None:
+    """Raise one :class:`InputError` naming every path of a comparison that is no usable run (a snapshot
+    baseline is one), so that a user fixes both at once; two log files get the way to compare logs."""
+    base = None if is_snapshot(baseline) else root_problem(baseline, BASELINE, log_options[0])
+    cand = root_problem(candidate, CANDIDATE, log_options[1])
+    if base and cand and _is_log_file(baseline) and _is_log_file(candidate) and all(log_options):
+        raise InputError(baseline, f"and {candidate} are log files; ad-diff compares run folders: give each "
+                                   f"run's folder, or a folder per run (empty ones do) with the logs named: "
+                                   f"ad-diff runs/base runs/cand {log_options[0]} {baseline} "
+                                   f"{log_options[1]} {candidate}")
+    if base and cand:
+        raise InputError(baseline, f"{base}; and {candidate}: {cand}")
+    if base or cand:
+        raise InputError(baseline if base else candidate, base or cand or "")
+
+
+def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | None = None,
+             log_option: str | None = None) -> RunArtifacts:
     """Locate the artifacts of one run folder; raise :class:`InputError` when the folder is unusable.
 
-    ``log_override``: the log file(s) given on the command line (one per rank when several).
+    ``log_override``: the log file(s) given on the command line (one per rank when several);
+    ``log_option``: the calling command's option that gives them, which errors about the log suggest.
     """
-    if not root.exists():
-        raise InputError(root, f"{run_id} run folder does not exist")
-    if not root.is_dir():
-        if ".log" in root.suffixes and root.is_file():
-            raise InputError(root, f"is a log file; expected the {run_id} run *folder* holding it")
-        raise InputError(root, f"is not a folder; expected the {run_id} run folder")
+    problem = root_problem(root, run_id, log_option)
+    if problem is not None:
+        raise InputError(root, problem)
     notes: list[str] = []
     given = (log_override,) if isinstance(log_override, Path) else tuple(log_override or ())
-    logs, log_note = find_logs(root, run_id, given)
+    logs, log_note = find_logs(root, run_id, given, log_option)
     notes.append(log_note)
     graphs = _optional_dir(root, "graphs", notes, "graph dumps")
     if graphs is not None:
@@ -110,5 +152,5 @@ def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | 
     return RunArtifacts(run_id, root, logs[0].path, graphs, tensors, tuple(configs), tuple(notes), logs)
 
 
-__all__ = ["DUMP_NAME", "TENSOR_SUFFIXES", "LogFile", "RunArtifacts", "discover", "dump_counter",
-           "dump_entries", "dump_order"]
+__all__ = ["DUMP_NAME", "TENSOR_SUFFIXES", "LogFile", "RunArtifacts", "check_runs", "discover",
+           "dump_counter", "dump_entries", "dump_order", "is_snapshot", "root_problem"]

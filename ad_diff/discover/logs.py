@@ -2,7 +2,8 @@
 
 In order (docs/run-folder.md):
 
-1. the files given with ``--baseline-log`` / ``--candidate-log`` (repeatable: one per rank);
+1. the files given on the command line (compare's ``--baseline-log`` / ``--candidate-log``, repeatable: one
+   per rank; snapshot's ``--log``);
 2. the ``*.log`` at the top of the run folder (compressed too: ``ad.log.gz``); several: ``ad.log`` or
    ``run.log``, else an error listing them;
 3. a per-rank layout below the folder: torchrun ``--log-dir``
@@ -60,8 +61,13 @@ class LogFile:
     the folder it resolves to)."""
 
 
-def _option(run_id: RunId) -> str:
-    return f"--{run_id}-log"
+def _name_it(option: str | None) -> str:
+    """How to say which log to read: with the command's option that names a run's log file (compare's
+    ``--baseline-log``, snapshot's ``--log``), else, for a command without one (batch, history, candidates),
+    by leaving one log in the folder. The option comes from the caller as written: it must exist."""
+    if option is None:
+        return "keep one log in the run folder (or name the one to compare ad.log)"
+    return f"pass {option} FILE to name the log to read"
 
 
 def _stem(name: str) -> str:
@@ -111,7 +117,7 @@ def _refuse(paths: list[Path], refused: dict[Path, str], what: str) -> InputErro
     return InputError(paths[0], f"{refused[paths[0]]}; expected {what}{also}")
 
 
-def _pick(files: list[Path], root: Path, run_id: RunId, what: str) -> tuple[Path, str]:
+def _pick(files: list[Path], root: Path, option: str | None, what: str) -> tuple[Path, str]:
     if len(files) == 1:
         return files[0], ""
     for stem in _PREFERRED:
@@ -120,7 +126,7 @@ def _pick(files: list[Path], root: Path, run_id: RunId, what: str) -> tuple[Path
                 others = ", ".join(x.name for x in files if x != p)
                 return p, f" (also present, not used: {others})"
     raise InputError(root, f"several {what} ({', '.join(p.name for p in files)}) and none is named ad.log; "
-                           f"pass {_option(run_id)} FILE to pick one (repeat it for one file per rank)")
+                           f"{_name_it(option)}")
 
 
 def _holds_ad_lines(p: Path, root: Path) -> bool:
@@ -186,7 +192,7 @@ def _linked_folder(path: Path, root: Path) -> str:
     return "is a symbolic link to a folder; per-rank log folders are not followed through links (copy it)"
 
 
-def _layout(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str] | None:
+def _layout(root: Path, option: str | None) -> tuple[tuple[LogFile, ...], str] | None:
     """Per-rank log files of a torchrun ``--log-dir`` or mpirun ``--output-filename`` layout, if any."""
     torch: dict[tuple[str, ...], dict[int, list[LogFile]]] = {}  # run folder -> attempt -> files
     mpi: dict[tuple[str, ...], list[LogFile]] = {}  # job folder -> files
@@ -212,13 +218,13 @@ def _layout(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str] | None
     if not found:
         return None
     if len(found) > 1:
-        raise InputError(root, f"several per-rank log layouts ({', '.join(f[0] + '/' for f in found)}); pass "
-                               f"{_option(run_id)} once per file of the run to compare")
+        raise InputError(root, f"several per-rank log layouts ({', '.join(f[0] + '/' for f in found)}); "
+                               f"{_name_it(option)}")
     where, layout, what = found[0]
     if walk.truncated:  # ranks listed after the cut would be missing without a word
         raise InputError(root, f"holds more than {_MAX_ENTRIES:,} files outside graphs/, tensors/ and "
-                               f"config/, so the per-rank log layout in {where}/ may be incomplete; pass "
-                               f"{_option(run_id)} once per file of the run to compare")
+                               f"config/, so the per-rank log layout in {where}/ may be incomplete; "
+                               f"{_name_it(option)}")
     for f in layout:  # every file of the layout is read: a refused one must not drop its rank
         why = safepath.refusal(f.path, root)
         if why is not None:
@@ -245,24 +251,26 @@ def _given(paths: tuple[Path, ...]) -> tuple[tuple[LogFile, ...], str]:
     return tuple(out), f"logs {', '.join(map(str, paths))} (given on the command line)"
 
 
-def find_logs(root: Path, run_id: RunId, given: tuple[Path, ...] = ()) -> tuple[tuple[LogFile, ...], str]:
-    """The files of ``run_id``'s log and a sentence saying which were used (see the module docstring)."""
+def find_logs(root: Path, run_id: RunId, given: tuple[Path, ...] = (),
+              option: str | None = None) -> tuple[tuple[LogFile, ...], str]:
+    """The files of ``run_id``'s log and a sentence saying which were used (see the module docstring).
+    ``option``: the calling command's option that names this run's log file, which errors suggest."""
     if given:
         return _given(given)
-    logs, note = _find(root, run_id)
+    logs, note = _find(root, option)
     return tuple(replace(f, root=root) for f in logs), note
 
 
-def _find(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str]:
+def _find(root: Path, option: str | None) -> tuple[tuple[LogFile, ...], str]:
     files, refused = _top_files(root)
     logs = sorted([p for p in [*files, *refused] if _is_log(p)])
     if logs:
-        p, also = _pick(logs, root, run_id, "*.log files")
+        p, also = _pick(logs, root, option, "*.log files")
         if p in refused:  # the log to compare is linked out or special: never another one in its place
             raise _refuse([p], refused, "the AutoDeploy log")
         also += "".join(f"; not read: {x.name} {refused[x].split(';')[0]}" for x in logs if x in refused)
         return (LogFile(p),), f"log {p.name}{also}"
-    layout = _layout(root, run_id)
+    layout = _layout(root, option)
     if layout is not None:
         return layout
     texts = [p for p in files if _is_text(p)]
@@ -272,7 +280,7 @@ def _find(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str]:
                                        "may be the AutoDeploy log)")
     found = [p for p in texts[:200] if _holds_ad_lines(p, root)]
     if found:
-        p, also = _pick(found, root, run_id, "text files with AutoDeploy transform lines")
+        p, also = _pick(found, root, option, "text files with AutoDeploy transform lines")
         return (LogFile(p),), f"log {p.name} (no *.log; this file holds AutoDeploy transform lines){also}"
     looked = ""
     if texts:
@@ -281,6 +289,6 @@ def _find(root: Path, run_id: RunId) -> tuple[tuple[LogFile, ...], str]:
         root,
         "no *.log file at the top of the run folder, no per-rank log layout (torchrun --log-dir, mpirun "
         f"--output-filename) and no text file whose first {HEAD_BYTES >> 10} KiB hold AutoDeploy transform "
-        f"lines{looked}; expected the AutoDeploy log (e.g. `... 2>&1 | tee RUN/ad.log`), or pass "
-        f"{_option(run_id)}",
+        f"lines{looked}; expected the AutoDeploy log (e.g. `... 2>&1 | tee RUN/ad.log`)"
+        + (f", or pass {option} FILE" if option else ""),
     )

@@ -16,6 +16,7 @@ from ad_diff.core import lazy, safepath
 from ad_diff.core.model import BASELINE, State, TransformRecord
 from ad_diff.core.runlog import LogEnd, RunLog
 from ad_diff.discover import RunArtifacts
+from ad_diff.discover import is_snapshot as is_snapshot  # where the pipeline asks
 from ad_diff.errors import InputError
 
 if TYPE_CHECKING:
@@ -72,11 +73,6 @@ def _load(path: Path, raw: bytes | None = None) -> Any:
     except InputError as e:
         raise InputError(path, f"not valid YAML; expected a snapshot written by `ad-diff snapshot` "
                                f"({e.detail.removeprefix('invalid YAML: ')})", e.line) from None
-
-
-def is_snapshot(path: Path) -> bool:
-    """Whether ``path`` names a snapshot file rather than a run folder."""
-    return path.is_file() and path.suffix in (".yaml", ".yml")
 
 
 def _record(path: Path, i: int, t: Any) -> TransformRecord:

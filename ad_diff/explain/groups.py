@@ -52,7 +52,7 @@ from ad_diff.settings import FailOn
 if TYPE_CHECKING:
     from ad_diff.result import DiffResult
 
-STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED)
+STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED, Category.EXPECTED_CHANGES)
 """Categories whose findings are about a run or an artifact, never a consequence of a transform."""
 
 
@@ -125,7 +125,8 @@ def build(
         inputs_differ = []
     for f in [*inputs_differ, *alone]:
         where = f.transform if f.transform in pos else None
-        kind = CauseKind.INPUT if f.category is Category.INPUT else CauseKind.OTHER
+        kind = {Category.INPUT: CauseKind.INPUT, Category.EXPECTED_CHANGES: CauseKind.STALE_EXPECTATION}.get(
+            f.category, CauseKind.OTHER)
         title = marked(f.message, [where, f.node, f.tensor])
         raw.append((kind, title, "", where, pos[where] if where else None, [f], []))
     groups = [_group(k, title, ev, t, by_row[t].stage if t in by_row else None, p, rf, cf)

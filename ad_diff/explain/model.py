@@ -48,6 +48,9 @@ class CauseKind(WordEnum):
     """The runs ran on different world sizes: the sharding stage's counts and the shapes it slices follow."""
     OTHER = "other"
     """A finding that stands on its own (consistency notes, config checks, state changes)."""
+    STALE_EXPECTATION = "stale_expectation"
+    """An entry of the expected-changes file acknowledged nothing: the file wants pruning. Not a cause of
+    anything in the runs; reports list it apart from the root causes."""
 
 
 TitlePart = tuple[str, bool]
@@ -99,10 +102,12 @@ class CauseGroup:
         return bool(problems) and all(not f.gating for f in problems)
 
     def consequence_counts(self) -> dict[Category, int]:
-        """Error consequences per category, in category order (what a headline's ``->`` part counts)."""
+        """Error consequences per category, in category order (what a headline's ``->`` part counts); an
+        acknowledged one is no loss."""
         counts: dict[Category, int] = {}
         for c in Category:
-            n = sum(1 for f in self.consequences if f.category is c and f.severity is Severity.ERROR)
+            n = sum(1 for f in self.consequences
+                    if f.category is c and f.severity is Severity.ERROR and not f.acknowledged)
             if n:
                 counts[c] = n
         return counts

@@ -34,6 +34,7 @@ NOUNS: dict[Category, tuple[str, str]] = {
     Category.INPUT: ("input problem", "input problems"),
     Category.IMPROVEMENT: ("improvement", "improvements"),
     Category.UNACCOUNTED: ("unaccounted difference", "unaccounted differences"),
+    Category.EXPECTED_CHANGES: ("stale expected change", "stale expected changes"),
 }
 """How many findings of a category read in a sentence (singular, plural)."""
 MAIN = (Category.MATCH_LOSS, Category.METADATA_LOSS, Category.NUMERIC_DRIFT)
@@ -120,8 +121,15 @@ def severity_counts(findings: tuple[Finding, ...]) -> Counter[str]:
 
 
 def category_counts(findings: tuple[Finding, ...]) -> Counter[str]:
-    """Count error/warning findings per category (info findings are not problems)."""
-    return Counter(f.category for f in findings if f.severity is not Severity.INFO)
+    """Count error/warning findings per category: info findings are not problems, acknowledged ones
+    (expected changes) are no longer (:func:`counts` says how many were acknowledged)."""
+    return Counter(f.category for f in findings if f.severity is not Severity.INFO and not f.acknowledged)
+
+
+def look(f: Finding) -> str:
+    """How a finding reads in every report, in one word each medium draws its own way: ``acknowledged`` for
+    an expected change (never the ❌ or the ``error`` of its severity), else its severity."""
+    return "acknowledged" if f.acknowledged else f.severity.value
 
 
 def log_summary_parts(log: RunLog | None) -> tuple[tuple[str, bool], ...]:
@@ -160,12 +168,19 @@ class Partition:
     improvements: tuple[GroupVerdict, ...]
     notes: tuple[GroupVerdict, ...]
     """Info-only groups."""
+    stale: tuple[GroupVerdict, ...] = ()
+    """Entries of the expected-changes file that acknowledged nothing: listed apart, never a root cause."""
 
 
 def partition(verdict: Verdict) -> Partition:
     """The groups of ``verdict`` by band, keeping their order."""
     return Partition(*(verdict.band(b) for b in (Band.GATED, Band.BELOW_GATE, Band.REVIEW, Band.SETTLED,
-                                                 Band.IMPROVEMENT, Band.NOTE)))
+                                                 Band.IMPROVEMENT, Band.NOTE, Band.STALE)))
+
+
+def stale_text(p: Partition) -> str:
+    """``1 stale expected change`` (entries of the expected-changes file that matched nothing), or empty."""
+    return plural(len(p.stale), *NOUNS[Category.EXPECTED_CHANGES]) if p.stale else ""
 
 
 def consequence_text(groups: tuple[CauseGroup, ...] | tuple[GroupVerdict, ...]) -> str:
@@ -226,19 +241,21 @@ def _verdict_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...
     if p.improvements:
         bits.append(plural(len(p.improvements), "improvement"))
     gate = f" (gate `{verdict.fail_on}`)" if p.below_gate else ""
+    stale = f"; {stale_text(p)}" if p.stale else ""
     if not bits:
-        return ((f"PASS{gate}: no regressions", False),)
+        return ((f"PASS{gate}: no regressions{stale}", False),)
     if p.settled and not (p.below_gate or p.review or p.improvements):
         return (
             (
-                f"PASS: every finding acknowledged or explained ({plural(len(p.settled), 'root cause')})",
+                f"PASS: every finding acknowledged or explained ({plural(len(p.settled), 'root cause')})"
+                + stale,
                 False,
             ),
         )
     if len(p.improvements) == 1 and len(bits) == 1:
-        return (("PASS: 1 improvement (", False), *p.improvements[0].group.title_parts, (")", False))
+        return (("PASS: 1 improvement (", False), *p.improvements[0].group.title_parts, (")" + stale, False))
     lead = "no regressions; " if not p.below_gate else ""
-    return ((f"PASS{gate}: {lead}" + ", ".join(bits), False),)
+    return ((f"PASS{gate}: {lead}" + ", ".join(bits) + stale, False),)
 
 
 def headline(result: DiffResult, verdict: Verdict) -> str:
@@ -295,8 +312,10 @@ def skip_reason(s: Skipped) -> str:
 
 
 def counts(result: DiffResult) -> list[Count]:
-    """The counts line: the main categories always (or "not analysed"), the others when they have findings."""
+    """The counts line: the main categories always (or "not analysed"), the others when they have findings.
+    Acknowledged findings (expected changes) are counted apart: ``0 match losses (1 acknowledged)``."""
     cats = category_counts(result.findings)
+    acked = Counter(f.category for f in result.findings if f.acknowledged and f.severity is not Severity.INFO)
     out = []
     for c in Category:
         n = cats.get(c, 0)
@@ -309,16 +328,18 @@ def counts(result: DiffResult) -> list[Count]:
         ):
             out.append(Count(c, 0, skip_reason(skipped)))
             continue
-        detail = ""
+        bits = []
         if c is Category.MATCH_LOSS:
             gone = not_compared(result)
-            collapses = sum(1 for f in result.findings if f.collapse and f.category is c)
+            collapses = sum(1 for f in result.findings
+                            if f.collapse and f.category is c and not f.acknowledged)
             bits = [plural(collapses, "collapse")] if collapses else []
             if gone:
                 bits.append(f"{gone} of {len(result.transforms)} transforms not compared")
-            detail = "; ".join(bits)
-        if c in MAIN or n:
-            out.append(Count(c, n, None, detail))
+        if acked[c]:
+            bits.append(f"{acked[c]} acknowledged")
+        if c in MAIN or n or acked[c]:
+            out.append(Count(c, n, None, "; ".join(bits)))
     return out
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from ad_diff import __version__
 from ad_diff.core.escape import code_spans
-from ad_diff.core.model import Finding
+from ad_diff.core.model import Finding, Severity
 from ad_diff.explain.links import hints
 from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
 from ad_diff.report import svg
@@ -24,14 +24,16 @@ from ad_diff.report.common import (
     headline,
     headline_parts,
     ignored_text,
+    in_conflict,
     log_summary_parts,
+    look,
     partition,
     plural,
     run_labels,
     status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
-from ad_diff.report.md_groups import ICON, consequence_line, icon
+from ad_diff.report.md_groups import LOOK, consequence_line, icon
 from ad_diff.result import DiffResult
 
 Parts = list[tuple[str, bool]]
@@ -106,12 +108,48 @@ class Report:
     secondary: list[GroupView]
     notes: list[FindingView]
     also: str
+    stale: list[FindingView]
+    """Entries of the expected-changes file that matched nothing (apart from the root causes)."""
+    order: list[str]
+    """The evidence sections (:data:`SECTIONS` that the page has), in the order of what the verdict rests on
+    (:func:`section_order`)."""
+    folded: set[str]
+    """Sections drawn folded: the timeline and the transform table when no transform changed."""
     transforms: list[TransformRow]
     timeline: svg.Timeline
     sections: dict[str, Any] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
     version: str = __version__
     schema: int = SCHEMA_VERSION
+
+
+SECTIONS = ("timeline", "transforms", "graph", "tensors", "config")
+"""The page's evidence sections, in the order they take when no finding ranks them."""
+_OF_KIND = {"log": ("timeline", "transforms"), "graph": ("graph",), "tensors": ("tensors",),
+            "config": ("config",)}
+"""The sections that show each kind's evidence (the log's: the timeline and the transform table)."""
+
+
+def section_order(result: DiffResult, verdict: Verdict, present: set[str]) -> tuple[list[str], set[str]]:
+    """The sections of ``present`` in the order of what the verdict rests on: the section of the first
+    gating root cause's first finding first, then the next group's, ... (the verdict's group order, root
+    findings before consequences); sections no problem is about after them, in :data:`SECTIONS`' order;
+    an unchanged timeline and transform table last, folded. Returns the order and the folded ones."""
+    # lazy: the kinds' registry (their rule codes) is read only when an HTML report is built
+    from ad_diff.kinds import KINDS
+
+    kind_of = {r.code: k.key.name for k in KINDS for r in k.rules}
+    conflict = conflicts(result.findings)
+    changed = any(r.changed or in_conflict(r, conflict) for r in result.transforms)
+    folded = set() if changed else {"timeline", "transforms"}
+    rank: dict[str, tuple[int, int]] = {}
+    problems = [f for gv in verdict.groups for f in gv.group.findings if f.severity is not Severity.INFO]
+    for i, f in enumerate(problems):
+        for s in _OF_KIND.get(kind_of.get(f.code, ""), ()):
+            rank.setdefault(s, (0, i))
+    order = sorted((s for s in SECTIONS if s in present),
+                   key=lambda s: (s in folded, rank.get(s, (1, SECTIONS.index(s)))))
+    return order, folded & present
 
 
 def _where(f: Finding) -> list[tuple[str, str]]:
@@ -132,7 +170,7 @@ def finding_view(fv: FindingVerdict) -> FindingView:
     hs = [code_spans(h.message) for h in hints(f)]
     words = [f.code, str(f.category), *(n for _, n in _where(f)), msg, *(h.message for h in hints(f))]
     text = " ".join(words)
-    return FindingView(f.severity.value, ICON[f.severity], f.code, str(f.category), _where(f), msg,
+    return FindingView(look(f), LOOK[look(f)], f.code, str(f.category), _where(f), msg,
                        fv.gated, f.acknowledged, f.explained_by, hs, text.lower())
 
 
@@ -194,6 +232,9 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
                      f"{i} {r.stage} {r.transform} {' '.join(status_pair(r, conflict))}".lower())
         for i, r in enumerate(result.transforms, 1)
     ]
+    kinds = sections(result)
+    present = {"timeline", "transforms"} | {k for k in ("graph", "tensors", "config") if kinds.get(k)}
+    order, folded = section_order(result, verdict, present)
     return Report(
         title=title or f"ad-diff: {headline(result, verdict)}",
         verdict=verdict.verdict.value,
@@ -205,10 +246,13 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
         primary=groups[: len(primary)],
         secondary=groups[len(primary) :],
         notes=[finding_view(fv) for g in p.notes for fv in g.findings],
+        stale=[finding_view(fv) for g in p.stale for fv in g.findings],
         also=_also(verdict),
         transforms=transforms,
         timeline=svg.timeline(result.transforms),
-        sections=sections(result),
+        sections=kinds,
+        order=order,
+        folded=folded,
         inputs=list(result.notes),
     )
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, md_code, md_escape, md_text
-from ad_diff.core.model import TransformComparison
+from ad_diff.core.model import Severity, TransformComparison
 from ad_diff.gate import GroupVerdict, Verdict
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
@@ -35,6 +35,7 @@ from ad_diff.report.common import (
     render_parts,
     run_labels,
     side_text,
+    stale_text,
     status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
@@ -123,6 +124,9 @@ def _head(
             plural(len(p.improvements), "improvement") if p.improvements else "",
         ]
         lines += ["", "Also: " + ", ".join(k for k in kinds if k) + " (below)."]
+    if p.stale:
+        lines += ["", f"{G.ICON[Severity.WARNING]} {stale_text(p)}: an entry of the expected-changes file "
+                      "that matched nothing, to remove or update (below)."]
     lines += ["", _runs_line(result)]
     detail = html_line(result.written)
     if detail:
@@ -163,6 +167,11 @@ def _group_blocks(
                 35,
             )
         )
+    stale = partition(verdict).stale
+    if stale:  # about the expected-changes file, not the runs: apart from the root causes, unnumbered
+        found = [f for g in stale for f in g.findings]
+        body = f"### Expected-changes file\n\n{G.findings_list(found)}"
+        blocks.append(_Block("stale expected changes", body, body, 30))
     notes = partition(verdict).notes
     if notes:
         found = [f for g in notes for f in g.findings]
@@ -290,3 +299,16 @@ def render(result: DiffResult, verdict: Verdict, limit: int = COMMENT_LIMIT) -> 
         cut = text[: limit - 200].rsplit("\n", 1)[0]
         text = cut + "\n\n_Report truncated to fit the comment limit; see the JSON report._\n"
     return text
+
+
+def render_error(message: str, code: int) -> str:
+    """The markdown of a comparison that reached no verdict (exit 2: unusable input or usage; 3: a bug in
+    ad-diff), for the PR comment and the step summary: the error as stderr says it, and what to do."""
+    if code == 2:
+        what = ("The runs could not be compared, so this is no verdict, and never a pass. Fix the input or "
+                "option named above and re-run (`ad-diff compare --help` lists the options).")
+    else:
+        what = ("This is a bug in ad-diff, not a verdict on the runs: re-run with `AD_DIFF_DEBUG=1` in the "
+                "environment for the traceback and report it.")
+    return f"## \u26d4 ad-diff: ERROR (exit {code})\n\n{md_escape(message)}\n\n{what}\n"
+

@@ -15,10 +15,12 @@ from ad_diff.explain.links import hints
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.gate import FindingVerdict, GroupVerdict
 from ad_diff.kinds.tensors.causes import DRIFT_CODES, first_causes
-from ad_diff.report.common import consequence_text, plural, render_parts, side_text
+from ad_diff.report.common import consequence_text, look, plural, render_parts, side_text
 
 ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.INFO: "\u2139\ufe0f"}
 SETTLED = "\u2705"
+LOOK = {**{s.value: i for s, i in ICON.items()}, "acknowledged": SETTLED}
+"""A finding's icon by :func:`ad_diff.report.common.look`: an acknowledged one is ✅, never ❌."""
 IMPROVED = "\U0001f4c8"
 Fmt = Callable[[str], str]
 MAX_NAMED = 3
@@ -65,21 +67,24 @@ def _change(f: Finding, rows: dict[str, TransformComparison], code: Fmt, text: F
 def consequence_line(
     g: CauseGroup, rows: dict[str, TransformComparison], code: Fmt = md_code, text: Fmt = md_escape
 ) -> str:
-    """``→ 3 match losses: `a` 2 → 0, `b` 2 → 0, +1 more`` (empty when nothing follows); ``code`` and ``text``
-    render names and the rest (markdown by default)."""
-    errors = [f for f in g.consequences if f.severity is Severity.ERROR]
-    if not errors:
+    """``→ 3 match losses: `a` 2 → 0, `b` 2 → 0, +1 more`` (empty when nothing follows; ``→ acknowledged:
+    ...`` when every error downstream is an expected change); ``code`` and ``text`` render names and the rest
+    (markdown by default)."""
+    errors = [f for f in g.consequences if f.severity is Severity.ERROR and not f.acknowledged]
+    acked = [f for f in g.consequences if f.severity is Severity.ERROR and f.acknowledged]
+    if not errors and not acked:
         rest = len(g.consequences)
         return f"\u2192 {plural(rest, 'related note')} (folded below), no error downstream" if rest else ""
+    lead = consequence_text((g,)) if errors else "acknowledged"
     named: list[str] = []
     seen: set[str] = set()
-    for f in errors:
+    for f in errors or acked:
         key = f.transform or f.tensor or f.code
         if key not in seen:
             seen.add(key)
             named.append(_change(f, rows, code, text))
     more = f", +{len(named) - MAX_NAMED} more" if len(named) > MAX_NAMED else ""
-    return f"\u2192 {consequence_text((g,))}: " + ", ".join(named[:MAX_NAMED]) + more
+    return f"\u2192 {lead}: " + ", ".join(named[:MAX_NAMED]) + more
 
 
 def head_item(n: int, gv: GroupVerdict, rows: dict[str, TransformComparison]) -> str:
@@ -125,7 +130,7 @@ def finding_item(fv: FindingVerdict) -> str:
     """One finding as a list item: icon, code, category, where, message; its notes as sub-items."""
     f = fv.finding
     gate = " · **gates**" if fv.gated else ""
-    lines = [f"- {ICON[f.severity]} **{f.code}** {f.category} · {_where(f)}{gate}: {_message(f)}"]
+    lines = [f"- {LOOK[look(f)]} **{f.code}** {f.category} · {_where(f)}{gate}: {_message(f)}"]
     if f.acknowledged:
         lines.append(f"  - {SETTLED} acknowledged: {md_escape(f.acknowledged)}")
     if f.explained_by:
@@ -184,6 +189,7 @@ def group_details(n: int, gv: GroupVerdict) -> str:
 
 __all__ = [
     "ICON",
+    "LOOK",
     "consequence_line",
     "drift_table",
     "finding_item",

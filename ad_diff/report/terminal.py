@@ -15,7 +15,7 @@ from rich.text import Text
 from ad_diff.core.model import Finding, Severity, TransformComparison
 from ad_diff.core.terminal import Responsive, console, inline, parts
 from ad_diff.explain.links import hints
-from ad_diff.gate import FindingVerdict, Verdict
+from ad_diff.gate import Band, FindingVerdict, Verdict
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.report.common import (
     conflicts,
@@ -25,12 +25,15 @@ from ad_diff.report.common import (
     ignored_text,
     in_conflict,
     log_summary_parts,
+    look,
     status_pair,
 )
 from ad_diff.report.md_groups import consequence_line
 from ad_diff.result import DiffResult
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
+_LOOK = {**{s.value: style for s, style in _STYLE.items()}, "acknowledged": "green"}
+"""A finding's style by :func:`ad_diff.report.common.look` (an acknowledged one is no error)."""
 DEFAULT_WIDTH = 120
 """Width when none is given (the CLI passes the terminal's)."""
 
@@ -70,7 +73,7 @@ def _findings(judged: tuple[FindingVerdict, ...]) -> RenderableType:
     gated = {id(fv.finding) for fv in judged if fv.gated}
 
     def sev(f: Finding) -> Text:
-        return Text(f.severity.value + ("*" if id(f) in gated else ""), style=_STYLE[f.severity])
+        return Text(look(f) + ("*" if id(f) in gated else ""), style=_LOOK[look(f)])
 
     def wide() -> Table:
         t = Table(title=title, title_justify="left")
@@ -145,9 +148,13 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
         g = gv.group
         if g.severity is Severity.INFO and not gv.gated:
             continue
-        mark = "x" if gv.gated else "+" if g.cause.value == "improvement" else "-"
-        head = parts(((f" {mark} {g.id}. ", False), *g.title_parts), style=_STYLE[g.severity] if mark != "+"
-                     else "green")
+        if gv.band is Band.STALE:  # about the expected-changes file: no root cause, so no number
+            con.print(parts(((" ! ", False), *g.title_parts), style=_STYLE[Severity.WARNING]))
+            continue
+        settled = gv.band is Band.SETTLED
+        mark = "x" if gv.gated else "+" if g.cause.value == "improvement" else "\u2713" if settled else "-"
+        head = parts(((f" {mark} {g.id}. ", False), *g.title_parts),
+                     style="green" if mark in ("+", "\u2713") else _STYLE[g.severity])
         if g.stage:
             head.append(f"  ({g.stage})")
         con.print(head)

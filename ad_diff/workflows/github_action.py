@@ -1,19 +1,22 @@
 """The logic behind the repository's GitHub Action (``action.yml``): compare, then comment.
 
-The composite action calls two steps of this module, with the upload of the reports between them so the
-comment can link to the artifact:
+The composite action installs ad-diff in a virtual environment of its own (never into the runner's
+Python), then calls two steps of this module, with the upload of the reports between them so the comment
+can link to the artifact, and ends with the Gate step, which runs whatever happened before it:
 
 * ``python -m ad_diff.workflows.github_action compare`` runs ``ad-diff`` (the real command line, so the
   action gates exactly as the CLI does) with the reports written under ``out-dir``, and writes the step's
-  outputs (``verdict``, ``exit-code``, ``headline``, the report paths) to ``$GITHUB_OUTPUT``. It always
-  exits 0: the last step of the action fails the job, after the comment is posted.
-* ``python -m ad_diff.workflows.github_action comment`` creates or updates one PR comment, found again by a
-  hidden marker, through GitHub's REST API (``$GITHUB_API_URL``, ``$GITHUB_TOKEN``), on pull-request
-  events; elsewhere it does nothing and says so.
+  outputs (``verdict``, ``exit-code``, ``headline``, the report paths) to ``$GITHUB_OUTPUT``. Every outcome
+  reaches the step summary and the PR comment: a verdict as the report, an input error (exit 2) or a bug
+  (exit 3) as an ``ERROR`` section naming it (ad-diff writes it into the reports it was asked for; this
+  step writes it when ad-diff never got that far: a bad input of the action, a command-line error). It
+  exits 0: the Gate step turns ``exit-code`` into the job's result.
+* ``python -m ad_diff.workflows.github_action comment`` creates or updates one PR comment
+  (:mod:`ad_diff.workflows.github_comment`); a comment GitHub refuses is a warning, never a failure.
 
 Inputs arrive as ``INPUT_*`` environment variables (never interpolated into a shell line by the action),
-GitHub's context as the usual ``GITHUB_*`` variables. The tests run both steps against fixture runs, a fake
-event file and a fake API server on the loopback interface.
+GitHub's context as the usual ``GITHUB_*`` variables. tests/unit/workflows run action.yml's steps with
+composite-action semantics against fixture runs and a fake GitHub API on the loopback interface.
 """
 
 from __future__ import annotations
@@ -23,40 +26,31 @@ import os
 import secrets
 import subprocess
 import sys
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-MARKER_PREFIX = "<!-- ad-diff-report"
-"""The hidden first line of the action's PR comment (with the ``comment-key`` input, one comment per key)."""
-MAX_COMMENT = 65_536
-"""GitHub's limit on a comment body, in characters."""
-PAGE_LIMIT = 50
-"""Pages of 100 comments read at most when looking for the action's comment (5,000 comments)."""
+from ad_diff.report.markdown import render_error
+from ad_diff.workflows.github_comment import (
+    MARKER_PREFIX,
+    MAX_COMMENT,
+    PR_NUMBER_FILE,
+    ActionError,
+    annotation,
+    comment_body,
+    event,
+    flag,
+    marker,
+    out_dir,
+    pr_of_event,
+    step,
+)
 
-
-class ActionError(Exception):
-    """A missing input or a failed API call: printed as a workflow error annotation, exit 2."""
+ERROR_PREFIXES = ("ad-diff: error: ", "ad-diff: internal error: ", "Error: ")
+"""How ad-diff (and click, for a command-line usage error) start the line that says what went wrong."""
 
 
 def _input(env: Mapping[str, str], name: str, default: str = "") -> str:
     return env.get("INPUT_" + name.upper().replace(" ", "_"), default).strip()
-
-
-def _flag(env: Mapping[str, str], name: str, default: bool) -> bool:
-    value = _input(env, name, "true" if default else "false").lower()
-    if value not in ("true", "false"):
-        raise ActionError(f"input {name} must be true or false, not {value!r}")
-    return value == "true"
-
-
-def marker(key: str) -> str:
-    """The hidden marker of the comment for ``key`` (several ad-diff comments can share one PR)."""
-    safe = "".join(c for c in key if c.isalnum() or c in "-_.")[:64]
-    return f"{MARKER_PREFIX}{':' + safe if safe else ''} -->"
 
 
 def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
@@ -83,35 +77,80 @@ def compare_args(env: Mapping[str, str], out: Path) -> list[str]:
             "--html", str(out / "report.html"), "--no-color"]
     if _input(env, "expected"):
         args += ["--expected", _input(env, "expected")]
-    summary = env.get("GITHUB_STEP_SUMMARY")
-    if summary and _flag(env, "step-summary", True):
-        args += ["--step-summary", summary]
+    if summary_path(env):
+        args += ["--step-summary", str(summary_path(env))]
     return args
 
 
-def compare(env: Mapping[str, str]) -> dict[str, str]:
-    """Run the comparison; returns (and writes to ``$GITHUB_OUTPUT``) the step's outputs."""
-    out = Path(_input(env, "out-dir", "ad-diff-out") or "ad-diff-out")
-    out.mkdir(parents=True, exist_ok=True)
-    cmd = [sys.executable, "-m", "ad_diff", *compare_args(env, out)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(env))
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
-    verdict, headline = "error", ""
+def summary_path(env: Mapping[str, str]) -> str | None:
+    """``$GITHUB_STEP_SUMMARY`` when the ``step-summary`` input is on."""
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    return summary if summary and flag(env, "step-summary", True) else None
+
+
+def error_message(stderr: str, code: int) -> str:
+    """What went wrong, from ad-diff's error output: its ``ad-diff: error:`` line without that prefix (the
+    reports add their own), else the last line it printed."""
+    lines = [ln.strip() for ln in stderr.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        for prefix in ERROR_PREFIXES:
+            if ln.startswith(prefix):
+                return ln[len(prefix):]
+    return lines[-1] if lines else f"ad-diff exited {code} without a message"
+
+
+def _report(out: Path, code: int) -> tuple[str, str] | None:
+    """``(verdict, headline)`` of a finished comparison's JSON report, ``None`` when there is none."""
     report = out / "report.json"
-    if proc.returncode in (0, 1) and report.is_file():
+    if code not in (0, 1) or not report.is_file():
+        return None
+    try:
         data = json.loads(report.read_text(encoding="utf-8"))
-        verdict, headline = str(data.get("verdict", "error")), str(data.get("headline", ""))
+    except ValueError:
+        return None
+    return str(data.get("verdict", "error")), str(data.get("headline", ""))
+
+
+def compare(env: Mapping[str, str]) -> dict[str, str]:
+    """Run the comparison; returns (and writes to ``$GITHUB_OUTPUT``) the step's outputs. A bad input of the
+    action itself is an input error like any other: verdict ``error``, exit code 2, reported everywhere."""
+    out = out_dir(env)
+    out.mkdir(parents=True, exist_ok=True)
+    for stale in ("comment.md", "report.json"):  # an earlier run's reports must not stand for this one
+        (out / stale).unlink(missing_ok=True)
+    number = pr_of_event(event(env))
+    if number is not None:  # for a workflow_run workflow that posts the comment (docs/github-actions.md)
+        (out / PR_NUMBER_FILE).write_text(f"{number}\n", encoding="utf-8")
+    try:
+        cmd = [sys.executable, "-m", "ad_diff", *compare_args(env, out)]
+    except ActionError as e:
+        code, stderr = 2, f"ad-diff: error: action input: {e}"
     else:
-        last = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        headline = last[-1] if last else f"ad-diff exited {proc.returncode}"
-        sys.stdout.write(f"::error title=ad-diff::{_annotation(headline)}\n")
+        proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(env))
+        sys.stdout.write(proc.stdout)
+        sys.stderr.write(proc.stderr)
+        code, stderr = proc.returncode, proc.stderr
+    done = _report(out, code)
+    if done is not None:
+        verdict, headline = done
+    else:
+        message = error_message(stderr, code)
+        verdict, headline = "error", f"ERROR: {message}"
+        sys.stdout.write(f"::error title=ad-diff::{annotation(message)}\n")
+        if not (out / "comment.md").is_file():  # ad-diff wrote both itself, unless it never got that far
+            text = render_error(message, code)
+            (out / "comment.md").write_text(text, encoding="utf-8")
+            wanted = _input(env, "step-summary").lower() != "false"
+            summary = env.get("GITHUB_STEP_SUMMARY") if wanted else None
+            if summary:
+                with Path(summary).open("a", encoding="utf-8") as f:
+                    f.write(text)
     outputs = {
         "verdict": verdict,
-        "exit-code": str(proc.returncode),
+        "exit-code": str(code),
         "headline": headline,
         "markdown": str(out / "comment.md"),
-        "json": str(report),
+        "json": str(out / "report.json"),
         "junit": str(out / "junit.xml"),
         "html": str(out / "report.html"),
         "out-dir": str(out),
@@ -120,111 +159,29 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
     return outputs
 
 
-def _annotation(text: str) -> str:
-    # workflow commands: %, CR and LF must be escaped or they end the command
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-@dataclass
-class GitHub:
-    """The few REST calls the comment needs."""
-
-    api: str
-    repo: str
-    token: str
-
-    def call(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
-        """One API call; raise :class:`ActionError` naming the status on failure."""
-        req = urllib.request.Request(
-            f"{self.api.rstrip('/')}{path}", method=method,
-            data=None if body is None else json.dumps(body).encode(),
-            headers={"Authorization": f"Bearer {self.token}", "Accept": "application/vnd.github+json",
-                     "X-GitHub-Api-Version": "2022-11-28", "Content-Type": "application/json",
-                     "User-Agent": "ad-diff-action"},
-        )
-        try:
-            with urllib.request.urlopen(req, timeout=30) as resp:
-                raw = resp.read(16 << 20)
-        except urllib.error.HTTPError as e:
-            raise ActionError(f"GitHub API {method} {path}: HTTP {e.code} {e.reason}") from None
-        except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise ActionError(f"GitHub API {method} {path}: {e}") from None
-        return json.loads(raw) if raw else None
-
-    def find_comment(self, number: int, mark: str) -> int | None:
-        """The id of the PR's comment that starts with ``mark``."""
-        for page in range(1, PAGE_LIMIT + 1):
-            batch = self.call("GET", f"/repos/{self.repo}/issues/{number}/comments?per_page=100&page={page}")
-            if not isinstance(batch, list):
-                raise ActionError("GitHub API: the comment list is not a list")
-            for c in batch:
-                if isinstance(c, dict) and str(c.get("body", "")).startswith(mark):
-                    return int(c["id"])
-            if len(batch) < 100:
-                return None
-        return None
-
-
-def comment_body(markdown: str, mark: str, artifact_url: str) -> str:
-    """The comment: the marker, the markdown report, the link to the artifact; within GitHub's limit."""
-    tail = f"\n\nFull reports (HTML, JSON, JUnit): [artifact]({artifact_url})\n" if artifact_url else "\n"
-    room = MAX_COMMENT - len(mark) - 1 - len(tail)
-    text = markdown if len(markdown) <= room else markdown[: room - 40] + "\n\n(report cut to fit a comment)"
-    return f"{mark}\n{text}{tail}"
-
-
-def pull_number(env: Mapping[str, str]) -> int | None:
-    """The PR number of a ``pull_request``/``pull_request_target`` event, else ``None``."""
-    path = env.get("GITHUB_EVENT_PATH")
-    if not path or not Path(path).is_file():
-        return None
-    event = json.loads(Path(path).read_text(encoding="utf-8"))
-    pr = event.get("pull_request") if isinstance(event, dict) else None
-    number = pr.get("number") if isinstance(pr, dict) else None
-    return number if isinstance(number, int) else None
-
-
-def comment(env: Mapping[str, str]) -> str:
-    """Create or update the action's PR comment; returns what was done (``created``, ``updated``,
-    ``skipped: why``)."""
-    if not _flag(env, "comment", True):
-        return "skipped: the comment input is false"
-    number = pull_number(env)
-    if number is None:
-        return "skipped: not a pull_request event"
-    md = Path(_input(env, "out-dir", "ad-diff-out") or "ad-diff-out") / "comment.md"
-    if not md.is_file():
-        return f"skipped: no report at {md} (the comparison did not run)"
-    token = env.get("INPUT_GITHUB-TOKEN") or env.get("INPUT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN", "")
-    repo = env.get("GITHUB_REPOSITORY", "")
-    if not token or not repo:
-        raise ActionError("posting the comment needs GITHUB_REPOSITORY and a token (input github-token)")
-    gh = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), repo, token)
-    mark = marker(_input(env, "comment-key"))
-    body = comment_body(md.read_text(encoding="utf-8"), mark, env.get("ARTIFACT_URL", ""))
-    existing = gh.find_comment(number, mark)
-    if existing is None:
-        gh.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
-        return "created"
-    gh.call("PATCH", f"/repos/{repo}/issues/comments/{existing}", {"body": body})
-    return "updated"
-
-
 def main(argv: list[str] | None = None, env: Mapping[str, str] | None = None) -> int:
-    """``compare`` or ``comment``: 0 on success, 2 (with an error annotation) on a bad input or API error."""
+    """``compare`` or ``comment``: 0 whatever the verdict or the comment's fate; 2 (with an error annotation)
+    only for a malformed input of the comment step or a wrong command line."""
     args = sys.argv[1:] if argv is None else argv
     environ = os.environ if env is None else env
     try:
         if args == ["compare"]:
             compare(environ)
         elif args == ["comment"]:
-            sys.stdout.write(f"ad-diff comment: {comment(environ)}\n")
+            done, commands = step(environ, environ.get("GITHUB_STEP_SUMMARY"))
+            for line in commands:
+                sys.stdout.write(line + "\n")
+            sys.stdout.write(f"ad-diff comment: {done}\n")
         else:
             raise ActionError("usage: python -m ad_diff.workflows.github_action compare|comment")
     except ActionError as e:
-        sys.stdout.write(f"::error title=ad-diff action::{_annotation(str(e))}\n")
+        sys.stdout.write(f"::error title=ad-diff action::{annotation(str(e))}\n")
         return 2
     return 0
+
+
+__all__ = ["MARKER_PREFIX", "MAX_COMMENT", "ActionError", "comment_body", "compare", "compare_args",
+           "error_message", "main", "marker", "set_outputs"]
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ can form no cycle and are left out of the cycle and layer checks (a kind's ``ren
 
 The layers, lowest first (a module may import its own layer and the layers below, never one above):
 
-0. ``ad_diff`` (the package: its version) and ``errors``
+0. ``ad_diff`` (the package: its version), ``errors`` and ``release`` (where ad-diff lives, its tags)
 1. ``core``: the finding model, rules, the run's log model, safe file access, shared tables (no ad-diff
    module above it)
 2. ``settings``, ``progress``: the options of one comparison and its progress callback
@@ -35,7 +35,7 @@ import pytest
 PKG = Path(__file__).resolve().parents[2] / "ad_diff"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("", "errors"),
+    ("", "errors", "release"),
     ("core",),
     ("settings", "progress"),
     ("discover",),

@@ -50,5 +50,8 @@ def test_unusable_folder(tmp_path: Path, make, message: str) -> None:
 def test_a_log_file_given_as_the_folder(tmp_path: Path) -> None:
     p = tmp_path / "ad.log.gz"
     p.write_text("x")
-    with pytest.raises(InputError, match="is a log file; expected the baseline run \\*folder\\*"):
+    with pytest.raises(InputError, match="is a log file; expected the baseline run folder holding it"):
         discover(p, BASELINE)
+    with pytest.raises(InputError, match=r"holding it \(the log, graphs/, tensors/\), or keep a folder per "
+                                         r"run and name this file with --baseline-log FILE$"):
+        discover(p, BASELINE, log_option="--baseline-log")

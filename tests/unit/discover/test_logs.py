@@ -42,6 +42,10 @@ def test_single_log_and_ad_log_preference(tmp_path: Path) -> None:
 def test_several_logs_is_an_error_naming_them_and_the_option(tmp_path: Path) -> None:
     root = _write(tmp_path, {"a.log": AD, "b.log": AD})
     with pytest.raises(InputError, match=r"several \*\.log files \(a\.log, b\.log\).*--baseline-log FILE"):
+        find_logs(root, BASELINE, option="--baseline-log")
+    # a command without such an option (batch, history, candidates) never names one
+    with pytest.raises(InputError, match=r"keep one log in the run folder \(or name the one to compare "
+                                         r"ad\.log\)$"):
         find_logs(root, BASELINE)
 
 
@@ -75,7 +79,7 @@ def test_no_log_is_a_clear_error(tmp_path: Path) -> None:
     root = _write(tmp_path, {"notes.txt": "nothing\n"})
     with pytest.raises(InputError, match=r"no \*\.log file at the top of the run folder.*looked at "
                                          r"notes\.txt.*--candidate-log"):
-        find_logs(root, CANDIDATE)
+        find_logs(root, CANDIDATE, option="--candidate-log")
 
 
 def test_torchrun_log_dir_layout_uses_the_last_attempt(tmp_path: Path) -> None:

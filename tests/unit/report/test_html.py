@@ -86,12 +86,60 @@ def test_root_causes_come_first_in_the_pr_comments_order_and_words() -> None:
     assert [g.group.title for g in gated] == ["metadata lost at match_rope_pattern"]
     words = page.text()
     assert "ad-diff: FAIL: 1 root cause (metadata lost at match_rope_pattern) \u2192 1 match loss" in words
-    # the verdict, then the root causes, before the timeline and the sections
-    assert text.index('id="causes"') < text.index('id="timeline"') < text.index('id="graph"')
+    # the verdict, then the root causes, then the evidence they rest on (the lost metadata in the graphs)
+    assert text.index('id="causes"') < text.index('id="graph"') < text.index('id="timeline"')
     md = Format.markdown.render(result, verdict)
     assert "1. \u274c **metadata lost at `match_rope_pattern`**" in md  # the same title, number and icon
     assert page.count("li", "cause") == len(gated)
     assert page.count("li", "finding") == len(result.findings)  # every finding, once
+
+
+SCENARIOS = sorted(p.name for p in (FIXTURES / "scenarios").iterdir() if (p / "candidate").is_dir())
+SECTION_OF = {"L": "transforms", "G": "graph", "T": "tensors", "C": "config"}
+"""The page section that shows a finding's evidence, by its code's letter (ADL: the log, ...)."""
+
+
+@pytest.mark.parametrize("scenario", [*SCENARIOS, "tensors/gpu/beyond"])
+def test_sections_come_in_the_order_of_what_the_verdict_rests_on(scenario: str) -> None:
+    if scenario.startswith("tensors/"):
+        base, cand = FIXTURES / "tensors/gpu/baseline", FIXTURES / scenario
+    else:
+        base, cand = (FIXTURES / "scenarios" / scenario / run for run in ("baseline", "candidate"))
+    try:
+        result = pipeline.run(Settings(base, cand))
+    except Exception:  # noqa: BLE001 - a scenario of an input error: no page to order
+        pytest.skip("input error")
+    verdict = gate.judge(result, "error")
+    page = _Page(html.render(result, verdict))
+    sections = [a["id"] for tag, a in page.tags if tag == "section"]
+    assert sections[:2] == ["verdict", "causes"]
+    assert sections[-1] == "inputs"
+    evidence = sections[2:-1]
+    nav = [a["href"][1:] for tag, a in page.tags if tag == "a" and (a.get("href") or "").startswith("#")
+           and a["href"][1:] in evidence]
+    assert nav[: len(evidence)] == evidence  # the menu follows the page
+    unchanged = not any(r.changed for r in result.transforms)
+    if unchanged:  # nothing to see there: last, folded
+        assert evidence[-2:] == ["timeline", "transforms"]
+        assert not any(tag == "details" and a.get("id") == "all-transforms" and "open" in a
+                       for tag, a in page.tags)
+    first = next((f for gv in verdict.groups if gv.gated for f in gv.group.findings
+                  if f.severity is not Severity.INFO), None)
+    want = SECTION_OF.get(first.code[2]) if first is not None else None
+    if want is not None and want in evidence and not (unchanged and want == "transforms"):
+        # the gate's first evidence leads (the log's is the timeline, drawn just before its table)
+        assert evidence[0] == ("timeline" if want == "transforms" else want), (scenario, first.code, evidence)
+
+
+def test_a_drift_only_page_shows_the_tensors_first_and_folds_the_unchanged_pipeline() -> None:
+    result = pipeline.run(Settings(FIXTURES / "tensors/gpu/baseline", FIXTURES / "tensors/gpu/beyond"))
+    verdict = gate.judge(result, "error")
+    assert verdict.failed
+    assert not any(r.changed for r in result.transforms)
+    text = html.render(result, verdict)
+    assert text.index('<section id="tensors">') < text.index('<section id="timeline">')
+    timeline = text.split('<section id="timeline">', 1)[1].split("</section>")[0]
+    assert "<details><summary>Unchanged: all" in timeline
 
 
 def test_timeline_marks_the_changed_transforms() -> None:

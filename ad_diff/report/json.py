@@ -53,6 +53,8 @@ def _row(r: TransformComparison, conflict: frozenset[tuple[str, str]]) -> dict[s
         "delta": r.delta,
         "baseline": _side(r.baseline, (r.transform, "baseline") in conflict),
         "candidate": _side(r.candidate, (r.transform, "candidate") in conflict),
+        "elsewhere": [{"rank": e.rank, "baseline": _side(e.baseline, False),
+                       "candidate": _side(e.candidate, False)} for e in r.elsewhere],
     }
 
 

@@ -185,6 +185,8 @@ def report_schema() -> Schema:
                                  "primary rank's)"),
         "delta": _nullable("integer", "candidate minus baseline matches"),
         "baseline": side, "candidate": side,
+        "elsewhere": _list(_obj({"rank": _nullable("integer"), "baseline": side, "candidate": side}),
+                           "the other ranks compared on which the transform's state or count differs"),
     }, desc="One transform, aligned across the runs (the primary rank's rows).")
     count = _t("integer", minimum=0)
     summary = _obj({

@@ -14,15 +14,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding, Severity
 from ad_diff.core.words import WordEnum
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.settings import FailOn
-
-if TYPE_CHECKING:
-    from ad_diff.result import DiffResult
 
 EXIT_OK = 0
 EXIT_REGRESSION = 1
@@ -182,19 +178,15 @@ def _judge_group(g: CauseGroup, fail_on: FailOn) -> GroupVerdict:
     return GroupVerdict(g, _band(g, any(fv.gated for fv in fvs)), fvs)
 
 
-def judge_groups(findings: Sequence[Finding], groups: Sequence[CauseGroup], fail_on: FailOn) -> Verdict:
-    """The verdict on ``findings`` grouped by root cause as ``groups`` (which must hold each exactly once)."""
+def judge(findings: Sequence[Finding], groups: Sequence[CauseGroup], fail_on: FailOn) -> Verdict:
+    """The verdict on one comparison's ``findings`` at gate level ``fail_on``, grouped by root cause as
+    ``groups`` (every finding in exactly one, as ``ad_diff.explain.groups`` built them: a comparison's
+    ``result.findings`` and ``result.groups``)."""
     if sum(len(g.findings) for g in groups) != len(findings):
         raise ValueError("the groups do not cover the findings: build them with ad_diff.explain.groups")
     base = decide(findings, fail_on)
     judged = tuple(_judge_group(g, base.fail_on) for g in groups)
     return Verdict(base.exit_code, base.verdict, base.fail_on, base.gated, judged)
-
-
-def judge(result: DiffResult, fail_on: FailOn) -> Verdict:
-    """The verdict on one comparison at gate level ``fail_on``; its groups are the result's (every finding in
-    exactly one, as ``ad_diff.explain.groups`` built them)."""
-    return judge_groups(result.findings, result.groups, fail_on)
 
 
 def exit_with_input_errors(verdict: Verdict, input_errors: bool) -> int:
@@ -242,5 +234,5 @@ def batch_exit_code(model_codes: Iterable[int], unpaired_baselines: int, fail_on
 __all__ = [
     "EXIT_INPUT_ERROR", "EXIT_INTERNAL_ERROR", "EXIT_OK", "EXIT_REGRESSION", "Band", "BatchVerdict", "FailOn",
     "FindingVerdict", "GroupVerdict", "Verdict", "VerdictWord", "decide", "decide_batch", "judge",
-    "judge_groups", "report_rank", "word",
+    "report_rank", "word",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -9,10 +10,11 @@ from typing import Any, TypeVar
 
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.discover import RunArtifacts
+from ad_diff.explain import groups as explain_groups
 from ad_diff.explain.accounting.model import Accounting
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import BatchVerdict, Verdict, decide_batch
-from ad_diff.kinds.base import Kind, SectionKey, Skipped
+from ad_diff.kinds.base import Kind, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.settings import FailOn
 
@@ -67,6 +69,16 @@ class DiffResult:
         """The section of one kind, typed (``result.section(GRAPH)`` is a ``GraphAnalysis | None``)."""
         got: S | None = self.sections.get(key.name)
         return got
+
+
+def regroup(result: DiffResult, fail_on: FailOn) -> DiffResult:
+    """``result`` with its findings grouped anew: for a result built or edited by hand (tests, tools), whose
+    groups no longer cover its findings; the pipeline's results are grouped already."""
+    findings, groups = explain_groups.build(
+        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
+        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) is SkipReason.SNAPSHOT,
+    )
+    return dataclasses.replace(result, findings=tuple(findings), groups=groups)
 
 
 @dataclass(frozen=True)

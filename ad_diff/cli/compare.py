@@ -91,7 +91,7 @@ def compare(
         with progress_bar(settings.progress) as bar:
             result = pipeline.run(settings, progress=bar)
         result = write_plots(result, plots, opts.get("markdown"))
-        verdict = gate.judge(result, settings.fail_on)
+        verdict = gate.judge(result.findings, result.groups, settings.fail_on)
         write_reports(opts, result, verdict)
         return verdict.exit_code
 

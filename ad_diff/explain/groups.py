@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from ad_diff.core.escape import excerpt
 from ad_diff.core.headline import cap_parts
@@ -45,12 +44,8 @@ from ad_diff.explain.describe import (
 from ad_diff.explain.links import hints, parent, positions, rank_links, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.gate import report_rank
-from ad_diff.kinds.base import SkipReason
 from ad_diff.kinds.tensors.causes import cause_transform
 from ad_diff.settings import FailOn
-
-if TYPE_CHECKING:
-    from ad_diff.result import DiffResult
 
 STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED, Category.EXPECTED_CHANGES)
 """Categories whose findings are about a run or an artifact, never a consequence of a transform."""
@@ -187,14 +182,6 @@ def _group(kind: CauseKind, title: Title, ev: str, t: str | None, stage: str | N
     # evidence may be raw log text (a failure line of 100,000 characters): bounded like a finding message
     return CauseGroup(0, kind, head, excerpt(redact_text(ev), MESSAGE_LIMIT), t, stage, p, tuple(rf),
                       tuple(cf))
-def regroup(result: DiffResult, fail_on: FailOn) -> DiffResult:
-    """``result`` with its findings grouped anew: for a result built or edited by hand (tests, tools), whose
-    groups no longer cover its findings; the pipeline's results are grouped already."""
-    findings, groups = build(
-        result.findings, result.transforms, fail_on, graph_compared="graph" in result.sections,
-        from_snapshot=getattr(result.skipped.get("graph"), "reason", None) is SkipReason.SNAPSHOT,
-    )
-    return dataclasses.replace(result, findings=tuple(findings), groups=groups)
 
 
-__all__ = ["build", "marked", "regroup"]
+__all__ = ["build", "marked"]

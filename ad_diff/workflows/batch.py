@@ -113,7 +113,7 @@ def compare_one(name: str, settings: Settings) -> ModelOutcome:
 
     try:
         result = pipeline.run(settings)
-        verdict = gate.judge(result, settings.fail_on)
+        verdict = gate.judge(result.findings, result.groups, settings.fail_on)
     except AdDiffError as e:
         return _error_row(name, str(e))
     except Exception as e:  # noqa: BLE001 - one model's bug must not lose the other models' results

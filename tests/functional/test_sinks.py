@@ -236,7 +236,7 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
     monkeypatch.setattr(sinks, "output", lambda text: text)
     base, cand = every_field(tmp_path / file_name(HOSTILE))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
-    verdict = judge(result, "error")
+    verdict = judge(result.findings, result.groups, "error")
     for fmt in Format:
         text = fmt.render(result, verdict, color=True)
         assert not _raw(text), f"{fmt.value}: {_raw(text)}"

@@ -418,7 +418,7 @@ def run_cli(seed: Seed, data: bytes, scratch: Path) -> None:
         if CANARY in str(e):
             raise Leak("an error message shows the outside canary") from None
         return
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     out = scratch / "out"
     for fmt, limit in (("terminal", 65_536), ("markdown", 1000), ("json", 65_536)):
         opts = ResolvedOptions(
@@ -554,7 +554,7 @@ def run_sinks(seed: Seed, data: bytes, scratch: Path) -> None:
         result = pipeline.run(Settings(baseline=case / "baseline", candidate=case / "candidate"))
     except AdDiffError:
         return
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     out = scratch / "sinkout"
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir()

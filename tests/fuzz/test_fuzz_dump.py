@@ -198,9 +198,9 @@ _HTML_OK = re.compile(r"</?(details|summary|sub|br|code)>")
 def test_markdown_keeps_hostile_names_in_their_cells(
     names: list[tuple[str, str, str, str]], sev: list[Severity]
 ) -> None:
-    from ad_diff.explain.groups import regroup
     from ad_diff.gate import judge
     from ad_diff.report.markdown import render
+    from ad_diff.result import regroup
 
     base = _base_result()
     findings = tuple(
@@ -212,7 +212,7 @@ def test_markdown_keeps_hostile_names_in_their_cells(
         dataclasses.replace(r, transform=names[i % len(names)][0]) for i, r in enumerate(base.transforms)
     )
     result = regroup(dataclasses.replace(base, findings=findings, transforms=rows), "error")
-    md = render(result, judge(result, "error"))
+    md = render(result, judge(result.findings, result.groups, "error"))
 
     lines = md.split("\n")
     in_fence: str | None = None

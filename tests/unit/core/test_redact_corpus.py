@@ -110,7 +110,7 @@ def base_result() -> tuple[object, object]:
 
     scen = FIXTURES / "scenarios" / "failed_transform"
     result = pipeline.run(Settings(baseline=scen / "baseline", candidate=scen / "candidate"))
-    return result, gate.judge(result, "error")
+    return result, gate.judge(result.findings, result.groups, "error")
 
 
 MEDIA = ("terminal", "r.md", "r.json", "r.xml", "summary.md", "r.html")
@@ -162,7 +162,8 @@ def test_every_medium_redacts_every_corpus_entry(base_result: tuple[object, obje
     for start in range(0, len(CORPUS), per):
         chunk = list(enumerate(CORPUS))[start : start + per]
         changed = _with_texts(result, [f"CTX{i:03d}Q {text}" for i, (_name, text, _secret) in chunk])
-        bodies = _reports(changed, gate.judge(changed, verdict.fail_on), tmp_path / f"chunk{start:03d}")
+        judged = gate.judge(changed.findings, changed.groups, verdict.fail_on)
+        bodies = _reports(changed, judged, tmp_path / f"chunk{start:03d}")
         for i, (name, _text, secret) in chunk:
             for medium, body in bodies.items():
                 assert f"CTX{i:03d}Q" in body, f"{name}: the entry never reached {medium}"

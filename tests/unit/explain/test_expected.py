@@ -19,7 +19,7 @@ def _run(tmp_path: Path, expected: str, cand_log: str | None = None, model: str 
     exp = tmp_path / "expected.yaml"
     exp.write_text(expected)
     result = pipeline.run(Settings(base, cand, expected_changes=exp, model=model))
-    return result, gate.judge(result, "error")
+    return result, gate.judge(result.findings, result.groups, "error")
 
 
 ROPE_16_TO_0 = """\

@@ -37,7 +37,7 @@ def test_a_toy_kind_runs_end_to_end(runs: tuple[Path, Path]) -> None:
     toy = [f for f in result.findings if f.code == "ADX001"]
     assert [f.message for f in toy] == [f"toy number 1 -> 2 ({len(result.transforms)} transforms paired)"]
     assert len(result.transforms) > 0  # the toy read the log kind's rows through the context
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     assert verdict.exit_code == gate.EXIT_REGRESSION
     assert json.loads(Format.json.render(result, verdict))["sections"]["toy"] == {
         "baseline": 1, "candidate": 2, "transforms": len(result.transforms)}
@@ -51,7 +51,7 @@ def test_a_toy_kind_runs_end_to_end(runs: tuple[Path, Path]) -> None:
 
 def test_the_registered_kinds_alone_render_no_toy(runs: tuple[Path, Path]) -> None:
     result = pipeline.run(Settings(*runs))
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     assert "Toy numbers" not in Format.markdown.render(result, verdict)
     assert "toy numbers" not in Format.terminal.render(result, verdict)
 

@@ -23,7 +23,7 @@ def _huge(tmp_path: Path, n: int = 2500):
                    for i in range(n))
     b, c = make_run(tmp_path / "b", base), make_run(tmp_path / "c", cand)
     result = pipeline.run(Settings(b, c))
-    return result, gate.judge(result, "error")
+    return result, gate.judge(result.findings, result.groups, "error")
 
 
 def test_comment_folds_to_fit_and_says_what_was_folded(tmp_path: Path) -> None:
@@ -58,7 +58,7 @@ def _first_screen(md: str) -> str:
 def test_comment_limit_drops_details_from_the_bottom_never_the_first_screen(tmp_path: Path) -> None:
     base, cand = pair(tmp_path)
     result = pipeline.run(Settings(base, cand))
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     full = Format.markdown.render(result, verdict)
     assert len(full) > 1500
     assert "2 root causes" in full.splitlines()[0]

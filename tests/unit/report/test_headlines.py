@@ -13,10 +13,9 @@ from hypothesis import strategies as st
 from ad_diff import gate, pipeline
 from ad_diff.core.headline import ELLIPSIS, HEADLINE_MAX, cap_parts, rank_scope
 from ad_diff.core.model import Category, Finding, Severity
-from ad_diff.explain.groups import regroup
 from ad_diff.report import html, markdown, terminal
 from ad_diff.report.common import VERDICT_MAX, headline
-from ad_diff.result import DiffResult
+from ad_diff.result import DiffResult, regroup
 from ad_diff.settings import Settings
 from tests.conftest import FIXTURES
 
@@ -55,7 +54,7 @@ def test_every_headline_fits_in_every_format(items: list[tuple[str, str, Categor
     findings = tuple(Finding(code="ADX999", category=cat, severity=Severity.ERROR, message=f"{t}: {m}",
                              transform=t if cat is Category.MATCH_LOSS else None) for t, m, cat in items)
     result = regroup(dataclasses.replace(base, findings=findings, groups=()), "error")
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     assert len(headline(result, verdict)) <= VERDICT_MAX
     groups = tuple(verdict.causes())
     assert all(len(g.title) <= HEADLINE_MAX for g in groups)
@@ -101,7 +100,7 @@ def test_rank_scope() -> None:
 
 def test_a_loss_on_one_rank_says_so_in_its_headline() -> None:
     result = _result("rank2_of_4_loss")
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     groups = tuple(verdict.causes())
     assert groups[0].title == "match_swiglu_pattern stopped matching on rank 2 of 4 (2 \u2192 0)"
     assert "on rank 2 of 4" in headline(result, verdict)

@@ -19,10 +19,9 @@ from hypothesis import strategies as st
 
 from ad_diff import gate, pipeline
 from ad_diff.core.model import Category, Finding, Severity
-from ad_diff.explain.groups import regroup
 from ad_diff.report import Format, html
 from ad_diff.report.common import partition
-from ad_diff.result import DiffResult
+from ad_diff.result import DiffResult, regroup
 from ad_diff.settings import Settings
 from tests.ci_runs import pair
 from tests.conftest import FIXTURES, run_cli
@@ -64,7 +63,7 @@ class _Page(HTMLParser):
 
 def _run(base: Path, cand: Path, **kw: object) -> tuple[DiffResult, gate.Verdict]:
     result = pipeline.run(Settings(base, cand, tensor_plots=True, **kw))  # type: ignore[arg-type]
-    return result, gate.judge(result, "error")
+    return result, gate.judge(result.findings, result.groups, "error")
 
 
 def _scenario(name: str) -> tuple[DiffResult, gate.Verdict]:
@@ -109,7 +108,7 @@ def test_sections_come_in_the_order_of_what_the_verdict_rests_on(scenario: str) 
         result = pipeline.run(Settings(base, cand))
     except Exception:  # noqa: BLE001 - a scenario of an input error: no page to order
         pytest.skip("input error")
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     page = _Page(html.render(result, verdict))
     sections = [a["id"] for tag, a in page.tags if tag == "section"]
     assert sections[:2] == ["verdict", "causes"]
@@ -133,7 +132,7 @@ def test_sections_come_in_the_order_of_what_the_verdict_rests_on(scenario: str) 
 
 def test_a_drift_only_page_shows_the_tensors_first_and_folds_the_unchanged_pipeline() -> None:
     result = pipeline.run(Settings(FIXTURES / "tensors/gpu/baseline", FIXTURES / "tensors/gpu/beyond"))
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     assert verdict.failed
     assert not any(r.changed for r in result.transforms)
     text = html.render(result, verdict)
@@ -234,7 +233,7 @@ def test_any_name_stays_text(names: list[tuple[str, str, str, str]]) -> None:
     rows = tuple(dataclasses.replace(r, transform=names[i % len(names)][0], stage=names[i % len(names)][1])
                  for i, r in enumerate(base.transforms))
     result = regroup(dataclasses.replace(base, findings=findings, transforms=rows, groups=()), "error")
-    page = _Page(html.render(result, gate.judge(result, "error")))
+    page = _Page(html.render(result, gate.judge(result.findings, result.groups, "error")))
     assert {t for t, _ in page.tags} <= TAGS
     assert page.count("script") == 1
     words = page.text()
@@ -262,7 +261,7 @@ def test_every_finding_acknowledged_says_so(tmp_path: Path) -> None:
         "  - transform: fuse_gemms\n    after: disabled\n    reason: disabled on purpose\n"
     )
     result = pipeline.run(Settings(base, cand, expected_changes=exp))
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     headline = "PASS: every finding acknowledged or explained (2 root causes)"
     words = _Page(html.render(result, verdict)).text()
     assert f"ad-diff: {headline}" in words

@@ -11,8 +11,8 @@ import xmlschema
 
 from ad_diff import gate, pipeline
 from ad_diff.core.model import Severity
-from ad_diff.explain.groups import regroup
 from ad_diff.report import junit
+from ad_diff.result import regroup
 from ad_diff.settings import Settings
 from ad_diff.workflows.batch import run_batch
 from tests.ci_runs import BASE_LOG, REGRESSED_LOG, pair
@@ -24,7 +24,7 @@ XSD = xmlschema.XMLSchema(ROOT / "tests" / "data" / "junit-10.xsd")
 def _result(tmp_path: Path, **kw):
     base, cand = pair(tmp_path)
     result = pipeline.run(Settings(base, cand, **kw))
-    return result, gate.judge(result, "error")
+    return result, gate.judge(result.findings, result.groups, "error")
 
 
 def test_schema_accepts_report_and_rejects_a_broken_one(tmp_path: Path) -> None:
@@ -71,7 +71,7 @@ def test_tensor_cases_and_control_characters(tmp_path: Path) -> None:
         message="logits drift \x1b[31mred\x1b[0m",
     )
     result = regroup(replace(result, findings=(*result.findings, drift)), "error")
-    xml = junit.render(result, gate.judge(result, "error"))
+    xml = junit.render(result, gate.judge(result.findings, result.groups, "error"))
     XSD.validate(xml)
     case = ET.fromstring(xml).find("testsuite[@name='tensors']/testcase[@name='logits']")
     assert case.find("failure").get("type") == "ADT001"
@@ -102,7 +102,7 @@ def test_every_compared_output_tensor_is_a_test_case() -> None:
 
     gpu = ROOT / "fixtures/tensors/gpu"
     result = pipeline.run(Settings(gpu / "baseline", gpu / "within"))
-    xml = junit.render(result, gate.judge(result, "error"))
+    xml = junit.render(result, gate.judge(result.findings, result.groups, "error"))
     XSD.validate(xml)
     cases = ET.fromstring(xml).findall("testsuite[@name='tensors']/testcase")
     assert [c.get("name") for c in cases] == ["logits"]
@@ -112,7 +112,7 @@ def test_every_compared_output_tensor_is_a_test_case() -> None:
 def test_root_causes_are_carried_once_and_named_in_each_failure() -> None:
     root_dir = ROOT / "fixtures/scenarios/failed_transform"
     result = pipeline.run(Settings(root_dir / "baseline", root_dir / "candidate"))
-    xml = junit.render(result, gate.judge(result, "error"))
+    xml = junit.render(result, gate.judge(result.findings, result.groups, "error"))
     XSD.validate(xml)  # properties sit where the schema wants them
     root = ET.fromstring(xml)
     run = root.find("testsuite[@name='run']")

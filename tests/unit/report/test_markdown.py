@@ -16,7 +16,7 @@ from tests.conftest import FIXTURES
 
 def _render(settings: Settings, fmt: Format = Format.markdown) -> tuple[str, dict]:
     result = pipeline.run(settings)
-    verdict = gate.judge(result, settings.fail_on)
+    verdict = gate.judge(result.findings, result.groups, settings.fail_on)
     return fmt.render(result, verdict), json.loads(Format.json.render(result, verdict))
 
 
@@ -101,7 +101,7 @@ def test_run_paths_are_relative_to_their_common_parent() -> None:
 def test_new_fusion_reads_as_a_success() -> None:
     root = FIXTURES / "scenarios/new_fusion"
     result = pipeline.run(Settings(root / "baseline", root / "candidate"))
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     assert (
         headline(result, verdict)
         == "PASS: 1 improvement (match_swiglu_pattern now runs and matches (disabled \u2192 2))"

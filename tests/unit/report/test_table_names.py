@@ -114,7 +114,8 @@ def test_comparison_tables_never_cut_a_name(pair: str, results: dict[str, Any], 
     result, names = results[pair]
     new = new_names(data.draw(POOL), len(names))
     renamed = rename(result, renamer(names, new))
-    text = terminal.render(renamed, gate.judge(renamed, "error"), width=width, show_unchanged=True)
+    verdict = gate.judge(renamed.findings, renamed.groups, "error")
+    text = terminal.render(renamed, verdict, width=width, show_unchanged=True)
     _check(text, width, new)
 
 
@@ -132,6 +133,6 @@ def test_the_renaming_reaches_the_tables(results: dict[str, Any], tmp_path: Path
     result, names = results["graph"]
     assert "match_rope_layout" in names
     renamed = rename(result, renamer(names, [f"n{i}" for i in range(len(names))]))
-    text = terminal.render(renamed, gate.judge(renamed, "error"), width=200)
+    text = terminal.render(renamed, gate.judge(renamed.findings, renamed.groups, "error"), width=200)
     assert "match_rope_layout" not in text
     assert f"n{names.index('match_rope_layout')}" in text

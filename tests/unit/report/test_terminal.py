@@ -30,7 +30,7 @@ broken apart."""
 
 def _result(base: Path, cand: Path) -> tuple[DiffResult, gate.Verdict]:
     result = pipeline.run(Settings(base, cand))
-    return result, gate.judge(result, "error")
+    return result, gate.judge(result.findings, result.groups, "error")
 
 
 @pytest.fixture(scope="module", params=[*PAIRS, "moe4"])

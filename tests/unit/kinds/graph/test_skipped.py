@@ -41,7 +41,7 @@ def test_one_empty_dump_folder_is_counted_not_spelled(tmp_path: Path) -> None:
     [f] = [f for f in result.findings if f.code == "ADI004"]
     assert f.message.startswith(f"candidate: graphs/ holds no dump files (NNN_<stage>_<transform>.txt) "
                                 f"while the baseline run has {n};")
-    verdict = gate.judge(result, "error")
+    verdict = gate.judge(result.findings, result.groups, "error")
     doc = json.loads(json_report.render(result, verdict))
     assert doc["skipped"]["graph"] == {"reason": "empty_one", "detail": skipped.detail, "run": "candidate",
                                        "count": n}

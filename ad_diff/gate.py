@@ -37,6 +37,11 @@ class VerdictWord(WordEnum):
     ERROR = "error"
     """Input or internal error: no verdict on the runs could be reached."""
 
+    @property
+    def headline_word(self) -> str:
+        """The word as a headline starts with it: ``PASS``, ``FAIL``, ``ERROR``."""
+        return self.value.upper()
+
 
 def word(exit_code: int) -> VerdictWord:
     """The word of an exit code: the only place the words are derived."""

@@ -13,7 +13,7 @@ from ad_diff.discover import RunArtifacts
 from ad_diff.explain import groups as explain_groups
 from ad_diff.explain.accounting.model import Accounting
 from ad_diff.explain.model import CauseGroup
-from ad_diff.gate import BatchVerdict, Verdict, decide_batch
+from ad_diff.gate import BatchVerdict, Verdict, VerdictWord, decide_batch, word
 from ad_diff.kinds.base import Kind, SectionKey, Skipped, SkipReason
 from ad_diff.kinds.log.model import RunLog
 from ad_diff.settings import FailOn
@@ -86,12 +86,16 @@ class ModelOutcome:
     """The comparison of one model's pair of runs."""
 
     name: str
-    status: str
-    """``pass``, ``fail`` (gated regression) or ``error`` (input or internal error; see ``error``)."""
     exit_code: int
     result: DiffResult | None = None
     verdict: Verdict | None = None
     error: str | None = None
+
+    @property
+    def status(self) -> VerdictWord:
+        """``pass``, ``fail`` (gated regression) or ``error`` (input or internal error; see ``error``): the
+        gate's word for the model's exit code."""
+        return word(self.exit_code)
 
 
 @dataclass(frozen=True)
@@ -121,6 +125,6 @@ class BatchResult:
         return self.judged.exit_code
 
     @property
-    def verdict(self) -> str:
+    def verdict(self) -> VerdictWord:
         """``pass``, ``fail`` or ``error``."""
-        return self.judged.verdict.value
+        return self.judged.verdict

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ad_diff.core import lazy
 from ad_diff.core.escape import md_code, md_escape
+from ad_diff.gate import word
 from ad_diff.history.model import ERROR, Change, Flaky, History, RunValue
 
 if TYPE_CHECKING:
@@ -52,14 +53,13 @@ def headline(h: History) -> str:
         parts.append(f"{len(incomplete)} incomplete run(s)")
     if errors:
         parts.append(f"{len(errors)} unreadable run(s)")
-    word = "ERROR" if h.exit_code == 2 else "FAIL" if h.exit_code else "PASS"
     if not parts:
         parts.append(f"no gating step ({len(h.steps)} step(s) reported)" if h.steps else "no steps")
     losses = [c for c in h.pending if c.gating and c.in_window]
     if losses:  # a green must not hide last night's collapse: it is named, though it does not gate yet
         parts.append(f"{len(losses)} pending loss(es) not yet held {h.min_run} runs")
     where = f" from {h.since} on" if h.since else ""
-    return f"{word}: " + "; ".join(parts) + where
+    return f"{word(h.exit_code).headline_word}: " + "; ".join(parts) + where
 
 
 def summary(h: History) -> str:

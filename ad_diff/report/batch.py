@@ -15,19 +15,21 @@ from ad_diff import __version__
 from ad_diff.core.escape import html_code, html_text, md_code, md_escape
 from ad_diff.core.jsonable import dumps
 from ad_diff.core.terminal import console
+from ad_diff.gate import VerdictWord
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import json as json_report
 from ad_diff.report import markdown as md
 from ad_diff.report.common import headline
 from ad_diff.result import BatchResult, ModelOutcome
 
-_ICON = {"pass": "\u2705", "fail": "\u274c", "error": "\u26d4"}
+_ICON = {VerdictWord.PASS: "\u2705", VerdictWord.FAIL: "\u274c", VerdictWord.ERROR: "\u26d4"}
+_STYLE = {VerdictWord.PASS: "green", VerdictWord.FAIL: "red", VerdictWord.ERROR: "bold red"}
 
 
 def _summary(m: ModelOutcome) -> str:
     if m.result is not None and m.verdict is not None:
         return headline(m.result, m.verdict)
-    return m.error or m.status
+    return m.error or m.status.value
 
 
 def _counts(m: ModelOutcome) -> tuple[int, int, int]:
@@ -43,14 +45,14 @@ def _counts(m: ModelOutcome) -> tuple[int, int, int]:
 
 def _title(batch: BatchResult) -> str:
     n = len(batch.models)
-    bad = sum(m.status == "fail" for m in batch.models)
-    err = sum(m.status == "error" for m in batch.models)
+    bad = sum(m.status is VerdictWord.FAIL for m in batch.models)
+    err = sum(m.status is VerdictWord.ERROR for m in batch.models)
     parts = [f"{bad} of {n} model{'s' if n != 1 else ''} regressed"]
     if err:
         parts.append(f"{err} could not be compared")
     if batch.baseline_only:
         parts.append(f"{len(batch.baseline_only)} missing in the candidate")
-    return f"{batch.verdict.upper()}: " + ", ".join(parts)
+    return f"{batch.verdict.headline_word}: " + ", ".join(parts)
 
 
 def summary_rows(batch: BatchResult) -> list[dict[str, Any]]:
@@ -62,8 +64,8 @@ def summary_rows(batch: BatchResult) -> list[dict[str, Any]]:
         rows.append(
             {
                 "name": m.name,
-                "status": m.status,
-                "icon": _ICON.get(m.status, ""),
+                "status": m.status.value,
+                "icon": _ICON[m.status],
                 "gated": g,
                 "errors": e,
                 "warnings": w,
@@ -93,7 +95,7 @@ def _unpaired_lines(batch: BatchResult) -> list[str]:
 
 def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
     """Markdown for a PR comment or step summary, at most ``limit`` characters."""
-    icon = _ICON.get(batch.verdict, "")
+    icon = _ICON[batch.verdict]
     head = [
         f"## {icon} ad-diff batch: {md_escape(_title(batch))}",
         "",
@@ -105,7 +107,7 @@ def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
     for m in batch.models:  # five columns: a 780 px comment
         g, e, w = _counts(m)
         head.append(
-            f"| {html_code(m.name)} | {_ICON.get(m.status, '')} {m.status} | {g} | {e} / {w} | "
+            f"| {html_code(m.name)} | {_ICON[m.status]} {m.status} | {g} | {e} / {w} | "
             f"{md_escape(_summary(m))} |"
         )
     detail = md.html_line(batch.written, batch=True)
@@ -115,7 +117,7 @@ def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
     if unpaired:
         head += ["", "**Unpaired run folders**", "", *unpaired]
     # details: failing/error models first (most useful), then passing ones
-    order = sorted(batch.models, key=lambda m: (m.status == "pass", m.name))
+    order = sorted(batch.models, key=lambda m: (m.status is VerdictWord.PASS, m.name))
     details: dict[str, str] = {}
     for m in order:
         if m.result is not None and m.verdict is not None:
@@ -123,7 +125,7 @@ def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
         else:
             body = md_escape(m.error or "")
         details[m.name] = (
-            f"<details><summary>{_ICON.get(m.status, '')} {html_text(m.name)}: "
+            f"<details><summary>{_ICON[m.status]} {html_text(m.name)}: "
             f"{html_text(_summary(m))}</summary>\n\n{body}\n\n</details>"
         )
     folded: list[str] = []
@@ -139,8 +141,8 @@ def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
         return "\n".join(head) + "\n\n" + "\n\n".join(shown) + ("\n\n" if shown else "") + note + foot
 
     text = assemble()
-    for m in [m for m in reversed(order) if m.status == "pass"] + [
-        m for m in reversed(order) if m.status != "pass"
+    for m in [m for m in reversed(order) if m.status is VerdictWord.PASS] + [
+        m for m in reversed(order) if m.status is not VerdictWord.PASS
     ]:
         if len(text) <= limit:
             break
@@ -164,8 +166,8 @@ def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAUL
         t.add_column(col, overflow="fold")
     for m in batch.models:
         g, e, w = _counts(m)
-        style = {"pass": "green", "fail": "red", "error": "bold red"}[m.status]
-        t.add_row(Text(m.name), Text(m.status, style=style), str(g), str(e), str(w), Text(_summary(m)))
+        t.add_row(Text(m.name), Text(m.status.value, style=_STYLE[m.status]), str(g), str(e), str(w),
+                  Text(_summary(m)))
     con.print(t)
     for m in batch.models:
         if m.verdict is not None and m.verdict.gated:
@@ -187,7 +189,7 @@ def to_dict(batch: BatchResult) -> dict[str, Any]:
         "schema_version": json_report.SCHEMA_VERSION,
         "kind": "batch",
         "tool": {"name": "ad-diff", "version": __version__},
-        "verdict": batch.verdict,
+        "verdict": batch.verdict.value,
         "exit_code": batch.exit_code,
         "fail_on": batch.fail_on,
         "baseline_root": str(batch.baseline_root),
@@ -195,7 +197,7 @@ def to_dict(batch: BatchResult) -> dict[str, Any]:
         "models": [
             {
                 "name": m.name,
-                "status": m.status,
+                "status": m.status.value,
                 "exit_code": m.exit_code,
                 "error": m.error,
                 "report": json_report.to_dict(m.result, m.verdict) if m.result and m.verdict else None,

@@ -215,9 +215,10 @@ def headline_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...
 
 def _verdict_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...]:
     p = partition(verdict)
+    said = verdict.verdict.headline_word  # the gate's word: FAIL, or PASS below
     if verdict.failed:
         n = len(p.gated)
-        parts: list[TitlePart] = [(f"FAIL: {plural(n, 'root cause')}", False)]
+        parts: list[TitlePart] = [(f"{said}: {plural(n, 'root cause')}", False)]
         if n == 1:
             parts += [(" (", False), *p.gated[0].group.title_parts, (")", False)]
             conseq = consequence_text(p.gated)
@@ -243,19 +244,20 @@ def _verdict_parts(result: DiffResult, verdict: Verdict) -> tuple[TitlePart, ...
     gate = f" (gate `{verdict.fail_on}`)" if p.below_gate else ""
     stale = f"; {stale_text(p)}" if p.stale else ""
     if not bits:
-        return ((f"PASS{gate}: no regressions{stale}", False),)
+        return ((f"{said}{gate}: no regressions{stale}", False),)
     if p.settled and not (p.below_gate or p.review or p.improvements):
         return (
             (
-                f"PASS: every finding acknowledged or explained ({plural(len(p.settled), 'root cause')})"
+                f"{said}: every finding acknowledged or explained ({plural(len(p.settled), 'root cause')})"
                 + stale,
                 False,
             ),
         )
     if len(p.improvements) == 1 and len(bits) == 1:
-        return (("PASS: 1 improvement (", False), *p.improvements[0].group.title_parts, (")" + stale, False))
+        return ((f"{said}: 1 improvement (", False), *p.improvements[0].group.title_parts,
+                (")" + stale, False))
     lead = "no regressions; " if not p.below_gate else ""
-    return ((f"PASS{gate}: {lead}" + ", ".join(bits) + stale, False),)
+    return ((f"{said}{gate}: {lead}" + ", ".join(bits) + stale, False),)
 
 
 def headline(result: DiffResult, verdict: Verdict) -> str:

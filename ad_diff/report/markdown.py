@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, md_code, md_escape, md_text
 from ad_diff.core.model import Severity, TransformComparison
-from ad_diff.gate import GroupVerdict, Verdict
+from ad_diff.gate import GroupVerdict, Verdict, VerdictWord
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
 from ad_diff.report.common import (
@@ -310,5 +310,6 @@ def render_error(message: str, code: int) -> str:
     else:
         what = ("This is a bug in ad-diff, not a verdict on the runs: re-run with `AD_DIFF_DEBUG=1` in the "
                 "environment for the traceback and report it.")
-    return f"## \u26d4 ad-diff: ERROR (exit {code})\n\n{md_escape(message)}\n\n{what}\n"
+    head = f"## \u26d4 ad-diff: {VerdictWord.ERROR.headline_word} (exit {code})"
+    return f"{head}\n\n{md_escape(message)}\n\n{what}\n"
 

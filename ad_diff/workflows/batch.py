@@ -22,7 +22,7 @@ from pathlib import Path
 from ad_diff.core import safepath
 from ad_diff.core.escape import excerpt
 from ad_diff.errors import AdDiffError, InputError
-from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR, VerdictWord
+from ad_diff.gate import EXIT_INPUT_ERROR, EXIT_INTERNAL_ERROR
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.result import BatchResult, ModelOutcome
 from ad_diff.settings import Settings
@@ -118,16 +118,16 @@ def compare_one(name: str, settings: Settings) -> ModelOutcome:
         return _error_row(name, str(e))
     except Exception as e:  # noqa: BLE001 - one model's bug must not lose the other models' results
         return _bug_row(name, e)
-    return ModelOutcome(name, verdict.verdict.value, verdict.exit_code, result, verdict)
+    return ModelOutcome(name, verdict.exit_code, result, verdict)
 
 
 def _error_row(name: str, error: str) -> ModelOutcome:
-    return ModelOutcome(name, VerdictWord.ERROR.value, EXIT_INPUT_ERROR, error=excerpt(error, 1000))
+    return ModelOutcome(name, EXIT_INPUT_ERROR, error=excerpt(error, 1000))
 
 
 def _bug_row(name: str, e: BaseException) -> ModelOutcome:
     error = f"internal error (a bug in ad-diff, please report it): {type(e).__name__}: {e}"
-    return ModelOutcome(name, VerdictWord.ERROR.value, EXIT_INTERNAL_ERROR, error=excerpt(error, 1000))
+    return ModelOutcome(name, EXIT_INTERNAL_ERROR, error=excerpt(error, 1000))
 
 
 def _in_fresh_worker(name: str, settings: Settings) -> ModelOutcome:

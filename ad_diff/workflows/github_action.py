@@ -29,6 +29,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ad_diff.gate import VerdictWord
 from ad_diff.report.markdown import render_error
 from ad_diff.workflows.github_comment import (
     MARKER_PREFIX,
@@ -108,7 +109,7 @@ def _report(out: Path, code: int) -> tuple[str, str] | None:
         data = json.loads(report.read_text(encoding="utf-8"))
     except ValueError:
         return None
-    return str(data.get("verdict", "error")), str(data.get("headline", ""))
+    return str(data.get("verdict", VerdictWord.ERROR.value)), str(data.get("headline", ""))
 
 
 def compare(env: Mapping[str, str]) -> dict[str, str]:
@@ -135,7 +136,7 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
         verdict, headline = done
     else:
         message = error_message(stderr, code)
-        verdict, headline = "error", f"ERROR: {message}"
+        verdict, headline = VerdictWord.ERROR.value, f"{VerdictWord.ERROR.headline_word}: {message}"
         sys.stdout.write(f"::error title=ad-diff::{annotation(message)}\n")
         if not (out / "comment.md").is_file():  # ad-diff wrote both itself, unless it never got that far
             text = render_error(message, code)

@@ -7,7 +7,9 @@ pipeline only ever calls the methods below, so a new kind costs one folder and o
 
 Stages: ``analyze`` parses, aligns and measures (numbers only, no verdicts); ``classify`` turns the
 measurement into findings through the kind's rules; ``explain`` may annotate findings with what this kind
-knows (graph hints, config explanations) after every kind was classified; ``render_*`` draw its section.
+knows (graph hints, config explanations) after every kind was classified; ``facts`` gives the accounting pass
+what its input holds; ``view`` says what the reports show of its section (:mod:`ad_diff.core.view`), which
+every reporter draws its own way.
 """
 
 from __future__ import annotations
@@ -19,16 +21,14 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from ad_diff.core.facts import ConfigFacts, Evidence, Facts, GraphFacts
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.core.rules import Rule
+from ad_diff.core.view import SectionView, ViewContext
 from ad_diff.core.words import WordEnum
 from ad_diff.discover import RunArtifacts
 from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.settings import Settings
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from ad_diff.core.runlog import RunLog
-    from ad_diff.result import DiffResult
 
 S = TypeVar("S")
 
@@ -179,10 +179,7 @@ class Kind(Protocol[S]):
         transforms left out with ``--ignore-transform``, whose facts are none."""
         ...
 
-    def render_markdown(self, section: S, result: DiffResult) -> str:
-        """The section of the PR comment."""
-        ...
-
-    def render_terminal(self, section: S, result: DiffResult) -> RenderableType:
-        """The section of the terminal report."""
+    def view(self, section: S, ctx: ViewContext) -> SectionView | None:
+        """What the reports show of this kind's section (``None``: the report's frame shows it, as the log's
+        per-transform table)."""
         ...

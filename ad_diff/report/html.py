@@ -20,12 +20,13 @@ import hashlib
 import re
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from ad_diff import __version__
 from ad_diff.core.sinks import visible
 from ad_diff.gate import Verdict
+from ad_diff.report.html_view import KindPages, figure
 from ad_diff.result import BatchResult, DiffResult
 
 INDEX = "index.html"
@@ -42,14 +43,17 @@ def _finalize(value: Any) -> Any:
 
 @functools.lru_cache(maxsize=1)
 def _env() -> Environment:
-    return Environment(
-        loader=PackageLoader("ad_diff.report", "templates"),
+    # the report's templates, then the kinds' pages (a template in a kind's folder, html_view.KindPages)
+    env = Environment(
+        loader=ChoiceLoader([PackageLoader("ad_diff.report", "templates"), KindPages()]),
         autoescape=True,
         finalize=_finalize,
         undefined=StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.globals["figure"] = figure
+    return env
 
 
 def _asset(name: str) -> tuple[Markup, str]:

@@ -1,9 +1,10 @@
 """What the HTML report shows, built from the same :class:`~ad_diff.result.DiffResult` as every other report.
 
 Plain data for the templates (``ad_diff/report/templates``): the verdict and root-cause groups in the PR
-comment's order and numbering, the findings, the per-transform timeline, and each kind's section
-(:mod:`ad_diff.report.html_sections`). Names stay raw strings here: the templates escape every one of them
-(Jinja autoescape); text pieces meant as code are marked ``(text, True)``, never pre-rendered HTML.
+comment's order and numbering, the findings, the per-transform timeline, and each kind's section view
+(:mod:`ad_diff.report.html_view`: the kind's own page, or its document drawn). Names stay raw strings here:
+the templates escape every one of them (Jinja autoescape); text pieces meant as code are marked
+``(text, True)``, never pre-rendered HTML.
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from ad_diff.report.common import (
     run_labels,
     status_pair,
 )
+from ad_diff.report.html_view import drawn, page_data, page_name
 from ad_diff.report.json import SCHEMA_VERSION
 from ad_diff.report.md_groups import LOOK, consequence_line, icon
+from ad_diff.report.views import views
 from ad_diff.result import DiffResult
 
 Parts = list[tuple[str, bool]]
@@ -117,39 +120,48 @@ class Report:
     """Sections drawn folded: the timeline and the transform table when no transform changed."""
     transforms: list[TransformRow]
     timeline: svg.Timeline
-    sections: dict[str, Any] = field(default_factory=dict)
+    nav: dict[str, str] = field(default_factory=dict)
+    """Each evidence section's word in the navigation."""
+    pages: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """The kinds' own pages by section: ``template`` (a name :class:`~ad_diff.report.html_view.KindPages`
+    loads) and the ``data`` it draws."""
+    drawn: dict[str, Any] = field(default_factory=dict)
+    """The sections of kinds without a page, drawn from their documents."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """Kinds not compared, and why."""
     inputs: list[str] = field(default_factory=list)
     version: str = __version__
     schema: int = SCHEMA_VERSION
 
 
-SECTIONS = ("timeline", "transforms", "graph", "tensors", "config")
-"""The page's evidence sections, in the order they take when no finding ranks them."""
-_OF_KIND = {"log": ("timeline", "transforms"), "graph": ("graph",), "tensors": ("tensors",),
-            "config": ("config",)}
-"""The sections that show each kind's evidence (the log's: the timeline and the transform table)."""
+FRAME = ("timeline", "transforms")
+"""The page's own evidence sections: the log kind's per-transform timeline and table. The kinds' sections
+follow them, in pipeline order, when no finding ranks them."""
+_NAV = {"timeline": "Timeline", "transforms": "Transforms"}
 
 
-def section_order(result: DiffResult, verdict: Verdict, present: set[str]) -> tuple[list[str], set[str]]:
-    """The sections of ``present`` in the order of what the verdict rests on: the section of the first
-    gating root cause's first finding first, then the next group's, ... (the verdict's group order, root
-    findings before consequences); sections no problem is about after them, in :data:`SECTIONS`' order;
-    an unchanged timeline and transform table last, folded. Returns the order and the folded ones."""
+def section_order(result: DiffResult, verdict: Verdict, present: list[str]) -> tuple[list[str], set[str]]:
+    """The sections of ``present`` (in their order when no finding ranks them) in the order of what the
+    verdict rests on: the section of the first gating root cause's first finding first, then the next
+    group's, ... (the verdict's group order, root findings before consequences); sections no problem is
+    about after them; an unchanged timeline and transform table last, folded. Returns the order and the
+    folded ones."""
     # lazy: the kinds' registry (their rule codes) is read only when an HTML report is built
-    from ad_diff.kinds import KINDS
+    from ad_diff.kinds import KINDS, LOG
 
-    kind_of = {r.code: k.key.name for k in KINDS for r in k.rules}
+    kind_of = {r.code: k.key.name for k in (*KINDS, *result.section_kinds) for r in k.rules}
+    # the log's findings are about what the frame's timeline and table show; a kind's, about its section
+    shows = {name: FRAME if name == LOG.key.name else (name,) for name in kind_of.values()}
     conflict = conflicts(result.findings)
     changed = any(r.changed or in_conflict(r, conflict) for r in result.transforms)
     folded = set() if changed else {"timeline", "transforms"}
     rank: dict[str, tuple[int, int]] = {}
     problems = [f for gv in verdict.groups for f in gv.group.findings if f.severity is not Severity.INFO]
     for i, f in enumerate(problems):
-        for s in _OF_KIND.get(kind_of.get(f.code, ""), ()):
+        for s in shows.get(kind_of.get(f.code, ""), ()):
             rank.setdefault(s, (0, i))
-    order = sorted((s for s in SECTIONS if s in present),
-                   key=lambda s: (s in folded, rank.get(s, (1, SECTIONS.index(s)))))
-    return order, folded & present
+    order = sorted(present, key=lambda s: (s in folded, rank.get(s, (1, present.index(s)))))
+    return order, folded & set(present)
 
 
 def _where(f: Finding) -> list[tuple[str, str]]:
@@ -216,9 +228,6 @@ def _runs(result: DiffResult) -> list[dict[str, Any]]:
 
 def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Report:
     """The report of one comparison; ``title`` names it in the browser tab (default: the headline)."""
-    # lazy: the kinds' HTML sections load only when an HTML report is built
-    from ad_diff.report.html_sections import sections
-
     p = partition(verdict)
     rows_by_name = {r.transform: r for r in reversed(result.transforms)}
     others = [*p.below_gate, *p.review, *p.settled, *p.improvements]
@@ -232,9 +241,8 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
                      f"{i} {r.stage} {r.transform} {' '.join(status_pair(r, conflict))}".lower())
         for i, r in enumerate(result.transforms, 1)
     ]
-    kinds = sections(result)
-    present = {"timeline", "transforms"} | {k for k in ("graph", "tensors", "config") if kinds.get(k)}
-    order, folded = section_order(result, verdict, present)
+    shown = views(result)
+    order, folded = section_order(result, verdict, [*FRAME, *(v.key for v in shown)])
     return Report(
         title=title or f"ad-diff: {headline(result, verdict)}",
         verdict=verdict.verdict.value,
@@ -250,7 +258,10 @@ def build(result: DiffResult, verdict: Verdict, title: str | None = None) -> Rep
         also=_also(verdict),
         transforms=transforms,
         timeline=svg.timeline(result.transforms),
-        sections=kinds,
+        nav=_NAV | {v.key: v.nav or v.title for v in shown},
+        pages={v.key: {"template": page_name(v), "data": page_data(v)} for v in shown if v.page is not None},
+        drawn={v.key: drawn(v) for v in shown if v.page is None},
+        skipped={k: s.detail for k, s in result.skipped.items()},
         order=order,
         folded=folded,
         inputs=list(result.notes),

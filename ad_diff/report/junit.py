@@ -26,7 +26,7 @@ from ad_diff.core.model import Finding
 from ad_diff.core.sinks import xml
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
-from ad_diff.kinds.tensors import TENSORS
+from ad_diff.report.views import views
 from ad_diff.result import DiffResult
 
 if TYPE_CHECKING:
@@ -98,10 +98,8 @@ def tensor_names(result: DiffResult) -> list[str]:
     """Tensor names for the tensors suite: every output tensor compared or recorded in one run only, plus
     any tensor a finding names (a first drifting node capture, say)."""
     names = {f.tensor for f in result.findings if f.tensor}
-    ta = result.section(TENSORS.key)
-    if ta is not None:
-        names.update(c.name for c in ta.comparisons if c.kind == "output")
-        names.update(u.name for u in ta.unmatched if u.kind == "output")
+    for view in views(result):
+        names.update(view.tensors)
     return sorted(names)
 
 

@@ -39,6 +39,8 @@ from ad_diff.report.common import (
     status_pair,
 )
 from ad_diff.report.json import SCHEMA_VERSION
+from ad_diff.report.md_view import section
+from ad_diff.report.views import views
 from ad_diff.result import DiffResult, Written
 
 HEAD_ITEMS = 10
@@ -248,15 +250,10 @@ def _transform_blocks(result: DiffResult) -> list[_Block]:
 
 def _section_blocks(result: DiffResult) -> list[_Block]:
     blocks = []
-    for kind in result.section_kinds:
-        section = result.sections.get(kind.key.name)
-        if section is None:
-            continue
-        text = kind.render_markdown(section, result).strip()
+    for view in views(result):
+        text = section(view).strip()
         if text:
-            blocks.append(
-                _Block(kind.key.name, text, f"_{kind.key.title} details folded; see the JSON report._", 15)
-            )
+            blocks.append(_Block(view.key, text, f"_{view.title} details folded; see the JSON report._", 15))
     return blocks
 
 

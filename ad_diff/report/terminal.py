@@ -29,6 +29,8 @@ from ad_diff.report.common import (
     status_pair,
 )
 from ad_diff.report.md_groups import consequence_line
+from ad_diff.report.terminal_view import section
+from ad_diff.report.views import views
 from ad_diff.result import DiffResult
 
 _STYLE = {Severity.ERROR: "bold red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
@@ -172,10 +174,8 @@ def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int
             if r.changed_anywhere or show_unchanged or in_conflict(r, conflict)]
     if rows:
         con.print(_transforms(result, rows))
-    for kind in result.section_kinds:
-        section = result.sections.get(kind.key.name)
-        if section is not None:
-            con.print(kind.render_terminal(section, result))
+    for view in views(result):
+        con.print(section(view))
     for n in result.notes:
         con.print(Text(f"note: {n}", style="dim"))
     return con.text()

@@ -256,7 +256,8 @@ def run_ad_config(seed: Seed, data: bytes, scratch: Path) -> None:
     from ad_diff.kinds.config import parse
     from ad_diff.kinds.config.classify import classify
     from ad_diff.kinds.config.compare import analyze_config
-    from ad_diff.kinds.config.section import render_markdown
+    from ad_diff.kinds.config.section import view
+    from tests.views import NO_CONTEXT, markdown
 
     run = _config_run(scratch)
     name = seed[0] if seed[0] != "default.yaml" else "model_x.yaml"
@@ -268,7 +269,7 @@ def run_ad_config(seed: Seed, data: bytes, scratch: Path) -> None:
     analysis = analyze_config(_base_config(), cfg, None, None)
     classify(analysis)
     json.dumps(to_jsonable(analysis))
-    render_markdown(analysis)
+    markdown(view(analysis, NO_CONTEXT))
 
 
 @lru_cache(maxsize=1)

@@ -374,8 +374,8 @@ def test_the_lazy_check_finds_a_function_level_import_without_a_reason(tmp_path:
 
 def test_a_file_name_means_one_stage_in_every_kind() -> None:
     """The kinds share one vocabulary (README, Development): every kind has model.py, classify.py and
-    rules.py; a section.py renders (both report functions, no data classes); find.py and parse.py render
-    nothing."""
+    rules.py; a section.py says what the reports show (its ``view``, no data classes), a page.py is the data
+    of its HTML page (beside its ``page.html.j2``); find.py and parse.py render nothing."""
     kinds = sorted(p for p in (PKG / "kinds").iterdir() if (p / "__init__.py").is_file())
     assert {k.name for k in kinds} >= {"log", "graph", "tensors", "config"}
     for kind in kinds:
@@ -387,7 +387,10 @@ def test_a_file_name_means_one_stage_in_every_kind() -> None:
                 tree = ast.parse((kind / f).read_text("utf-8"))
                 defs[f] = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
         if "section.py" in defs:
-            assert {"render_markdown", "render_terminal"} <= defs["section.py"].keys(), kind.name
+            assert "view" in defs["section.py"], kind.name
             assert not [n for n in defs["section.py"].values() if isinstance(n, ast.ClassDef)], kind.name
+        if (kind / "page.py").is_file():
+            assert (kind / "page.html.j2").is_file(), kind.name
         for f in ("find.py", "parse.py"):
-            assert not [n for n in defs.get(f, {}) if n.startswith("render")], f"kinds/{kind.name}/{f}"
+            drawn = [n for n in defs.get(f, {}) if n.startswith(("render", "view"))]
+            assert not drawn, f"kinds/{kind.name}/{f}"

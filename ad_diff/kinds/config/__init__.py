@@ -21,8 +21,8 @@ from ad_diff.kinds.config.find import has_config
 if TYPE_CHECKING:
     from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
+    from ad_diff.core.view import SectionView, ViewContext
     from ad_diff.kinds.config.model import ConfigAnalysis
-    from ad_diff.result import DiffResult
 
 
 class ConfigKind:
@@ -127,17 +127,13 @@ class ConfigKind:
 
         return facts(section, ctx, ev, ignored)
 
-    def render_markdown(self, section: ConfigAnalysis, result: DiffResult) -> str:
-        """The ``Configuration`` section."""
-        from ad_diff.kinds.config.section import render_markdown  # lazy: only where the section is drawn
+    def view(self, section: ConfigAnalysis, ctx: ViewContext) -> SectionView:
+        """The ``Configuration`` section (:mod:`.section`)."""
+        # lazy: only where the section is drawn
+        from ad_diff.kinds.config.page import page
+        from ad_diff.kinds.config.section import view
 
-        return render_markdown(section)
-
-    def render_terminal(self, section: ConfigAnalysis, result: DiffResult) -> Any:
-        """The configuration section for the terminal."""
-        from ad_diff.kinds.config.section import render_terminal  # lazy: only where the section is drawn
-
-        return render_terminal(section)
+        return view(section, ctx, page(section, ctx))
 
 
 CONFIG = ConfigKind()

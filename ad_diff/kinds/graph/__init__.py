@@ -11,7 +11,7 @@ match losses in the explain stage.
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
@@ -23,8 +23,8 @@ from ad_diff.kinds.graph import rules
 # (ad_diff.kinds) imports this module for every comparison, log-only ones included.
 if TYPE_CHECKING:
     from ad_diff.core.facts import Evidence, Facts
+    from ad_diff.core.view import SectionView, ViewContext
     from ad_diff.kinds.graph.diff import GraphAnalysis
-    from ad_diff.result import DiffResult
 
 __all__ = ["GRAPH", "STANDS", "GraphKind"]
 
@@ -167,17 +167,13 @@ class GraphKind:
 
         return facts(section, ctx, ev, ignored)
 
-    def render_markdown(self, section: GraphAnalysis, result: DiffResult) -> str:
-        """The ``Graph dumps`` section."""
-        from ad_diff.kinds.graph.section import render_markdown  # lazy: only where the section is drawn
+    def view(self, section: GraphAnalysis, ctx: ViewContext) -> SectionView:
+        """The ``Graph dumps`` section (:mod:`.section`)."""
+        # lazy: only where the section is drawn
+        from ad_diff.kinds.graph.page import page
+        from ad_diff.kinds.graph.section import view
 
-        return render_markdown(section, result.ignored_transforms)
-
-    def render_terminal(self, section: GraphAnalysis, result: DiffResult) -> Any:
-        """The graph section at a glance."""
-        from ad_diff.kinds.graph.section import render_terminal  # lazy: only where the section is drawn
-
-        return render_terminal(section)
+        return view(section, ctx, page(section, ctx))
 
 
 def _snapshot_coverage(ctx: Context) -> list[Finding]:

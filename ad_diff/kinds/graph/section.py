@@ -1,24 +1,35 @@
-"""Graph section of the reports: markdown (PR comment) and a rich renderable for the terminal (pure)."""
+"""What the reports show of the graph analysis (:class:`~ad_diff.core.view.SectionView`): the document of
+the PR comment, the terminal's glance, the HTML page (:mod:`.page`). Pure: each reporter escapes and draws."""
 
 from __future__ import annotations
 
 from collections.abc import Collection
-from typing import TYPE_CHECKING
 
-from ad_diff.core import lazy
-from ad_diff.core.escape import fence_block, html_code, html_text, md_code, md_escape, md_inline
 from ad_diff.core.model import BASELINE, CANDIDATE, RUNS
+from ad_diff.core.view import (
+    BREAK,
+    Block,
+    Code,
+    Column,
+    Details,
+    Fit,
+    Heading,
+    Items,
+    Line,
+    Page,
+    Para,
+    SectionView,
+    Table,
+    Tone,
+    ViewContext,
+    code,
+    inline,
+    line,
+    names,
+    text,
+)
 from ad_diff.kinds.graph.diff import Absence, Coverage, GraphAnalysis, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.model import Region
-
-if TYPE_CHECKING:
-    import rich.console as rich_console
-    import rich.table as rich_table
-    import rich.text as rich_text
-else:
-    rich_table = lazy.module("rich.table")
-    rich_text = lazy.module("rich.text")
-    rich_console = lazy.module("rich.console")
 
 MAX_SNIPPET_LINES = 12
 """Lines per side in a before/after snippet."""
@@ -96,11 +107,6 @@ def is_new(d: TransformGraphDiff) -> bool:
     return bool(d.new_regions or d.new_meta_changes or d.hints) or one_sided
 
 
-def _keys(keys: list[str], code: bool = True) -> str:
-    shown = ", ".join(md_code(k) if code else k for k in keys[:MAX_KEYS_SHOWN])
-    return shown + (f" and {len(keys) - MAX_KEYS_SHOWN} more" if len(keys) > MAX_KEYS_SHOWN else "")
-
-
 def not_compared(a: GraphAnalysis) -> list[tuple[str, Absence, list[str]]]:
     """``(run, reason, keys)`` of the dumps one run lacks for a reason other than a one-sided transform."""
     out: list[tuple[str, Absence, list[str]]] = []
@@ -113,22 +119,27 @@ def not_compared(a: GraphAnalysis) -> list[tuple[str, Absence, list[str]]]:
     return out
 
 
-def moved_text(d: TransformGraphDiff, code: bool = True) -> str:
-    """The sentence for a transform the runs ran in another order."""
+def moved_line(d: TransformGraphDiff) -> Line:
+    """The sentence for a transform the runs ran in another order, its names marked."""
     assert d.moved is not None
-    q = md_code if code else str
-    return (f"{q(d.key)} ran at another place in the pipeline: after {q(d.moved[0])} in the baseline, after "
-            f"{q(d.moved[1])} in the candidate")
+    return line(code(d.key), " ran at another place in the pipeline: after ", code(d.moved[0]),
+                " in the baseline, after ", code(d.moved[1]), " in the candidate")
 
 
-def _md_row(d: TransformGraphDiff, ignored: Collection[str] = ()) -> str:
+def moved_text(d: TransformGraphDiff) -> str:
+    """:func:`moved_line` as plain text."""
+    return "".join(s.text for s in moved_line(d))
+
+
+def _row(d: TransformGraphDiff, ignored: Collection[str]) -> tuple[Line, ...]:
     # Four narrow columns, so a 45-character transform name still fits a 780 px comment; the stage and the
     # pairs by match kind are in the JSON report.
     nb = sum(1 for u in d.unmatched if u.run == BASELINE)
     name = d.transform + (f"#{d.occurrence}" if d.occurrence else "")
     status = "ignored" if d.transform in ignored else _status(d)
-    return (f"| {html_code(name)} | {status} | {nb} / {len(d.unmatched) - nb} · {len(d.regions)} "
-            f"({len(d.new_regions)}) | {_cov_change(d)} |")
+    return (line(code(name)), line(status),
+            line(f"{nb} / {len(d.unmatched) - nb} · {len(d.regions)} ({len(d.new_regions)})"),
+            line(_cov_change(d)))
 
 
 def _cov_change(d: TransformGraphDiff) -> str:
@@ -137,128 +148,131 @@ def _cov_change(d: TransformGraphDiff) -> str:
     return b if b == c else f"{b} \u2192 {c}"
 
 
-def render_markdown(a: GraphAnalysis, ignored: Collection[str] = ()) -> str:
+_COLUMNS = (Column(line("Transform")), Column(line("Dumps")),
+            Column(line("Unmatched B / C", BREAK, "· regions (new)"), right=True),
+            Column(line("Metadata", BREAK, "B → C"), right=True))
+"""The document's table of the transforms whose dumps differ."""
+
+
+def _lost(d: TransformGraphDiff) -> list[Line]:
+    lost = [m for m in d.new_meta_changes if m.kind is MetaChangeKind.LOST]
+    if not lost:
+        return []
+    coverage = f"{_cov(d.coverage.candidate_before)} -> {_cov(d.coverage.candidate)}"
+    return [line(f"metadata lost on {len(lost)} node(s): ", *names([m.candidate for m in lost], 5),
+                 f" (candidate coverage {coverage})")]
+
+
+def _transform(d: TransformGraphDiff) -> list[Block]:
+    """Where something new appears at ``d``: its hints and lost metadata, its new regions folded."""
+    hints = [line("root-cause hint (", h.kind.value, "): ", inline(h.message)) for h in d.hints]
+    out: list[Block] = [Heading(line(code(d.key))), Items((*hints, *_lost(d)))]
+    new = [r for r in d.regions if r.new]
+    for r in new[:MAX_REGIONS_SHOWN]:
+        summary = (f"Region {r.id} ({r.kind.value}): {len(r.baseline)} baseline node(s) vs "
+                   f"{len(r.candidate)} candidate node(s)")
+        out.append(Details(line(summary), (Code(snippet(r), "diff"),), summary_apart=True))
+    if len(new) > MAX_REGIONS_SHOWN:
+        out.append(Para(line(f"{len(new) - MAX_REGIONS_SHOWN} more new region(s) in the JSON report.")))
+    return out
+
+
+def document(a: GraphAnalysis, ignored: Collection[str] = ()) -> tuple[Block, ...]:
     """The ``Graph dumps`` section of the PR comment; transforms in ``ignored`` (``--ignore-transform``) are
     marked so in the table and get no details."""
-    out = ["### Graph dumps", ""]
     fmts = ", ".join(a.formats) or "none"
     if a.first_divergence is not None:
-        out.append(
-            f"Dump formats: {md_escape(fmts)}. First structural divergence after "
-            f"{md_code(a.first_divergence)}: {md_escape(a.first_divergence_detail or '')}"
-        )
+        head = line(f"Dump formats: {fmts}. First structural divergence after ", code(a.first_divergence),
+                    f": {a.first_divergence_detail or ''}")
     else:
-        out.append(f"Dump formats: {md_escape(fmts)}. The graphs have the same structure after every paired "
-                   "transform.")
-    for d in a.transforms:
-        if d.moved is not None:
-            out.append(f"\n{moved_text(d)}.")
+        head = line(f"Dump formats: {fmts}. The graphs have the same structure after every paired transform.")
+    out: list[Block] = [Para(head)]
+    out += [Para((*moved_line(d), text("."))) for d in a.transforms if d.moved is not None]
     for label, keys in ((BASELINE, a.only_baseline), (CANDIDATE, a.only_candidate)):
         if keys:
-            out.append(f"\nDumps only in the {label} (it alone ran them): " + _keys(list(keys)))
+            out.append(Para(line(f"Dumps only in the {label} (it alone ran them): ",
+                                 *names(list(keys), MAX_KEYS_SHOWN))))
     for run, why, missing in not_compared(a):
-        out.append(f"\n{md_escape(ABSENCE_TEXT[why].format(run=run))}: " + _keys(missing))
+        out.append(Para(line(f"{ABSENCE_TEXT[why].format(run=run)}: ", *names(missing, MAX_KEYS_SHOWN))))
     rows = [d for d in a.transforms if interesting(d)]
     if rows:
         # Differences carry over to every later dump, so the table would repeat them ~90 times in a real
         # run: show the transforms where something new appears, fold the full table.
-        head = ["| Transform | Dumps | Unmatched B / C<br>· regions (new) | Metadata<br>B → C |",
-                "|---|---|---:|---:|"]
         new_rows = [d for d in rows if is_new(d)]
         later = [d for d in rows if not is_new(d)]
         if new_rows:
-            out += ["", *head, *(_md_row(d, ignored) for d in new_rows)]
+            out.append(Table(_COLUMNS, tuple(_row(d, ignored) for d in new_rows)))
         if later:  # the rows above are not repeated in the fold
             summary = later_text(later) + " whose dumps " + (
                 "differ in node names only" if names_only(later) else "carry the same differences")
-            out += ["", f"<details><summary>{summary}</summary>", "", *head,
-                    *(_md_row(d, ignored) for d in later), "", "</details>"]
+            out.append(Details(line(summary), (Table(_COLUMNS, tuple(_row(d, ignored) for d in later)),)))
     for d in regression_transforms(a):
-        if d.transform in ignored:
-            continue
-        out += ["", f"#### {md_code(d.key)}", ""]
-        for h in d.hints:
-            out.append(f"- root-cause hint ({md_escape(h.kind.value)}): {md_inline(h.message)}")
-        lost = [m for m in d.new_meta_changes if m.kind is MetaChangeKind.LOST]
-        if lost:
-            names = ", ".join(md_code(m.candidate) for m in lost[:5])
-            more = f" and {len(lost) - 5} more" if len(lost) > 5 else ""
-            out.append(
-                f"- metadata lost on {len(lost)} node(s): {names}{more} "
-                f"(candidate coverage {_cov(d.coverage.candidate_before)} -> {_cov(d.coverage.candidate)})"
-            )
-        new = [r for r in d.regions if r.new]
-        for r in new[:MAX_REGIONS_SHOWN]:
-            summary = (f"Region {r.id} ({r.kind.value}): {len(r.baseline)} baseline node(s) vs "
-                       f"{len(r.candidate)} candidate node(s)")
-            out += ["", "<details>", f"<summary>{html_text(summary)}</summary>", "",
-                    fence_block(snippet(r), "diff"), "", "</details>"]
-        if len(new) > MAX_REGIONS_SHOWN:
-            out.append(f"\n{len(new) - MAX_REGIONS_SHOWN} more new region(s) in the JSON report.")
-    return "\n".join(out) + "\n"
+        if d.transform not in ignored:
+            out += _transform(d)
+    return tuple(out)
 
 
-def _table(rows: list[TransformGraphDiff], narrow: bool) -> rich_console.RenderableType:
+def _table(rows: list[TransformGraphDiff], narrow: bool) -> Table:
     """The terminal table of the transforms where differences appear (fewer columns when ``narrow``)."""
-    Table = rich_table.Table
-    Text = rich_text.Text
-
-    t = Table(title="Graph dumps: where differences appear", show_lines=False)
     cols = (("Transform: dumps", "Unmatched B/C · regions (new) · metadata B → C") if narrow else
             ("Transform", "Dumps", "Pairs", "Unmatched B/C", "Regions (new)", "Meta B", "Meta C"))
-    for col in cols:
-        t.add_column(col, overflow="fold")
+    out: list[tuple[Line, ...]] = []
     for d in rows:
         nb = sum(1 for u in d.unmatched if u.run == BASELINE)
         unmatched, regions = f"{nb}/{len(d.unmatched) - nb}", f"{len(d.regions)} ({len(d.new_regions)})"
         if narrow:  # two columns, each figure on a line of its own: the name keeps the room to stay whole
-            t.add_row(Text.assemble(d.key, "\n", (_status(d), "dim")),
-                      Text(f"{unmatched} · {regions}\n{_cov_change(d)}"))
+            out.append((line(d.key, "\n", text(_status(d), Tone.MUTED)),
+                        line(f"{unmatched} · {regions}\n{_cov_change(d)}")))
         else:
-            t.add_row(*(Text(c) for c in (d.key, _status(d), _pairs(d), unmatched, regions,
-                                          _cov(d.coverage.baseline), _cov(d.coverage.candidate))))
-    return t
+            out.append(tuple(line(c) for c in (d.key, _status(d), _pairs(d), unmatched, regions,
+                                                _cov(d.coverage.baseline), _cov(d.coverage.candidate))))
+    return Table(tuple(Column(line(c)) for c in cols), tuple(out), "Graph dumps: where differences appear")
 
 
-def render_terminal(a: GraphAnalysis) -> rich_console.RenderableType:
-    """The same at a glance, as a rich renderable (rich imported lazily); every name is literal text."""
-    Group = rich_console.Group
-    Text = rich_text.Text
-
-    from ad_diff.core.terminal import Responsive, inline  # lazy: rich loads only for the terminal report
-
-    parts: list[rich_console.RenderableType] = []
+def glance(a: GraphAnalysis) -> tuple[Block, ...]:
+    """The same at a glance, for the terminal."""
+    parts: list[Block] = []
     if a.first_divergence is not None:
-        parts.append(Text.assemble(("First structural divergence: ", "bold"), a.first_divergence, " - ",
-                                   a.first_divergence_detail or ""))
+        parts.append(Para(line(text("First structural divergence: ", Tone.STRONG), a.first_divergence, " - ",
+                               a.first_divergence_detail or "")))
     else:
-        parts.append(Text("Graphs: same structure after every paired transform.", style="green"))
+        parts.append(Para(line(text("Graphs: same structure after every paired transform.", Tone.GOOD))))
     for d in a.transforms:
         if d.moved is not None:
-            parts.append(Text(moved_text(d, code=False), style="yellow"))
+            parts.append(Para(line(text(moved_text(d), Tone.WARN))))
     for label, keys in ((BASELINE, a.only_baseline), (CANDIDATE, a.only_candidate)):
         if keys:
-            parts.append(Text(f"Dumps only in the {label} (it alone ran them): " + _keys(list(keys), False),
-                              style="yellow"))
+            parts.append(Para(line(text(f"Dumps only in the {label} (it alone ran them): "
+                                        + _plain_keys(list(keys)), Tone.WARN))))
     for run, why, missing in not_compared(a):
-        parts.append(Text(f"{ABSENCE_TEXT[why].format(run=run)}: {_keys(missing, False)}",
-                          style="red" if why in (Absence.CUT, Absence.LOST) else "yellow"))
+        tone = Tone.BAD if why in (Absence.CUT, Absence.LOST) else Tone.WARN
+        parts.append(Para(line(text(f"{ABSENCE_TEXT[why].format(run=run)}: {_plain_keys(missing)}", tone))))
     all_rows = [d for d in a.transforms if interesting(d)]
     rows = [d for d in all_rows if is_new(d)]
     if len(all_rows) > len(rows):
         later = [d for d in all_rows if not is_new(d)]
         what = "differ in node names only" if names_only(later) else "carry the same differences"
-        parts.append(Text(f"{later_text(later)} {what} (full table: --markdown, --json or --html)",
-                          style="dim"))
+        parts.append(Para(line(text(f"{later_text(later)} {what} (full table: --markdown, --json or --html)",
+                                    Tone.MUTED))))
     if rows:
-        parts.append(Responsive(lambda: _table(rows, narrow=False), lambda: _table(rows, narrow=True)))
+        parts.append(Fit((_table(rows, narrow=False),), (_table(rows, narrow=True),)))
     for d in regression_transforms(a):
         for h in d.hints:
-            parts.append(Text.assemble(("hint ", "bold cyan"), f"{d.key}: ", inline(h.message)))
+            parts.append(Para(line(text("hint ", Tone.LABEL), f"{d.key}: ", inline(h.message))))
         for r in [r for r in d.regions if r.new][:1]:
-            body = Text()
-            for ln in snippet(r).split("\n"):
-                body.append(ln + "\n", style="red" if ln.startswith("-") else "green")
-            parts.append(Text.assemble((f"{d.key}", "bold"), (f" region {r.id} ({r.kind.value}):", "bold")))
-            parts.append(body)
-    return Group(*parts)
+            parts.append(Para(line(text(f"{d.key}", Tone.STRONG),
+                                   text(f" region {r.id} ({r.kind.value}):", Tone.STRONG))))
+            parts.append(Code(snippet(r), "diff"))
+    return tuple(parts)
+
+
+def _plain_keys(keys: list[str]) -> str:
+    shown = ", ".join(keys[:MAX_KEYS_SHOWN])
+    return shown + (f" and {len(keys) - MAX_KEYS_SHOWN} more" if len(keys) > MAX_KEYS_SHOWN else "")
+
+
+def view(a: GraphAnalysis, ctx: ViewContext, page: Page | None = None) -> SectionView:
+    """What the reports show of the graph analysis: the document, the glance, and the HTML ``page``
+    (:func:`.page.page`)."""
+    return SectionView("graph", "Graph dumps", document(a, ctx.ignored_transforms), glance(a), nav="Graphs",
+                       page=page)

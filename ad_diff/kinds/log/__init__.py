@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ad_diff.discover import snapshot
 from ad_diff.errors import AdDiffError, InputError
@@ -30,9 +30,9 @@ log kind imports nothing of the graph kind."""
 if TYPE_CHECKING:
     from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
+    from ad_diff.core.view import SectionView, ViewContext
     from ad_diff.discover import RunArtifacts
     from ad_diff.discover.logs import LogFile
-    from ad_diff.result import DiffResult
 
 
 def read_log(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
@@ -132,12 +132,8 @@ class LogKind:
 
         return facts(section, ctx, ev, ignored)
 
-    def render_markdown(self, section: LogComparison, result: DiffResult) -> str:
-        """The transforms table is part of the report's frame (``ad_diff.report.markdown``)."""
-        return ""
-
-    def render_terminal(self, section: LogComparison, result: DiffResult) -> Any:
-        """The transforms table is part of the report's frame (``ad_diff.report.terminal``)."""
+    def view(self, section: LogComparison, ctx: ViewContext) -> SectionView | None:
+        """None: the per-transform table is part of the report's frame (every reporter draws it)."""
         return None
 
 

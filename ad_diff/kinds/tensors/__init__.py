@@ -8,7 +8,7 @@ graph order when the dumps provide one.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ad_diff.core.model import BASELINE, CANDIDATE, State
 from ad_diff.core.rules import ANALYSIS_FAILED, ONE_SIDED, STANDS
@@ -20,8 +20,8 @@ if TYPE_CHECKING:  # the model is imported once tensors are compared (see rules)
     from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
     from ad_diff.core.moe import MoeRouting
+    from ad_diff.core.view import SectionView, ViewContext
     from ad_diff.kinds.tensors.model import TensorAnalysis
-    from ad_diff.result import DiffResult
 
 
 class TensorsKind:
@@ -124,17 +124,13 @@ class TensorsKind:
 
         return facts(section, ctx, ev, ignored)
 
-    def render_markdown(self, section: TensorAnalysis, result: DiffResult) -> str:
+    def view(self, section: TensorAnalysis, ctx: ViewContext) -> SectionView:
         """The ``Recorded tensors`` section (saying where ``--plots`` and ``--html`` put the plots)."""
-        from ad_diff.kinds.tensors.section import render_markdown  # lazy: only where the section is drawn
+        # lazy: only where the section is drawn
+        from ad_diff.kinds.tensors.page import page
+        from ad_diff.kinds.tensors.section import view
 
-        return render_markdown(section, plots_dir=result.written.plots, html=result.written.html)
-
-    def render_terminal(self, section: TensorAnalysis, result: DiffResult) -> Any:
-        """The tensor table."""
-        from ad_diff.kinds.tensors.section import render_terminal  # lazy: only where the section is drawn
-
-        return render_terminal(section)
+        return view(section, ctx, page(section, ctx))
 
 
 GATHER = "gather_logits_before_lm_head"

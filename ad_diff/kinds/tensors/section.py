@@ -1,29 +1,40 @@
-"""The ``tensors`` section of the reports: one table row per output tensor, node-capture summary, notes.
+"""What the reports show of the tensor comparison (:class:`~ad_diff.core.view.SectionView`): one table row
+per output tensor, the node-capture summary, notes; the HTML page is :mod:`.page`.
 
-Pure functions of :class:`~ad_diff.kinds.tensors.model.TensorAnalysis`; every name is escaped. Verdicts are
-the stored ones (``TensorComparison.verdict``); nothing here decides one.
+Pure functions of :class:`~ad_diff.kinds.tensors.model.TensorAnalysis`; each reporter escapes every name.
+Verdicts are the stored ones (``TensorComparison.verdict``); nothing here decides one.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import lazy
-from ad_diff.core.escape import html_code, md_code, md_escape, md_inline
 from ad_diff.core.model import BASELINE, CANDIDATE
+from ad_diff.core.view import (
+    Aside,
+    Block,
+    Column,
+    Details,
+    Fit,
+    Items,
+    Line,
+    Page,
+    Para,
+    Quote,
+    SectionView,
+    Stack,
+    Table,
+    Tone,
+    ViewContext,
+    code,
+    inline,
+    line,
+    strong,
+    text,
+)
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind, Unmatched, times
 from ad_diff.kinds.tensors.plots import plotted
-
-if TYPE_CHECKING:
-    import rich.console as rich_console
-    import rich.table as rich_table
-    import rich.text as rich_text
-else:
-    rich_table = lazy.module("rich.table")
-    rich_text = lazy.module("rich.text")
-    rich_console = lazy.module("rich.console")
 
 MAX_NODE_ROWS = 20
 
@@ -32,10 +43,9 @@ def _icon(c: TensorComparison) -> str:
     return "\u2705" if c.passed else "\u274c"
 
 
-_HEAD = "| Tensor | Verdict | Judged by | Outlier rows | Cosine |"
+_COLUMNS = (Column(line("Tensor")), Column(line("Verdict")), Column(line("Judged by")),
+            Column(line("Outlier rows"), right=True), Column(line("Cosine"), right=True))
 """Five narrow columns (a 780 px PR comment); the other statistics go in a folded list below the table."""
-_RULE = "|---|---|---|---:|---:|"
-_COLS = 5
 
 
 def _num(x: float | None, fmt: str = ".3g") -> str:
@@ -50,31 +60,30 @@ def shape_text(c: TensorComparison) -> str:
     return shape
 
 
-def _row(c: TensorComparison) -> str:
+def _row(c: TensorComparison) -> tuple[Line, ...]:
     v = c.verdict.value
     s, j = c.stats, c.judgement
     if s is None or j is None:
-        return f"| {html_code(c.name)} | {_icon(c)} {v} |" + " |" * (_COLS - 2)
-    verdict = f"{_icon(c)} {v}"
+        return (line(code(c.name)), line(f"{_icon(c)} {v}"))
     rows = "—"
     if s.rows is not None:
         rows = f"{s.rows.outliers} / {s.rows.rows}"
         if s.rows.outliers:
             rows += f" · {list(s.rows.worst[0].index)}"
-    cells = [html_code(c.name), verdict, md_escape(f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"),
-             md_escape(rows), _num(s.cosine, ".6f")]
-    return "| " + " | ".join(cells) + " |"
+    judged = f"{j.statistic}: {j.value:.3g} (limit {j.limit:.3g})"
+    return (line(code(c.name)), line(f"{_icon(c)} {v}"), line(judged), line(rows),
+            line(_num(s.cosine, ".6f")))
 
 
-def _stats_item(c: TensorComparison) -> str:
+def _stats_item(c: TensorComparison) -> Line:
     """The statistics that do not fit the table, one list item per tensor."""
     s = c.stats
-    parts = [md_escape(shape_text(c))]
+    parts = [shape_text(c)]
     if s is not None:
         parts.append(f"NRMSE {_num(s.nrmse)}")
         parts.append(f"{s.outside_share:.1%} beyond the elementwise tolerance")
         if s.rows is not None:
-            parts.append(md_escape(f"rows judged: {rows_text(c)}"))
+            parts.append(f"rows judged: {rows_text(c)}")
         if s.reference is not None:
             parts.append(f"{s.reference.ratio:.2f}× the baseline's RMSE against the reference")
         if s.top1 is not None:
@@ -83,12 +92,11 @@ def _stats_item(c: TensorComparison) -> str:
                 top += f", next token {s.rows.next_token:.1%} of {s.rows.sequences}"
             parts.append(top)
         parts.append(f"NaN/Inf {s.nan_baseline}/{s.inf_baseline} → {s.nan_candidate}/{s.inf_candidate}")
-    return f"- {md_code(c.name)}: " + "; ".join(parts)
+    return line(code(c.name), ": " + "; ".join(parts))
 
 
-def _stats(comparisons: list[TensorComparison], title: str) -> list[str]:
-    items = [_stats_item(c) for c in comparisons]
-    return [f"<details><summary>{title}</summary>", "", *items, "", "</details>", ""]
+def _stats(comparisons: list[TensorComparison], title: str) -> Details:
+    return Details(line(title), (Items(tuple(_stats_item(c) for c in comparisons)),))
 
 
 def rows_text(c: TensorComparison) -> str:
@@ -107,89 +115,90 @@ def rows_text(c: TensorComparison) -> str:
     return text
 
 
-def plots_line(analysis: TensorAnalysis, plots_dir: str | None, html: str | None) -> str:
+def plots_line(analysis: TensorAnalysis, plots_dir: str | None, html: str | None) -> Line:
     """Where the drift plots are, without links: a PR comment's relative link to a file of the job is dead on
     GitHub, so the sentence names the folder (and the HTML report, which holds the plots inline)."""
     n = len(plotted(analysis))
     if not n or (plots_dir is None and html is None):
-        return ""
-    where = []
+        return ()
+    where: list[Line] = []
     if html is not None:
-        where.append(f"inline in the HTML report {md_code(html)}")
+        where.append(line("inline in the HTML report ", code(html)))
     if plots_dir is not None:
-        where.append(f"as PNG files in {md_code(plots_dir.rstrip('/') + '/')} (`<tensor>-<hash>-hist.png`, "
-                     "`-scatter.png`)")
-    return (f"Error histogram and baseline-vs-candidate scatter of {n} drifting tensor(s): "
-            + " and ".join(where) + ", in the job's artifact when this runs in CI.")
+        where.append(line("as PNG files in ", code(plots_dir.rstrip("/") + "/"), " (",
+                          code("<tensor>-<hash>-hist.png"), ", ", code("-scatter.png"), ")"))
+    joined = [s for i, w in enumerate(where) for s in ((text(" and "),) if i else ()) + w]
+    return line(f"Error histogram and baseline-vs-candidate scatter of {n} drifting tensor(s): ", *joined,
+                ", in the job's artifact when this runs in CI.")
 
 
-def render_markdown(analysis: TensorAnalysis, plots_dir: str | None = None, html: str | None = None) -> str:
-    """Markdown for the PR comment; ``plots_dir`` (where ``--plots`` wrote PNGs) and ``html`` (the HTML
+_VERDICTS = ("Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's "
+             "same row, or than the typical row) is drift; otherwise the judged statistic decides (default: "
+             "error against the recorded reference relative to the baseline's, else normalised RMSE ≤ rtol). "
+             "The elementwise share is shown as evidence; in bf16 it is large even for rounding noise.")
+
+
+def _nodes_line(analysis: TensorAnalysis, nodes: list[TensorComparison]) -> Line:
+    beyond = [c for c in nodes if not c.passed]
+    out = [text(f"Per-node captures: {len(nodes)} compared, {len(beyond)} beyond tolerance")]
+    fd = analysis.first_drift
+    if fd is not None and fd.node is not None:
+        out += [text("; "), strong("first drifting node"), text(" "), code(fd.node)]
+        if fd.transform:
+            out += [text(" (introduced by transform "), code(fd.transform), text(")")]
+        if fd.order_source:
+            out.append(text(f", in the graph order of the {fd.order_source}"))
+    elif fd is not None:
+        out.append(text("; the first drifting node cannot be named (no graph order places them)"))
+    return (*out, text("."))
+
+
+def document(analysis: TensorAnalysis, plots_dir: str | None = None, html: str | None = None
+             ) -> tuple[Block, ...]:
+    """The section of the PR comment; ``plots_dir`` (where ``--plots`` wrote PNGs) and ``html`` (the HTML
     report) are paths relative to the report, named in a sentence (not linked)."""
-    out = ["### Recorded tensors", ""]
+    out: list[Block] = []
     outputs = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT]
     nodes = [c for c in analysis.comparisons if c.kind is TensorKind.NODE]
     if outputs:
-        out += [_HEAD, _RULE]
-        out += [_row(c) for c in outputs]
-        out.append("")
+        out.append(Table(_COLUMNS, tuple(_row(c) for c in outputs)))
         where = plots_line(analysis, plots_dir, html)
         if where:
-            out += [where, ""]
-        out += _stats(outputs, "dtype, shape, NRMSE, rows judged, reference, top-k, NaN/Inf per tensor")
-        out.append(
-            "_Verdicts: new NaN/Inf always fails; an outlier row (one token far worse than the baseline's "
-            "same "
-            "row, or than the typical row) is drift; otherwise the judged statistic decides (default: error "
-            "against the recorded reference relative to the baseline's, else normalised RMSE ≤ rtol). The "
-            "elementwise share is shown as evidence; in bf16 it is large even for rounding noise._"
-        )
-        out.append("")
-    for i, cause in enumerate(analysis.causes[:3], 1):
-        out.append(f"- \U0001f50e likely cause {i} of the drift: {md_inline(cause.text)}")
-    for ref in analysis.untrusted_references:
-        why = md_escape(ref.why.replace("_", " "))
-        out.append(f"- \u274c reference of {md_code(ref.name)} not used ({why})")
-    if analysis.causes or analysis.untrusted_references:
-        out.append("")
+            out.append(Para(where))
+        out.append(_stats(outputs, "dtype, shape, NRMSE, rows judged, reference, top-k, NaN/Inf per tensor"))
+        out.append(Aside(line(_VERDICTS)))
+    said = [line(f"\U0001f50e likely cause {i} of the drift: ", inline(cause.text))
+            for i, cause in enumerate(analysis.causes[:3], 1)]
+    said += [line("\u274c reference of ", code(ref.name), f" not used ({ref.why.replace('_', ' ')})")
+             for ref in analysis.untrusted_references]
+    if said:
+        out.append(Items(tuple(said)))
     if nodes:
-        beyond = [c for c in nodes if not c.passed]
-        line = f"Per-node captures: {len(nodes)} compared, {len(beyond)} beyond tolerance"
-        fd = analysis.first_drift
-        if fd is not None and fd.node is not None:
-            line += f"; **first drifting node** {md_code(fd.node)}"
-            if fd.transform:
-                line += f" (introduced by transform {md_code(fd.transform)})"
-            if fd.order_source:
-                line += f", in the graph order of the {md_escape(fd.order_source)}"
-        elif fd is not None:
-            line += "; the first drifting node cannot be named (no graph order places them)"
-        out += [line + ".", ""]
-        if fd is not None:
+        out.append(Para(_nodes_line(analysis, nodes)))
+        if analysis.first_drift is not None:
+            beyond = [c for c in nodes if not c.passed]
             shown = beyond[:MAX_NODE_ROWS]  # analysis keeps node captures in graph order
-            out += ["<details><summary>Drifting node captures</summary>", "", _HEAD, _RULE]
-            out += [_row(c) for c in shown]
+            rows = [_row(c) for c in shown]
             if len(beyond) > len(shown):
-                out.append(f"| … {len(beyond) - len(shown)} more |" + " |" * (_COLS - 1))
-            out += ["", *(_stats_item(c) for c in shown), "", "</details>", ""]
+                rows.append((line(f"… {len(beyond) - len(shown)} more"),))
+            out.append(Details(line("Drifting node captures"),
+                               (Table(_COLUMNS, tuple(rows)), Items(tuple(_stats_item(c) for c in shown)))))
     one_out, folds = one_sided(analysis.unmatched)
     if one_out:
-        out.append("Recorded in one run only:")
-        for u in one_out:
-            out.append(f"- {md_code(u.name)} ({md_escape(u.kind)}): {md_escape(u.reason)}")
-        out.append("")
+        out.append(Stack((Para(line("Recorded in one run only:")),
+                          Items(tuple(line(code(u.name), f" ({u.kind}): {u.reason}") for u in one_out)))))
     for summary, items in folds:
-        out += [f"<details><summary>{md_escape(summary)}</summary>", ""]
-        out += [f"- {md_code(u.name)}: {md_escape(u.reason)}" for u in items]
-        out += ["", "</details>", ""]
-    for bad in analysis.unreadable:
-        out.append(
-            f"- \u274c unreadable {md_escape(bad.run)} file {md_code(bad.path.name)}: "
-            f"{md_escape(bad.message)}"
-        )
-    for note in analysis.notes:
-        out.append(f"> {md_escape(note)}")
-    return "\n".join(out).rstrip() + "\n"
+        listed = Items(tuple(line(code(u.name), f": {u.reason}") for u in items))
+        out.append(Details(line(summary), (listed,)))
+    tail: list[Block] = []  # the unreadable files and the notes, line under line
+    if analysis.unreadable:
+        tail.append(Items(tuple(line(f"\u274c unreadable {bad.run} file ", code(bad.path.name),
+                                     f": {bad.message}") for bad in analysis.unreadable)))
+    if analysis.notes:
+        tail.append(Quote(tuple(line(n) for n in analysis.notes)))
+    if tail:
+        out.append(Stack(tuple(tail)))
+    return tuple(out)
 
 
 def one_sided(unmatched: Sequence[Unmatched]) -> tuple[list[Unmatched], list[tuple[str, list[Unmatched]]]]:
@@ -213,57 +222,55 @@ WIDE_AT = 120
 """From this width the terminal table shows every statistic (narrower: the five that decide)."""
 
 
-def _terminal_table(shown: list[TensorComparison], narrow: bool) -> Any:
-    Table = rich_table.Table
-    Text = rich_text.Text
-
-    table = Table(title="Recorded tensors", show_lines=False)
-    for col in _NARROW_COLUMNS if narrow else _WIDE_COLUMNS:
-        table.add_column(col, overflow="fold")
+def _terminal_table(shown: list[TensorComparison], narrow: bool) -> Table:
+    cols = _NARROW_COLUMNS if narrow else _WIDE_COLUMNS
+    rows = []
     for c in shown:
         s, j = c.stats, c.judgement
         cells = {
-            "tensor": Text(c.name), "kind": Text(c.kind.value),
-            "verdict": Text(c.verdict.value, style="green" if c.passed else "red"),
-            "judged by": Text("" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}"),
-            "rows (outliers)": Text(
-                "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})"
-            ),
-            "beyond elementwise": Text("" if s is None else f"{s.outside_share:.1%}"),
-            "nrmse": Text("" if s is None else f"{s.nrmse:.3g}"),
-            "cosine": Text("" if s is None else f"{s.cosine:.6f}"),
-            "top-1": Text("" if s is None or s.top1 is None else f"{s.top1:.1%}"),
+            "tensor": c.name, "kind": c.kind.value,
+            "verdict": text(c.verdict.value, Tone.GOOD if c.passed else Tone.BAD),
+            "judged by": "" if j is None else f"{j.statistic} {j.value:.3g} ≤? {j.limit:.3g}",
+            "rows (outliers)": "" if s is None or s.rows is None else f"{s.rows.rows} ({s.rows.outliers})",
+            "beyond elementwise": "" if s is None else f"{s.outside_share:.1%}",
+            "nrmse": "" if s is None else f"{s.nrmse:.3g}",
+            "cosine": "" if s is None else f"{s.cosine:.6f}",
+            "top-1": "" if s is None or s.top1 is None else f"{s.top1:.1%}",
         }
-        table.add_row(*(cells[col] for col in (_NARROW_COLUMNS if narrow else _WIDE_COLUMNS)))
-    return table
+        rows.append(tuple(line(cells[col]) for col in cols))
+    return Table(tuple(Column(line(col)) for col in cols), tuple(rows), "Recorded tensors")
 
 
-def render_terminal(analysis: TensorAnalysis) -> Any:
-    """A rich renderable (table of output tensors plus notes); every name is literal text."""
-    Group = rich_console.Group
-    Text = rich_text.Text
-
-    from ad_diff.core.terminal import Responsive  # lazy: rich loads only for the terminal report
-
+def glance(analysis: TensorAnalysis) -> tuple[Block, ...]:
+    """The terminal's table of output tensors, and the notes."""
     shown = [c for c in analysis.comparisons if c.kind is TensorKind.OUTPUT or not c.passed][:50]
-    parts: list[Any] = [
-        Responsive(lambda: _terminal_table(shown, False), lambda: _terminal_table(shown, True), at=WIDE_AT)
-    ]
+    parts: list[Block] = [Fit((_terminal_table(shown, False),), (_terminal_table(shown, True),), at=WIDE_AT)]
     fd = analysis.first_drift
     if fd is not None and fd.node is not None:
         via = f" (transform {fd.transform})" if fd.transform else ""
-        parts.append(Text(f"first drifting node: {fd.node}{via}", style="bold"))
+        parts.append(Para(line(text(f"first drifting node: {fd.node}{via}", Tone.STRONG))))
     for i, cause in enumerate(analysis.causes[:3], 1):
-        parts.append(Text(f"likely cause {i} of the drift: {cause.text.replace('`', '')}", style="bold"))
+        parts.append(Para(line(text(f"likely cause {i} of the drift: {cause.text.replace('`', '')}",
+                                    Tone.STRONG))))
     for ref in analysis.untrusted_references:
-        parts.append(Text(f"reference of {ref.name} not used ({ref.why.replace('_', ' ')})", style="red"))
+        parts.append(Para(line(text(f"reference of {ref.name} not used ({ref.why.replace('_', ' ')})",
+                                    Tone.BAD))))
     one_out, folds = one_sided(analysis.unmatched)
     for u in one_out:
-        parts.append(Text(f"only in {u.present_in}: {u.name} ({u.kind})"))
+        parts.append(Para(line(f"only in {u.present_in}: {u.name} ({u.kind})")))
     for summary, _ in folds:  # one line per run: the names are in --markdown, --html and --json
-        parts.append(Text(summary))
+        parts.append(Para(line(summary)))
     for bad in analysis.unreadable:
-        parts.append(Text(f"unreadable {bad.run} file {bad.path.name}: {bad.message}", style="red"))
+        parts.append(Para(line(text(f"unreadable {bad.run} file {bad.path.name}: {bad.message}", Tone.BAD))))
     for note in analysis.notes:
-        parts.append(Text(f"note: {note}", style="yellow"))
-    return Group(*parts)
+        parts.append(Para(line(text(f"note: {note}", Tone.WARN))))
+    return tuple(parts)
+
+
+def view(analysis: TensorAnalysis, ctx: ViewContext, page: Page | None = None) -> SectionView:
+    """What the reports show of the tensor comparison, with its HTML ``page`` (:func:`.page.page`); the JUnit
+    report lists its output tensors."""
+    outputs = sorted({c.name for c in analysis.comparisons if c.kind == "output"}
+                     | {u.name for u in analysis.unmatched if u.kind == "output"})
+    return SectionView("tensors", "Recorded tensors", document(analysis, ctx.plots, ctx.html),
+                       glance(analysis), nav="Tensors", tensors=tuple(outputs), page=page)

@@ -41,19 +41,32 @@ def test_a_toy_kind_runs_end_to_end(runs: tuple[Path, Path]) -> None:
     assert verdict.exit_code == gate.EXIT_REGRESSION
     assert json.loads(Format.json.render(result, verdict))["sections"]["toy"] == {
         "baseline": 1, "candidate": 2, "transforms": len(result.transforms)}
+
+
+def test_the_toy_section_is_drawn_in_every_medium(runs: tuple[Path, Path]) -> None:
+    """Its one view (tests/unit/kinds/toy/section.py) reaches every report through the seam: no reporter
+    names the toy, and no line of the toy's lives outside its folder."""
+    result = pipeline.run(Settings(*runs), kinds=WITH_TOY)
+    verdict = gate.judge(result.findings, result.groups, "error")
     md = Format.markdown.render(result, verdict)
     assert "toy number 1 -> 2" in md  # the finding
     assert "### Toy numbers\n\nbaseline 1, candidate 2" in md  # the section, though no reporter names it
+    assert "### Toy numbers\n\nbaseline 1, candidate 2" in Format.step_summary.render(result, verdict)
     term = Format.terminal.render(result, verdict)
     assert "toy number 1 -> 2" in term
-    assert "toy numbers: baseline 1, candidate 2" in term
+    assert "Toy numbers\nbaseline 1, candidate 2" in term  # the title and the document: no glance of its own
+    page = Format.html.render(result, verdict)
+    assert '<section id="toy">\n  <h2>Toy numbers</h2>\n  <p>baseline 1, candidate 2</p>' in page
+    assert '<a href="#toy">Toy numbers</a>' in page  # in the navigation, in pipeline order
+    junit = Format.junit.render(result, verdict)
+    assert 'type="ADX001"' in junit  # its finding gates, in the run suite
 
 
 def test_the_registered_kinds_alone_render_no_toy(runs: tuple[Path, Path]) -> None:
     result = pipeline.run(Settings(*runs))
     verdict = gate.judge(result.findings, result.groups, "error")
-    assert "Toy numbers" not in Format.markdown.render(result, verdict)
-    assert "toy numbers" not in Format.terminal.render(result, verdict)
+    for fmt in Format:
+        assert "Toy numbers" not in fmt.render(result, verdict), fmt
 
 
 def test_without_the_toy_the_same_runs_pass(runs: tuple[Path, Path]) -> None:

@@ -20,8 +20,9 @@ from ad_diff.kinds.config.model import (
     SourceKind,
     TransformConfigChange,
 )
-from ad_diff.kinds.config.section import render_markdown, render_terminal
+from ad_diff.kinds.config.section import view
 from tests.unit.kinds.config.scenarios import run_scenario
+from tests.views import NO_CONTEXT, markdown, terminal
 
 
 def section(name: str) -> ConfigAnalysis:
@@ -30,7 +31,7 @@ def section(name: str) -> ConfigAnalysis:
 
 
 def test_markdown_explained() -> None:
-    md = render_markdown(section("explained"))
+    md = markdown(view(section("explained"), NO_CONTEXT))
     assert md.startswith("### Configuration\n")
     assert ("- candidate: layered, `config/default.yaml` → `config/dashboard_default.yaml` → "
             "`config/model_x.yaml` (merge order, later wins; default rule: default.yaml first, then by name, "
@@ -45,12 +46,12 @@ def test_markdown_explained() -> None:
 
 
 def test_markdown_unexplained_and_not_applied() -> None:
-    md = render_markdown(section("unexplained"))
+    md = markdown(view(section("unexplained"), NO_CONTEXT))
     assert "The two effective configs are identical." in md
     assert ("- **unexplained**: fuse_rmsnorm: applied -> disabled with no config change behind it "
             "(transforms.fuse_rmsnorm.enabled is true in both configs)") in md
     assert "- candidate: `fuse_rmsnorm` enabled in config, logged disabled: config `enabled` (" in md
-    md2 = render_markdown(section("not_applied"))
+    md2 = markdown(view(section("not_applied"), NO_CONTEXT))
     assert ("- candidate: `fuse_gemms` enabled in config, logged disabled: config `enabled` "
             "(`config/dashboard_default.yaml:4`), log `disabled`, line 7") in md2
 
@@ -69,7 +70,7 @@ def test_json_section() -> None:
 
 def test_terminal_renders() -> None:
     buf = io.StringIO()
-    Console(file=buf, width=200, no_color=True).print(render_terminal(section("unexplained")))
+    Console(file=buf, width=200, no_color=True).print(terminal(view(section("unexplained"), NO_CONTEXT)))
     out = buf.getvalue()
     assert "Config applied?" in out
     assert "unexplained: fuse_rmsnorm: applied -> disabled" in out
@@ -82,7 +83,7 @@ def test_names_escaped() -> None:
     change = ConfigChange(("transforms", evil, "enabled"), ChangeKind.ENABLED, True, False, None,
                           "a|b.yaml:1")
     diff = ConfigDiff((TransformConfigChange(evil, "compile", (change,)),), ())
-    md = render_markdown(ConfigAnalysis(cfg, cfg, diff, ()))
+    md = markdown(view(ConfigAnalysis(cfg, cfg, diff, ()), NO_CONTEXT))
     row = next(line for line in md.splitlines() if line.startswith("| <code>x"))
     assert "<code>x&#124;y&#96;&#60;b&#62;</code>" in row  # inert inside the cell, and rendered as code
     assert row.count("|") == 6  # the row still has exactly 5 cells

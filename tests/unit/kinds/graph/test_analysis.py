@@ -17,10 +17,11 @@ from ad_diff.kinds.graph.analysis import analyze_graphs
 from ad_diff.kinds.graph.classify import classify
 from ad_diff.kinds.graph.diff import GraphAnalysis, HintKind
 from ad_diff.kinds.graph.evidence import attach, hints_for_match_loss
-from ad_diff.kinds.graph.section import render_markdown, render_terminal
+from ad_diff.kinds.graph.section import view
 from ad_diff.kinds.log.model import RunLog
 from tests.conftest import ROOT
 from tests.unit.kinds.graph import scenarios as S
+from tests.views import NO_CONTEXT, markdown, terminal
 
 
 def findings(a: GraphAnalysis, lb: RunLog | None = None, lc: RunLog | None = None) -> list[Finding]:
@@ -55,7 +56,7 @@ def test_fusion_one_layer(tmp_path: Path) -> None:
     d = a.transforms[-1]
     assert len(d.regions) == 2
     assert d.new_regions == (0, 1)
-    md = render_markdown(a)
+    md = markdown(view(a, NO_CONTEXT))
     assert "<details>" in md
     assert "```diff" in md
     assert "- %torch_rmsnorm" in md
@@ -100,7 +101,7 @@ def test_op_form_change_hint(tmp_path: Path) -> None:
     assert h.cause_transform == "canonicalize_split"
     assert "split_with_sizes -> getitem" in h.message
     assert "narrow -> contiguous -> view" in h.message
-    assert "root-cause hint" in render_markdown(a)
+    assert "root-cause hint" in markdown(view(a, NO_CONTEXT))
 
 
 def test_consistency_between_log_and_dumps(tmp_path: Path) -> None:
@@ -149,7 +150,7 @@ def test_terminal_render(tmp_path: Path) -> None:
 
     b, c = S.fusion_one_layer(tmp_path)
     console = Console(record=True, width=200)
-    console.print(render_terminal(analyze_graphs(b / "graphs", c / "graphs")))
+    console.print(terminal(view(analyze_graphs(b / "graphs", c / "graphs"), NO_CONTEXT)))
     out = console.export_text()
     assert "post_load_fusion/fuse_rmsnorm" in out
     assert "region" in out
@@ -190,7 +191,7 @@ def test_markdown_escapes_names(tmp_path: Path) -> None:
         dump = sorted((run / "graphs").iterdir())[-1]
         text = dump.read_text("utf-8")
         dump.write_text(text.replace("# Transform: fuse_rmsnorm", f"# Transform: {HOSTILE}"), "utf-8")
-    md = render_markdown(analyze_graphs(b / "graphs", c / "graphs"))
+    md = markdown(view(analyze_graphs(b / "graphs", c / "graphs"), NO_CONTEXT))
     assert HOSTILE not in md  # never verbatim
     # Headings and prose name it in a code span whose fence is longer than its backtick runs, with the pipe
     # escaped (GFM splits table cells before it reads code spans).

@@ -16,10 +16,11 @@ from ad_diff.kinds.graph.analysis import analyze_graphs
 from ad_diff.kinds.graph.classify import classify, folder_findings
 from ad_diff.kinds.graph.diff import Absence, GraphAnalysis
 from ad_diff.kinds.graph.evidence import attach
-from ad_diff.kinds.graph.section import render_markdown
+from ad_diff.kinds.graph.section import view
 from ad_diff.kinds.log.model import LogEnd, Restore, RunLog
 from scripts.synth_dumps import Spec, write_run
 from tests.unit.kinds.graph.scenarios import FUSED, UNFUSED, make_log
+from tests.views import NO_CONTEXT, markdown
 
 A = State.APPLIED
 STEPS = [("export", "export_to_gm"), ("post_export", "cleanup_noop_slice"),
@@ -68,7 +69,7 @@ def test_restored_dumps_are_restored_not_compared(tmp_path: Path) -> None:
     assert a.transforms[3].two_sided
     assert fs == []  # never lost, never one-sided, never a gap
     assert folder_findings(scan(c / "graphs"), CANDIDATE) == []
-    md = render_markdown(a)
+    md = markdown(view(a, NO_CONTEXT))
     assert "only in the baseline" not in md
     assert "Restored in the candidate (not compared" in md
 
@@ -96,7 +97,7 @@ def test_dumps_cut_short_while_the_log_is_complete_gate(tmp_path: Path) -> None:
     assert "candidate" in cut.message
     assert "stop after sharding/sharding_transform_executor" in cut.message
     assert dict(cut.evidence)["not_dumped"] == ["post_load_fusion/fuse_rmsnorm", "compile/compile_model"]
-    assert "ran in the" not in render_markdown(a)
+    assert "ran in the" not in markdown(view(a, NO_CONTEXT))
 
 
 def test_dumps_missing_at_the_start_gate_too(tmp_path: Path) -> None:
@@ -200,7 +201,7 @@ def test_a_moved_transform_is_reported_once(tmp_path: Path) -> None:
     assert moved.transform in ("cleanup_noop_slice", "cleanup_noop_add")
     assert "in the baseline" in moved.message
     assert "in the candidate" in moved.message
-    assert "another place in the pipeline" in render_markdown(a)
+    assert "another place in the pipeline" in markdown(view(a, NO_CONTEXT))
 
 
 F32 = "torch.float32"

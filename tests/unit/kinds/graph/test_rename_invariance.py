@@ -97,13 +97,16 @@ def test_a_renamed_run_yields_no_graph_finding(tmp_path_factory, rnd: random.Ran
 
 
 def test_a_renamed_run_says_its_dumps_differ_in_names_only() -> None:
-    from ad_diff.kinds.graph.section import render_markdown
+    from ad_diff.kinds.graph.section import view
+    from tests.views import NO_CONTEXT, markdown
 
     root = ROOT / "fixtures" / "scenarios"
-    renamed_md = render_markdown(analyze_graphs(root / "torch_upgrade_rename" / "baseline" / "graphs",
-                                                root / "torch_upgrade_rename" / "candidate" / "graphs"))
+    renamed = analyze_graphs(root / "torch_upgrade_rename" / "baseline" / "graphs",
+                             root / "torch_upgrade_rename" / "candidate" / "graphs")
+    renamed_md = markdown(view(renamed, NO_CONTEXT))
     assert "transform(s) whose dumps differ in node names only" in renamed_md
     assert "carry the same differences" not in renamed_md
-    changed_md = render_markdown(analyze_graphs(root / "partial_loss" / "baseline" / "graphs",
-                                                root / "partial_loss" / "candidate" / "graphs"))
+    changed = analyze_graphs(root / "partial_loss" / "baseline" / "graphs",
+                             root / "partial_loss" / "candidate" / "graphs")
+    changed_md = markdown(view(changed, NO_CONTEXT))
     assert "later transform(s) whose dumps carry the same differences" in changed_md

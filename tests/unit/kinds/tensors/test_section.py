@@ -6,9 +6,11 @@ from pathlib import Path
 
 from rich.console import Console
 
+from ad_diff.core.view import ViewContext
 from ad_diff.kinds.tensors.analysis import analyze_tensors
-from ad_diff.kinds.tensors.section import render_markdown, render_terminal
+from ad_diff.kinds.tensors.section import view
 from ad_diff.settings import Settings
+from tests.views import NO_CONTEXT, markdown, terminal
 
 FIX = Path(__file__).resolve().parents[4] / "fixtures" / "tensors"
 
@@ -19,7 +21,7 @@ def _analysis(base: Path, cand: Path, **kw: object):
 
 def test_markdown_shows_verdicts_and_evidence() -> None:
     a = _analysis(FIX / "gpu" / "baseline", FIX / "gpu" / "within")
-    md = render_markdown(a)
+    md = markdown(view(a, NO_CONTEXT))
     assert "| <code>logits</code> |" in md
     assert "acceptable drift" in md
     assert "baseline's RMSE" in md  # reference-mode evidence
@@ -29,18 +31,18 @@ def test_markdown_shows_verdicts_and_evidence() -> None:
 def test_markdown_says_where_the_plots_are_without_dead_links() -> None:
     a = _analysis(FIX / "synthetic" / "beyond" / "baseline", FIX / "synthetic" / "beyond" / "candidate",
                   tensor_plots=True)
-    md = render_markdown(a, "out/plots", "report.html")
+    md = markdown(view(a, ViewContext(plots="out/plots", html="report.html")))
     assert "beyond tolerance" in md
     # a relative link to a file of the job is dead on GitHub: the folder and the HTML report are named instead
     assert "](" not in md
     assert ("of 1 drifting tensor(s): inline in the HTML report `report.html` "
             "and as PNG files in `out/plots/`") in md
-    assert "drifting tensor(s)" not in render_markdown(a)  # nothing written: nothing said
+    assert "drifting tensor(s)" not in markdown(view(a, NO_CONTEXT))  # nothing written: nothing said
 
 
 def test_markdown_lists_one_sided_and_unreadable() -> None:
     a = _analysis(FIX / "synthetic" / "garbage" / "baseline", FIX / "synthetic" / "garbage" / "candidate")
-    md = render_markdown(a)
+    md = markdown(view(a, NO_CONTEXT))
     assert "unreadable candidate file `more.pt`" in md
     assert "Recorded in one run only" in md
 
@@ -48,7 +50,7 @@ def test_markdown_lists_one_sided_and_unreadable() -> None:
 def test_terminal_renders() -> None:
     a = _analysis(FIX / "synthetic" / "nan" / "baseline", FIX / "synthetic" / "nan" / "candidate")
     con = Console(record=True, width=160)
-    con.print(render_terminal(a))
+    con.print(terminal(view(a, NO_CONTEXT)))
     assert "new NaN/Inf" in con.export_text()
 
 
@@ -65,12 +67,12 @@ def _captures(root: Path, nodes: int) -> Path:
 def test_node_captures_of_one_run_fold_into_one_line_per_run(tmp_path: Path) -> None:
     a = _analysis(_captures(tmp_path / "b", 135), _captures(tmp_path / "c", 5))
     assert sum(1 for u in a.unmatched if u.present_in == "baseline") == 130
-    md = render_markdown(a)
+    md = markdown(view(a, NO_CONTEXT))
     assert "<details><summary>130 nodes recorded by the baseline only</summary>" in md
     head = md.split("<details><summary>130 nodes")[0]
     assert "mul_99" not in head  # the names are inside the fold, not one line each before it
     con = Console(record=True, width=160)
-    con.print(render_terminal(a))
+    con.print(terminal(view(a, NO_CONTEXT)))
     text = con.export_text()
     assert "130 nodes recorded by the baseline only" in text
     assert "mul_99" not in text

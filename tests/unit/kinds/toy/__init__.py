@@ -7,16 +7,14 @@ It is one folder like every kind of ``ad_diff/kinds/`` (``model``, ``parse``, ``
 
 from __future__ import annotations
 
-from typing import Any
-
 from ad_diff.core.facts import Evidence, Facts
 from ad_diff.core.model import Finding
+from ad_diff.core.view import SectionView, ViewContext
 from ad_diff.kinds.base import Context, SectionKey, Skipped, SkipReason
-from ad_diff.result import DiffResult
 from tests.unit.kinds.toy import rules
 from tests.unit.kinds.toy.model import ToyComparison
 from tests.unit.kinds.toy.parse import parse
-from tests.unit.kinds.toy.section import render_markdown, render_terminal
+from tests.unit.kinds.toy.section import view as section_view
 
 
 class ToyKind:
@@ -45,13 +43,9 @@ class ToyKind:
         """No facts of its own for the accounting: its one number is judged by its own rule."""
         return Facts()
 
-    def render_markdown(self, section: ToyComparison, result: DiffResult) -> str:
-        """The toy section."""
-        return render_markdown(section)
-
-    def render_terminal(self, section: ToyComparison, result: DiffResult) -> Any:
-        """The toy section for the terminal."""
-        return render_terminal(section)
+    def view(self, section: ToyComparison, ctx: ViewContext) -> SectionView:
+        """What every report shows of the toy section (:mod:`.section`)."""
+        return section_view(section, ctx)
 
 
 TOY = ToyKind()

@@ -1,17 +1,13 @@
-"""The toy kind's section of the PR comment and of the terminal report."""
+"""What the reports show of the toy kind's section: one line, both numbers. Every medium draws it (the PR
+comment, the terminal, the HTML report) with no line of the toy's outside this folder."""
 
 from __future__ import annotations
 
-from rich.text import Text
-
+from ad_diff.core.view import Para, SectionView, ViewContext, line
 from tests.unit.kinds.toy.model import ToyComparison
 
 
-def render_markdown(section: ToyComparison) -> str:
-    """One line: both numbers."""
-    return f"### Toy numbers\n\nbaseline {section.baseline}, candidate {section.candidate}\n"
-
-
-def render_terminal(section: ToyComparison) -> Text:
-    """One line: both numbers."""
-    return Text(f"toy numbers: baseline {section.baseline}, candidate {section.candidate}")
+def view(section: ToyComparison, ctx: ViewContext) -> SectionView:
+    """Both numbers, as one paragraph under the section's title."""
+    return SectionView("toy", "Toy numbers",
+                       (Para(line(f"baseline {section.baseline}, candidate {section.candidate}")),))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import sys
-from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
@@ -13,23 +12,7 @@ import typer
 from ad_diff.cli.app import app, guarded
 from ad_diff.cli.output import emit, terminal_width
 from ad_diff.errors import AdDiffError
-
-
-class WorkflowFormat(str, Enum):
-    """Output formats of ``note``."""
-
-    markdown = "markdown"
-    json = "json"
-    text = "text"
-
-
-class CandidatesFormat(str, Enum):
-    """Output formats of ``candidates``: the terminal view is the default on stdout, markdown in a file."""
-
-    terminal = "terminal"
-    markdown = "markdown"
-    json = "json"
-    text = "text"
+from ad_diff.formats import CANDIDATES, NOTE, CandidatesPrinted, Format, NotePrinted, Options
 
 
 def _use_color() -> bool:
@@ -48,7 +31,7 @@ def candidates(
     ] = None,
     min_count: Annotated[int, typer.Option(help="Report patterns seen at least this many times.")] = 2,
     fmt: Annotated[
-        CandidatesFormat | None,
+        CandidatesPrinted | None,
         typer.Option(
             "--format",
             "-f",
@@ -65,24 +48,14 @@ def candidates(
     def go() -> int:
         # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.candidates import find_candidates
-        from ad_diff.candidates import render as cr
 
         if min_count < 1:
             raise AdDiffError(f"--min-count must be at least 1, not {min_count}")
         report = find_candidates(run, transform=transform, trtllm_src=trtllm_src, min_count=min_count)
-        chosen = fmt or (CandidatesFormat.terminal if output is None else CandidatesFormat.markdown)
-        if chosen is CandidatesFormat.terminal:
-            # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
-            from ad_diff.candidates.terminal import render_terminal
-
-            text = render_terminal(report, terminal_width(100), color=output is None and _use_color())
-        else:
-            text = {
-                CandidatesFormat.markdown: cr.render_markdown,
-                CandidatesFormat.json: cr.render_json,
-                CandidatesFormat.text: cr.render_text,
-            }[chosen](report)
-        emit(text, output)
+        # the terminal view on stdout, markdown in a file, unless --format says otherwise
+        chosen = fmt or (Format.terminal if output is None else Format.markdown)
+        layout = Options(color=output is None and _use_color(), width=terminal_width(100))
+        emit(CANDIDATES.render(chosen, report, layout), output)
         return 0
 
     raise typer.Exit(guarded(go))
@@ -112,8 +85,8 @@ def note(
         Path | None, typer.Option(help="TensorRT-LLM source tree for the kernel lookup.")
     ] = None,
     fmt: Annotated[
-        WorkflowFormat, typer.Option("--format", "-f", help="markdown or json (text = markdown).")
-    ] = WorkflowFormat.markdown,
+        NotePrinted, typer.Option("--format", "-f", help="markdown or json (text = markdown).")
+    ] = Format.markdown.value,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
     ] = None,
@@ -138,10 +111,7 @@ def note(
         result = note_mod.build_note(
             baseline, candidate_run, candidate, tests=tests_text, path=path, trtllm_src=trtllm_src
         )
-        text = (
-            note_mod.render_json(result) if fmt is WorkflowFormat.json else note_mod.render_markdown(result)
-        )
-        emit(text, output)
+        emit(NOTE.render(fmt, result), output)
         return 0
 
     raise typer.Exit(guarded(go))

@@ -18,7 +18,7 @@ import typer
 from ad_diff.cli.app import app, guarded
 from ad_diff.cli.options import ConfigOpt, FailOnOpt, NoConfigOpt, ResolvedOptions, resolve_options
 from ad_diff.cli.output import safe_text, terminal_width, write_output
-from ad_diff.report import ReportFormat
+from ad_diff.formats import HISTORY, Format, Options, Printed
 
 if TYPE_CHECKING:
     from ad_diff.history.model import History
@@ -48,7 +48,7 @@ PlotsOpt = Annotated[Path | None, typer.Option(
     "extra).")]
 RankOpt = Annotated[int, typer.Option(help="Rank whose log lines are read (run folders).")]
 CollapseOpt = Annotated[float, typer.Option(help="Loss share (0-1] that counts as a collapse.")]
-FormatOpt = Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")]
+FormatOpt = Annotated[Printed, typer.Option("--format", "-f", help="Report printed on stdout.")]
 MarkdownOpt = Annotated[Path | None, typer.Option("--markdown", help="Also write the markdown report here.")]
 JsonOpt = Annotated[Path | None, typer.Option("--json", help="Also write the JSON report here.")]
 IgnoreOpt = Annotated[list[str] | None, typer.Option(help="Transform key (glob) to leave out; repeatable.")]
@@ -72,7 +72,7 @@ def history(
     rank: RankOpt = 0,
     fail_on: FailOnOpt = "error",
     collapse_fraction: CollapseOpt = 0.5,
-    fmt: FormatOpt = ReportFormat.terminal,
+    fmt: FormatOpt = Format.terminal.value,
     markdown: MarkdownOpt = None,
     json_out: JsonOpt = None,
     ignore_transform: IgnoreOpt = None,
@@ -137,22 +137,13 @@ def _write_files(result: History, table: Path | None, plots: Path | None) -> tup
 def _write_reports(result: History, opts: ResolvedOptions, written: Plots) -> None:
     """Print the stdout report and write the markdown and JSON files asked for; the markdown links the plots
     relative to its own folder."""
-    # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
-    from ad_diff.history import render, serialize
-
-    fmt_ = ReportFormat(opts["format"])
     use_color = sys.stdout.isatty() if opts["color"] is None else opts["color"]
     md_path = opts.get("markdown")
     base = (md_path.parent if md_path is not None else Path.cwd()).resolve()
     links = {k: urllib.parse.quote(os.path.relpath(p.resolve(), base)) for k, p in written.items()}
-    if fmt_ is ReportFormat.terminal:
-        width = terminal_width()
-        sys.stdout.write(safe_text(render.render_terminal(result, color=use_color, width=width)))
-    elif fmt_ is ReportFormat.markdown:
-        sys.stdout.write(safe_text(render.render_markdown(result, links)))
-    else:
-        sys.stdout.write(safe_text(serialize.render_json(result)))
-    if md_path is not None:
-        write_output(md_path, render.render_markdown(result, links))
-    if opts.get("json") is not None:
-        write_output(opts["json"], serialize.render_json(result))
+    layout = Options(color=use_color, width=terminal_width(), links=links)
+    sys.stdout.write(safe_text(HISTORY.render(opts["format"], result, layout)))
+    for fmt in HISTORY.files:  # the files asked for (--markdown, --json), by the format's name
+        path = opts.get(fmt.value)
+        if path is not None:
+            write_output(path, HISTORY.render(fmt, result, layout))

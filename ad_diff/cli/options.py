@@ -27,7 +27,8 @@ from ad_diff.core.escape import excerpt
 from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import terminal
 from ad_diff.errors import AdDiffError, UsageError
-from ad_diff.report import COMMENT_LIMIT, ReportFormat
+from ad_diff.formats import Format, Printed
+from ad_diff.report import COMMENT_LIMIT
 from ad_diff.settings import FAIL_ON_CHOICES, MIN_COMMENT_LIMIT, FailOn, Settings, broken_rule
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -117,8 +118,6 @@ def resolve_options(ctx: typer.Context) -> ResolvedOptions:
         value = param(ctx, name)
         if isinstance(value, list):
             value = tuple(value)
-        elif isinstance(value, ReportFormat):
-            value = value.value
         source = ctx.get_parameter_source(name)
         # By name: typer vendors its own click, so the enum class differs between typer versions.
         user_given = getattr(source, "name", None) in ("COMMANDLINE", "ENVIRONMENT")
@@ -183,7 +182,8 @@ def json_on_stdout(ctx: typer.Context) -> list[bool]:
     """``[True]`` when ``--format json`` was typed; a command appends the resolved answer (the config file may
     say ``format: json``) once it has read the options. For :func:`ad_diff.cli.app.guarded`'s
     ``json_errors``."""
-    return [param(ctx, "fmt") is ReportFormat.json]
+    fmt = param(ctx, "fmt")
+    return [fmt is not None and Format(fmt).machine]
 
 
 def build_settings(opts: ResolvedOptions, baseline: Path, candidate: Path, **extra: Any) -> Settings:
@@ -258,8 +258,8 @@ SHARED: dict[str, tuple[Any, Any]] = {
     "fail_on": (FailOnOpt, "error"),
     "collapse_fraction": (Annotated[float, typer.Option(
         help="Loss share (0-1] that counts as a collapse.")], 0.5),
-    "fmt": (Annotated[ReportFormat, typer.Option("--format", "-f", help="Report printed on stdout.")],
-            ReportFormat.terminal),
+    "fmt": (Annotated[Printed, typer.Option("--format", "-f", help="Report printed on stdout.")],
+            Format.terminal.value),
     "markdown": (Annotated[Path | None, typer.Option(
         "--markdown", help="Also write the markdown report here.")], None),
     "json_out": (Annotated[Path | None, typer.Option(

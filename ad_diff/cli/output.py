@@ -23,7 +23,7 @@ from ad_diff.core.redact import redact_text
 from ad_diff.core.redactwalk import redact_deep
 from ad_diff.core.sinks import output
 from ad_diff.errors import AdDiffError
-from ad_diff.report import Format, ReportFormat
+from ad_diff.formats import BATCH, COMPARISON, FAILURE, Comparison, Failure, Format, Options, Reporters
 
 if TYPE_CHECKING:
     from ad_diff.cli.options import ResolvedOptions
@@ -174,17 +174,19 @@ def write_reports(opts: ResolvedOptions, result: Any, verdict: Any) -> None:
             result = _link_batch(result, html, markdown)
         else:
             result = link_html(result, html, markdown)
-    sys.stdout.write(safe_text(ReportFormat(opts["format"]).renderer.render(
-        result, verdict, color=use_color, comment_limit=limit, width=terminal_width())))
-    for fmt in (Format.markdown, Format.json, Format.junit, Format.step_summary):
+    reporters: Reporters[Any] = BATCH if isinstance(result, BatchResult) else COMPARISON
+    subject = result if isinstance(result, BatchResult) else Comparison(result, verdict)
+    layout = Options(color=use_color, width=terminal_width(), comment_limit=limit)
+    sys.stdout.write(safe_text(reporters.render(opts["format"], subject, layout)))
+    for fmt in reporters.files:  # the report files asked for, each by its format's name (--junit FILE)
         path = opts.get(fmt.value)
         if path is not None:
-            text = fmt.render(result, verdict, comment_limit=limit)
-            (append_output if fmt is Format.step_summary else write_output)(path, text)
+            text = reporters.render(fmt, subject, Options(comment_limit=limit))
+            (append_output if fmt.appends else write_output)(path, text)
 
 
-ERROR_OUTPUTS = {"markdown": "markdown", "step_summary": "step_summary", "json_out": "json"}
-"""The report files an error reaches (command parameter -> what is written there)."""
+ERROR_OUTPUTS = {"markdown": Format.markdown, "step_summary": Format.step_summary, "json_out": Format.json}
+"""The report files an error reaches (command parameter -> the format written there)."""
 
 
 def write_error_reports(message: str, code: int, json_text: str | None) -> None:
@@ -197,18 +199,15 @@ def write_error_reports(message: str, code: int, json_text: str | None) -> None:
         from typer._click.globals import get_current_context  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
         from click import get_current_context  # type: ignore[import-not-found, no-redef, unused-ignore]
-    # lazy: loaded only when an error is reported
-    from ad_diff.report.markdown import render_error
-
     ctx = get_current_context(silent=True)
     params = ctx.params if ctx is not None else {}
-    for name, what in ERROR_OUTPUTS.items():
+    failure = Failure(message, code, json_text)
+    for name, fmt in ERROR_OUTPUTS.items():
         path = params.get(name)
-        if not isinstance(path, (str, Path)) or not str(path) or (what == "json" and json_text is None):
+        if not isinstance(path, (str, Path)) or not str(path) or (fmt.machine and json_text is None):
             continue
-        text = json_text + "\n" if what == "json" and json_text else render_error(message, code)
         try:
-            (append_output if what == "step_summary" else write_output)(Path(path), text)
+            (append_output if fmt.appends else write_output)(Path(path), FAILURE.render(fmt, failure))
         except (AdDiffError, OSError):
             continue
 

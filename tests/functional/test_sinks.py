@@ -227,8 +227,8 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
     """The last pass (sinks.output) is a safety net: the renderers themselves leave nothing raw."""
     from ad_diff import pipeline
     from ad_diff.core import sinks
+    from ad_diff.formats import BATCH, COMPARISON, Comparison, Options
     from ad_diff.gate import judge
-    from ad_diff.report import Format
     from ad_diff.result import BatchResult
     from ad_diff.settings import Settings
     from ad_diff.workflows.batch import run_batch
@@ -237,8 +237,8 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
     base, cand = every_field(tmp_path / file_name(HOSTILE))
     result = pipeline.run(Settings(baseline=base, candidate=cand))
     verdict = judge(result.findings, result.groups, "error")
-    for fmt in Format:
-        text = fmt.render(result, verdict, color=True)
+    for fmt in COMPARISON.formats:
+        text = COMPARISON.render(fmt, Comparison(result, verdict), Options(color=True))
         assert not _raw(text), f"{fmt.value}: {_raw(text)}"
     for side, run in (("b", base), ("c", cand)):
         shutil.copytree(run, tmp_path / side / file_name(HOSTILE))
@@ -246,8 +246,8 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
                       jobs=1)
     assert isinstance(batch, BatchResult)
     assert batch.models[0].result is not None
-    for fmt in Format:
-        text = fmt.render(batch, None, color=True)
+    for fmt in BATCH.formats:
+        text = BATCH.render(fmt, batch, Options(color=True))
         assert not _raw(text), f"batch {fmt.value}: {_raw(text)}"
     for label, text in _workflow_reports(tmp_path, base, cand):
         assert not _raw(text), f"{label}: {_raw(text)}"
@@ -256,12 +256,11 @@ def test_every_renderer_escapes_its_fields_without_the_last_pass(tmp_path: Path,
 
 
 def _workflow_reports(tmp: Path, base: Path, cand: Path) -> list[tuple[str, str]]:
-    """Every report of history, candidates and note on the hostile runs, rendered in-process."""
+    """Every report of history, candidates and note on the hostile runs, rendered in-process: every format
+    of their registry tables (ad_diff.formats), and the history's long table."""
     from ad_diff.candidates import find_candidates
-    from ad_diff.candidates import render as cr
-    from ad_diff.candidates.terminal import render_terminal
-    from ad_diff.history import HistoryOptions, run_history, serialize
-    from ad_diff.history import render as hr
+    from ad_diff.formats import CANDIDATES, HISTORY, NOTE, Options
+    from ad_diff.history import HistoryOptions, run_history
     from ad_diff.history.export import csv_safe
     from ad_diff.workflows import note
 
@@ -272,10 +271,9 @@ def _workflow_reports(tmp: Path, base: Path, cand: Path) -> list[tuple[str, str]
     assert h.table is not None
     found = find_candidates(cand, min_count=1)
     n = note.build_note(base, cand, "rmsnorm", tests=HOSTILE)
-    return [("history terminal", hr.render_terminal(h, color=True)),
-            ("history markdown", hr.render_markdown(h, {})), ("history json", serialize.render_json(h)),
-            ("history csv", csv_safe(h.table).to_csv(index=False)),
-            ("candidates terminal", render_terminal(found, 120, color=True)),
-            ("candidates markdown", cr.render_markdown(found)), ("candidates text", cr.render_text(found)),
-            ("candidates json", cr.render_json(found)), ("note markdown", note.render_markdown(n)),
-            ("note json", note.render_json(n))]
+    out = [("history csv", csv_safe(h.table).to_csv(index=False))]
+    subjects = (("history", HISTORY, h), ("candidates", CANDIDATES, found), ("note", NOTE, n))
+    for name, table, subject in subjects:
+        out += [(f"{name} {fmt.value}", table.render(fmt, subject, Options(color=True, width=120)))
+                for fmt in table.formats]
+    return out

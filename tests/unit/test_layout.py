@@ -20,7 +20,8 @@ The layers, lowest first (a module may import its own layer and the layers below
 6. ``result``: the returned value of a comparison
 7. ``pipeline``, ``report``, ``catalog``: the flow that builds a result, the renderers that read it, the
    rule catalogue of every layer
-8. ``workflows``, ``candidates``, ``history``, ``recording``: the products built on comparisons
+8. ``workflows``, ``candidates``, ``history``, ``recording``: the products built on comparisons; ``formats``:
+   the one registry of output formats, every report of every product
 9. ``cli``, ``__main__``
 """
 
@@ -43,7 +44,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("explain", "gate"),
     ("result",),
     ("pipeline", "report", "catalog"),
-    ("workflows", "candidates", "history", "recording"),
+    ("workflows", "candidates", "history", "recording", "formats"),
     ("cli", "__main__"),
 )
 """Top-level parts of ad_diff, lowest layer first (see the module docstring); ``""``: the package itself."""

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ad_diff import gate, pipeline
+from ad_diff.formats import COMPARISON, Format
 from ad_diff.kinds import KINDS
-from ad_diff.report import Format
 from ad_diff.settings import Settings
 from tests.unit.kinds.toy import TOY
 
@@ -65,7 +65,7 @@ def test_the_toy_section_is_drawn_in_every_medium(runs: tuple[Path, Path]) -> No
 def test_the_registered_kinds_alone_render_no_toy(runs: tuple[Path, Path]) -> None:
     result = pipeline.run(Settings(*runs))
     verdict = gate.judge(result.findings, result.groups, "error")
-    for fmt in Format:
+    for fmt in COMPARISON.formats:
         assert "Toy numbers" not in fmt.render(result, verdict), fmt
 
 

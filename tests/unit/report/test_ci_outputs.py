@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ad_diff import gate, pipeline
-from ad_diff.report import STEP_SUMMARY_LIMIT, Format
+from ad_diff.formats import Format
+from ad_diff.report import STEP_SUMMARY_LIMIT
 from ad_diff.report import batch as batch_report
 from ad_diff.report.markdown import COMMENT_LIMIT
 from ad_diff.settings import Settings

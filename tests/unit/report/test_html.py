@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from ad_diff import gate, pipeline
 from ad_diff.core.model import Category, Finding, Severity
-from ad_diff.report import Format, html
+from ad_diff.formats import Format
+from ad_diff.report import html
 from ad_diff.report.common import partition
 from ad_diff.result import DiffResult, regroup
 from ad_diff.settings import Settings

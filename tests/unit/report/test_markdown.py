@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ad_diff import gate, pipeline
-from ad_diff.report import Format
+from ad_diff.formats import Format
 from ad_diff.report.common import headline, run_labels
 from ad_diff.settings import Settings
 from tests.ci_runs import pair

@@ -15,15 +15,11 @@ matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them t
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from ad_diff.core.gcpause import paused_gc
-from ad_diff.core.graphops import op_name
-from ad_diff.core.known import ONE_OP_PER_MATCH
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
 from ad_diff.core.moe import moe_layers
 from ad_diff.core.runlog import RunLog
@@ -44,6 +40,7 @@ from ad_diff.kinds.graph.diff import (
     UnreadableDump,
 )
 from ad_diff.kinds.graph.hints import find_hints
+from ad_diff.kinds.graph.identity import layers_of, with_replaced
 from ad_diff.kinds.graph.measure import (
     BodyChange,
     NodeTable,
@@ -247,33 +244,6 @@ def _delta(
     return replace(d, added=added, removed=removed)
 
 
-_LAYER = re.compile(r"(?:^|_)layers_(\d{1,6})_")
-
-
-def layers_of(dump: GraphDump) -> int | None:
-    """How many decoder layers the dump's weights name (the highest ``layers_<n>_`` plus one), if any."""
-    seen = [int(m.group(1)) for s in dump.sections for n in s.nodes for a in n.args if a.node
-            for m in (_LAYER.search(a.text),) if m is not None]
-    return max(seen) + 1 if seen else None
-
-
-def _op_counts(dump: GraphDump, ops: tuple[str, ...]) -> Counter[str]:
-    wanted = frozenset(ops)
-    return Counter(name for s in dump.sections for n in s.nodes if (name := op_name(n.target)) in wanted)
-
-
-def _replaced(transform: str, prev: GraphDump | None, cur: GraphDump | None, d: RunDelta | None
-              ) -> RunDelta | None:
-    """``d`` with the known ops the transform's dump added (:data:`~ad_diff.core.known.ONE_OP_PER_MATCH`),
-    for a transform that writes one per match and whose run has both dumps."""
-    ops = ONE_OP_PER_MATCH.get(transform)
-    if d is None or ops is None or prev is None or cur is None:
-        return d
-    before, after = _op_counts(prev, ops), _op_counts(cur, ops)
-    rose = tuple(op for op in ops if after[op] > before[op])
-    return replace(d, replaced=sum(after[op] - before[op] for op in rose), replaced_ops=rose)
-
-
 def _coverage(dump: GraphDump, digest: bytes, cross: CrossState, before: Coverage | None,
               change: BodyChange | None) -> Coverage:
     """The dump's coverage: seen before (same graph), else from the run's previous coverage and what
@@ -308,9 +278,9 @@ def _step(
     base = (None if rb.dump is None else rb.dump.sections, None if rc.dump is None else rc.dump.sections)
     change_b, change_c = _change(rb, db, same_b, reuse), _change(rc, dc, same_c, reuse)
     changes = ([] if same_b else change_b, [] if same_c else change_c)
-    delta_b = _replaced(tp.transform, rb.dump, db,
+    delta_b = with_replaced(tp.transform, rb.dump, db,
                         _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), change_b))
-    delta_c = _replaced(tp.transform, rc.dump, dc,
+    delta_c = with_replaced(tp.transform, rc.dump, dc,
                         _delta(rc.dump, dc, same_c, tp.baseline is None, logs[CANDIDATE].get(at), change_c))
     cov_b = None if db is None else rb.cover if same_b else _coverage(db, dig_b, cross, rb.cover, change_b)
     cov_c = None if dc is None else rc.cover if same_c else _coverage(dc, dig_c, cross, rc.cover, change_c)

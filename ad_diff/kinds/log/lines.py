@@ -46,10 +46,11 @@ CLAIMED = re.compile(
     r"|\[CUDA MEM(?: DIFF \((?:EXPECTED|UNEXPECTED)\))?\] |\w+ config: |(?:Model|Graph) after \w+:"
     r"|Graph dumping enabled to: |\[\d+\] Visualized gm_"
     r"|(?:Saved|Restored) AutoDeploy pipeline snapshot |Skipping pipeline snapshot |Skipping boundary "
-    r"|Pipeline snapshot manifest mismatch |\[cache\] )"
+    r"|Pipeline snapshot manifest mismatch |\[cache\] |\[AD_VA_PROBE\]|\[dtype_metadata\] )"
 )
 """Messages of a transform's context that ad-diff reads or knows to be how a run printed (FORMATS.md 1.2 and
-7): cleanup and apply markers, memory lines, debug reprs, the dump folder, visualisation, cache book-keeping.
+7): cleanup and apply markers, memory lines, debug reprs, the dump folder, visualisation, cache book-keeping,
+and the output of diagnostics a user switches on (``AD_VA_PROBE``, dtype-metadata dumps).
 Every other message a transform logs is a fact the reader does not claim (:attr:`TransformRecord.said`)."""
 LEVEL_WORDS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug", "D": "debug",
                "CRITICAL": "critical", "ERROR": "error", "WARNING": "warning", "INFO": "info",

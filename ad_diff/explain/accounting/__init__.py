@@ -84,7 +84,8 @@ def _said(said: tuple[dict[SaidKey, Counter[str]], dict[SaidKey, Counter[str]]],
             nb, nc = bs.get(text, 0), cs.get(text, 0)
             if nb != nc:
                 out.differences.append(Difference(
-                    Item.LOG_LINE, f"`{text[:LINE_EXCERPT]}`", str(nb) if nb else None, str(nc) if nc else None,
+                    Item.LOG_LINE, f"`{text[:LINE_EXCERPT]}`", str(nb) if nb else None,
+                    str(nc) if nc else None,
                     transform=transform, stage=stage, rank=rank, key=text))
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff import __version__
-from ad_diff.core import lazy, limits
+from ad_diff.core import jsonsafe, lazy
 from ad_diff.core.limits import HISTORY_CACHE_BYTES as CACHE_BYTES
 from ad_diff.core.outfile import write_file
 from ad_diff.errors import AdDiffError, InputError
@@ -135,7 +135,7 @@ def load(path: Path, rank: int, cols: Columns, wanted: dict[str, Any]) -> tuple[
     try:
         if path.stat().st_size > CACHE_BYTES:
             return {}, f"cache {path} is over {CACHE_BYTES >> 20} MiB (the cap CACHE_BYTES); it is rebuilt"
-        data = limits.load_json(path.read_bytes(), path, "an ad-diff history cache")
+        data = jsonsafe.load_json(path.read_bytes(), path, "an ad-diff history cache")
     except OSError as e:
         return {}, f"cache {path} could not be read ({e}); it is rebuilt"
     except InputError as e:

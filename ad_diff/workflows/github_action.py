@@ -30,6 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core import jsonsafe
+from ad_diff.errors import AdDiffError
+
 MARKER_PREFIX = "<!-- ad-diff-report"
 """The hidden first line of the action's PR comment (with the ``comment-key`` input, one comment per key)."""
 MAX_COMMENT = 65_536
@@ -99,8 +102,8 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
     sys.stderr.write(proc.stderr)
     verdict, headline = "error", ""
     report = out / "report.json"
-    if proc.returncode in (0, 1) and report.is_file():
-        data = json.loads(report.read_text(encoding="utf-8"))
+    data = _report(report) if proc.returncode in (0, 1) else None
+    if isinstance(data, dict):
         verdict, headline = str(data.get("verdict", "error")), str(data.get("headline", ""))
     else:
         last = [ln for ln in proc.stderr.splitlines() if ln.strip()]
@@ -118,6 +121,25 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
     }
     set_outputs(env.get("GITHUB_OUTPUT"), outputs)
     return outputs
+
+
+def _report(path: Path) -> Any:
+    """The JSON report the comparison just wrote into the action's out-dir (``None`` when there is none),
+    through the one bounded JSON reader."""
+    try:
+        raw = path.read_bytes()  # not a run path: the report ad-diff itself wrote into out-dir
+    except OSError:
+        return None
+    return _json(raw, path, "the JSON report ad-diff wrote")
+
+
+def _json(raw: bytes, where: Path | str, what: str, **bounds: Any) -> Any:
+    """``raw`` through the one bounded JSON reader (:mod:`ad_diff.core.jsonsafe`); a refusal is an
+    :class:`ActionError` (an annotation and exit 2, never a traceback)."""
+    try:
+        return jsonsafe.load_json(raw, where, what, **bounds)
+    except AdDiffError as e:
+        raise ActionError(str(e)) from None
 
 
 def _annotation(text: str) -> str:
@@ -149,7 +171,7 @@ class GitHub:
             raise ActionError(f"GitHub API {method} {path}: HTTP {e.code} {e.reason}") from None
         except (urllib.error.URLError, TimeoutError, OSError) as e:
             raise ActionError(f"GitHub API {method} {path}: {e}") from None
-        return json.loads(raw) if raw else None
+        return _json(raw, f"GitHub API {method} {path}", "a JSON answer") if raw else None
 
     def find_comment(self, number: int, mark: str) -> int | None:
         """The id of the PR's comment that starts with ``mark``."""
@@ -176,9 +198,13 @@ def comment_body(markdown: str, mark: str, artifact_url: str) -> str:
 def pull_number(env: Mapping[str, str]) -> int | None:
     """The PR number of a ``pull_request``/``pull_request_target`` event, else ``None``."""
     path = env.get("GITHUB_EVENT_PATH")
-    if not path or not Path(path).is_file():
+    if not path:
         return None
-    event = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        raw = Path(path).read_bytes()  # not a run path: the event file the runner wrote
+    except OSError:
+        return None
+    event = _json(raw, path, "the GitHub event file")
     pr = event.get("pull_request") if isinstance(event, dict) else None
     number = pr.get("number") if isinstance(pr, dict) else None
     return number if isinstance(number, int) else None

@@ -31,6 +31,8 @@ from ad_diff.kinds.log.model import RunLog
 CHUNK = 1 << 20
 """Bytes read at a time when hashing."""
 RUN_JSON = "run.json"
+RUN_JSON_LIMIT = 1 << 20
+"""Bytes of ``run.json`` read at most (``ad-diff record`` writes about 2 KB)."""
 TENSOR_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
 
 
@@ -360,14 +362,15 @@ def flatten(data: Any, prefix: str = "") -> Iterator[tuple[str, str]]:
 
 
 def run_info(root: Path) -> dict[str, str]:
-    """``run.json`` flattened (the run folder's own path in a value reads ``<run>``); empty if absent."""
+    """``run.json`` flattened (the run folder's own path in a value reads ``<run>``); empty if absent.
+
+    Opened beneath the run folder (a link out of it, a FIFO: refused, never read) and parsed by the one
+    bounded JSON reader (depth, digits, duplicate keys, :data:`RUN_JSON_LIMIT` bytes)."""
     path = root / RUN_JSON
-    if not path.is_file():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {RUN_JSON: "unreadable"}
+        data = safepath.read_json(path, root, "the run.json ad-diff record writes", RUN_JSON_LIMIT)
+    except InputError:
+        return {RUN_JSON: "unreadable"} if safepath.present(path) else {}
     return {k: run_folder(v, root) for k, v in flatten(data)}
 
 

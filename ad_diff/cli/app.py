@@ -67,7 +67,8 @@ OUTPUT_PARAMS = frozenset({"markdown", "json_out", "junit", "html", "step_summar
 
 def _protect_inputs() -> None:
     """Register every path the current command reads (its parameters that are paths and not outputs), so
-    that no report is written over one or into one (:mod:`ad_diff.core.outfile`)."""
+    that no report is written over one or into one, and check every output path it was given now, before
+    anything is read or compared (:func:`ad_diff.core.outfile.plan`: one bad output path, nothing written)."""
     try:  # typer >= 0.20 carries its own copy of click; earlier ones use click itself
         from typer._click.globals import get_current_context  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
@@ -78,16 +79,18 @@ def _protect_inputs() -> None:
 
     ctx = get_current_context(silent=True)
     found: list[Path] = []
+    outputs: list[Path] = []
     if ctx is not None:
         # the parameters typed as paths (their values may still be strings here: typer converts later)
         paths = {p.name for p in ctx.command.params if getattr(p.type, "name", None) == "path"}
         for name, value in ctx.params.items():
-            if name in OUTPUT_PARAMS or name not in paths:
+            if name not in paths:
                 continue
             for v in value if isinstance(value, (list, tuple)) else (value,):
                 if isinstance(v, (str, Path)) and str(v):
-                    found.append(Path(v))
+                    (outputs if name in OUTPUT_PARAMS else found).append(Path(v))
     outfile.protect(found)
+    outfile.plan(outputs)
 
 
 def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) -> T:

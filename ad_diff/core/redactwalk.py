@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Any
 
 from ad_diff.core.redact import (
@@ -55,6 +56,25 @@ def redact_tree(data: Any) -> tuple[Any, int]:
         return value
 
     return walk(data, 0), count
+
+
+def redact_argv(args: Sequence[str]) -> list[str]:
+    """A command line with its credentials redacted: the credential shapes and ``key=value`` forms in each
+    argument (:func:`redact_text`), and the argument after an option that names a credential
+    (``--hf-token VALUE``, ``--password VALUE``; a token-ish option's value needs 8 characters, as a
+    config value's does: ``--token-limit 4096`` stays)."""
+    out: list[str] = []
+    level = 0
+    for arg in args:
+        if level and not arg.startswith("-"):
+            hide = level == _STRONG or len(arg) >= 8
+            out.append(REDACTED if hide and arg else redact_text(arg))
+            level = 0
+            continue
+        name = arg.lstrip("-")
+        level = _key_level(name) if arg.startswith("-") and name and "=" not in name else 0
+        out.append(redact_text(arg))
+    return out
 
 
 @functools.cache
@@ -162,4 +182,4 @@ def redact_deep(obj: Any) -> Any:
     return walk(obj)
 
 
-__all__ = ["redact_deep", "redact_tree"]
+__all__ = ["redact_argv", "redact_deep", "redact_tree"]

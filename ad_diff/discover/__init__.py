@@ -15,6 +15,7 @@ How a log file is *read* as captured (decompression, CI and launcher line prefix
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass
@@ -88,7 +89,7 @@ def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | 
     if not root.exists():
         raise InputError(root, f"{run_id} run folder does not exist")
     if not root.is_dir():
-        if ".log" in root.suffixes and root.is_file():
+        if ".log" in root.suffixes:
             raise InputError(root, f"is a log file; expected the {run_id} run *folder* holding it")
         raise InputError(root, f"is not a folder; expected the {run_id} run folder")
     notes: list[str] = []
@@ -104,7 +105,11 @@ def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | 
     cfg_dir = root / "config"
     if cfg_dir.is_dir():
         configs.append(cfg_dir)
-    configs.extend(sorted(p for p in root.glob("*.y*ml") if p.is_file()))
+    # a top-level YAML file that is not a folder (a link is not followed: the config reader refuses one
+    # that leaves the run folder, by name)
+    configs.extend(sorted(root / e.name for e in os.scandir(root)
+                          if fnmatch.fnmatchcase(e.name, "*.y*ml") and not e.name.startswith(".")
+                          and not e.is_dir(follow_symlinks=False)))
     return RunArtifacts(run_id, root, logs[0].path, graphs, tensors, tuple(configs), tuple(notes), logs)
 
 

@@ -76,7 +76,7 @@ def _load(path: Path, raw: bytes | None = None) -> Any:
 
 def is_snapshot(path: Path) -> bool:
     """Whether ``path`` names a snapshot file rather than a run folder."""
-    return path.is_file() and path.suffix in (".yaml", ".yml")
+    return path.suffix in (".yaml", ".yml") and path.is_file()  # not a run path: the argument itself
 
 
 def _record(path: Path, i: int, t: Any) -> TransformRecord:

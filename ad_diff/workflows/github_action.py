@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import jsonsafe
+from ad_diff.core import jsonsafe, outfile
 from ad_diff.errors import AdDiffError
 
 MARKER_PREFIX = "<!-- ad-diff-report"
@@ -66,10 +66,14 @@ def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
     """Append ``outputs`` to ``$GITHUB_OUTPUT`` in the delimiter form (values may hold newlines)."""
     if not path:
         return
-    with Path(path).open("a", encoding="utf-8") as f:
-        for key, value in outputs.items():
-            delim = f"ghadelim_{secrets.token_hex(8)}"
-            f.write(f"{key}<<{delim}\n{value}\n{delim}\n")
+    text = ""
+    for key, value in outputs.items():
+        delim = f"ghadelim_{secrets.token_hex(8)}"
+        text += f"{key}<<{delim}\n{value}\n{delim}\n"
+    try:  # the one writer: appended, never through a link
+        outfile.write_file(Path(path), text.encode("utf-8"), append=True)
+    except AdDiffError as e:
+        raise ActionError(str(e)) from None
 
 
 def compare_args(env: Mapping[str, str], out: Path) -> list[str]:
@@ -219,7 +223,7 @@ def comment(env: Mapping[str, str]) -> str:
     if number is None:
         return "skipped: not a pull_request event"
     md = Path(_input(env, "out-dir", "ad-diff-out") or "ad-diff-out") / "comment.md"
-    if not md.is_file():
+    if not md.is_file():  # not a run path: the report the comparison wrote into out-dir
         return f"skipped: no report at {md} (the comparison did not run)"
     token = env.get("INPUT_GITHUB-TOKEN") or env.get("INPUT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN", "")
     repo = env.get("GITHUB_REPOSITORY", "")
@@ -227,7 +231,8 @@ def comment(env: Mapping[str, str]) -> str:
         raise ActionError("posting the comment needs GITHUB_REPOSITORY and a token (input github-token)")
     gh = GitHub(env.get("GITHUB_API_URL", "https://api.github.com"), repo, token)
     mark = marker(_input(env, "comment-key"))
-    body = comment_body(md.read_text(encoding="utf-8"), mark, env.get("ARTIFACT_URL", ""))
+    text = md.read_text(encoding="utf-8")  # not a run path: the report the comparison wrote into out-dir
+    body = comment_body(text, mark, env.get("ARTIFACT_URL", ""))
     existing = gh.find_comment(number, mark)
     if existing is None:
         gh.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})

@@ -67,6 +67,11 @@ LOG_ERRORS = 100_000
 # -- graph dumps (enforced by ad_diff.discover.dumps.scan) --------------------------------------------
 GRAPH_DUMPS = 10_000
 """Files named like a graph dump in one ``graphs/``: AutoDeploy writes one per transform (about 100)."""
+GRAPH_DUMP_LINES = 500_000
+"""Lines of one graph dump (each holds at most one node), counted before it is parsed: what a dump costs is
+its nodes, not its bytes (a parsed node takes about 600 bytes; a 244 MiB dump of 3 million nodes, under the
+byte cap, ended in MemoryError). An 80-layer model's dumps hold about 5,000 lines; an MoE whose experts
+are unrolled, tens of thousands."""
 
 # -- tensors (enforced by the tensor indexes: header.read_header, pt.load_pt, parse.discover) ------------
 TENSORS_PER_FILE = 20_000
@@ -88,6 +93,15 @@ INT_DIGITS = 20
 as a layer number by ``ad-diff candidates``: 20 digits hold any 64-bit value. Longer digit strings are
 refused (in a name: no layer index), never handed to ``int()``. (The log parser's counts and ranks are its
 own: ``int()`` refusing more than 4,300 digits is an input error naming the line.)"""
+def count(text: str) -> int:
+    """A count, rank or counter written as digits, refused (``ValueError``) beyond :data:`INT_DIGITS`: every
+    number that sizes something or meets a float downstream comes through here (a 310-digit match count
+    crashed the HTML report's axis; a 9-digit layer number sized a 400-million-element range)."""
+    if len(text.lstrip("-")) > INT_DIGITS:
+        raise ValueError(f"a number of {len(text.lstrip('-')):,} digits (the cap INT_DIGITS is {INT_DIGITS})")
+    return int(text)
+
+
 HISTORY_CACHE_BYTES = 1 << 30
 """Size of an ``ad-diff history --cache`` file read (larger: rebuilt): about 40 bytes per transform of each
 run, so a million runs of 25 transforms."""

@@ -18,6 +18,13 @@ of markdown and HTML, in :mod:`ad_diff.core.escape`, which calls :func:`visible`
 * XML (JUnit): :func:`xml` (every character XML 1.0 forbids is among those :func:`visible` escapes);
 * CSV: :func:`csv_cell` (formula neutralisation of input strings, numbers left as they are);
 * JSON: :func:`ad_diff.core.jsonable.dumps` (strict: no NaN/Infinity; the same characters as ``\\uXXXX``).
+
+Every renderer gets its model through :func:`values` first (issue 45): each value owns no line and is
+bounded. Line breaks inside a value (a tensor or folder name holding LF, a multi-line config value) are
+written as ``\\n``/``\\r``, so no value can start a line of any output (``ad-diff: PASS`` or
+``::notice::`` forged at column 0), and a value longer than :data:`VALUE_CHARS` is cut to its start and end
+(a 303 KB reason repeated under every finding made a 617 MB report). JSON gets the cut but keeps the line
+breaks (its strings escape them, and parse back to the input's).
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from __future__ import annotations
 import re
 import unicodedata
 from typing import Any
+
+from ad_diff.core.strwalk import map_strings, strings
 
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
 """Controls, format characters, line and paragraph separators, surrogates, unassigned code points (the
@@ -71,6 +80,66 @@ def visible(text: str) -> str:
     return "".join(escape_char(ch) if ch in bad else ch for ch in text)
 
 
+VALUE_CHARS = 1_000
+"""Longest value (a name, a message, a reason, a config value) any output shows; longer ones keep their
+start and end around a note of how much was left out. AD names are under 100 characters."""
+_BREAKS = {"\n": "\\n", "\r": "\\r"}
+
+
+def cut(text: str, limit: int = VALUE_CHARS) -> str:
+    """``text`` when it has at most ``limit`` characters, else its start and end around a note saying how
+    much was left out (``abc… [99,700 characters omitted] …xyz``)."""
+    if len(text) <= limit:
+        return text
+    tail = max(limit // 5, 1)
+    head = max(limit - tail - 40, 1)
+    return f"{text[:head]}… [{len(text) - head - tail:,} characters omitted] …{text[-tail:]}"
+
+
+def one_line(text: str) -> str:
+    """``text`` as one line: line feeds and carriage returns written ``\\n`` and ``\\r``."""
+    if "\n" not in text and "\r" not in text:
+        return text
+    return text.replace("\r", _BREAKS["\r"]).replace("\n", _BREAKS["\n"])
+
+
+_recent: dict[tuple[bool, tuple[int, ...]], tuple[Any, Any]] = {}
+"""The last models :func:`values` prepared, by the ids of their parts: every format of one comparison asks
+for the same result (the objects are kept alive with it, so an id is not reused while it is held)."""
+
+
+def values(model: Any, lines: bool = True) -> Any:
+    """``model`` (a result, a verdict, any tuple of dataclasses, lists and dicts) as a renderer must see it:
+    every string cut to :data:`VALUE_CHARS` and, unless ``lines`` is false (JSON), on one line
+    (:func:`one_line`). The same object when nothing needs changing (found in one scan)."""
+    key = (lines, tuple(map(id, model)) if type(model) is tuple else (id(model),))
+    hit = _recent.get(key)
+    if hit is not None and (hit[0] is model or hit[0] == model):
+        return hit[1]
+    out = _values(model, lines)
+    if len(_recent) >= 8:
+        _recent.pop(next(iter(_recent)))
+    _recent[key] = (model, out)
+    return out
+
+
+def _values(model: Any, lines: bool) -> Any:
+    texts = strings(model)
+    if not texts:
+        return model
+    joined = "\x00".join(texts.values())
+    breaks = lines and ("\n" in joined or "\r" in joined)
+    if not breaks and max(map(len, texts.values())) <= VALUE_CHARS:
+        return model
+    del joined
+    only = {k for k, s in texts.items() if len(s) > VALUE_CHARS or (lines and ("\n" in s or "\r" in s))}
+
+    def fix(s: str) -> str:
+        return one_line(cut(s)) if lines else cut(s)
+
+    return map_strings(model, fix, only)
+
+
 def terminal(text: str) -> str:
     """``text`` safe to show in a terminal: nothing in it moves the cursor, clears, retitles, writes the
     clipboard or reorders what is shown; newlines and tabs stay (rich lays them out)."""
@@ -110,4 +179,5 @@ def csv_cell(value: Any) -> Any:
     return visible(value)
 
 
-__all__ = ["csv_cell", "escape_char", "output", "terminal", "unsafe", "visible", "xml"]
+__all__ = ["VALUE_CHARS", "csv_cell", "cut", "escape_char", "one_line", "output", "terminal", "unsafe",
+           "values", "visible", "xml"]

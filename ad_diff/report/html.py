@@ -24,7 +24,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from ad_diff import __version__
-from ad_diff.core.sinks import visible
+from ad_diff.core.sinks import values, visible
 from ad_diff.gate import Verdict
 from ad_diff.result import BatchResult, DiffResult
 
@@ -71,6 +71,7 @@ def _page(template: str, **context: Any) -> str:
 
 def render(result: DiffResult, verdict: Verdict, title: str | None = None) -> str:
     """The HTML report of one comparison."""
+    result, verdict = values((result, verdict))  # every value on one line, bounded (core/sinks.py)
     # lazy: loaded only for the page being rendered (a single result or a batch)
     from ad_diff.report.html_model import build
 
@@ -86,6 +87,7 @@ def page_name(model: str) -> str:
 
 def render_batch(batch: BatchResult) -> str:
     """The batch's summary page: every model with its verdict and a link to its own report."""
+    batch = values(batch)  # every value on one line, bounded (core/sinks.py)
     # lazy: loaded only for the page being rendered (a single result or a batch)
     from ad_diff.report.batch import summary_rows, title
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
-from ad_diff.core import safepath
+from ad_diff.core import limits, safepath
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.discover import dump_counter
@@ -70,6 +70,8 @@ def parse_text(text: str, path: Path, memo: LineMemo | None = None, tag: object 
 
 
 def _parse_text(text: str, path: Path, memo: LineMemo | None, tag: object) -> GraphDump:
+    if text.count("\n") > limits.GRAPH_DUMP_LINES:  # what it costs is nodes: counted before any is built
+        raise limits.count_cap(path, "lines", limits.GRAPH_DUMP_LINES, "GRAPH_DUMP_LINES")
     if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
         text = text.replace("\r\n", "\n")
     lines = text.split("\n")

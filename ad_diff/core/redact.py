@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
 
 REDACTED = "[redacted]"
 
@@ -98,12 +99,19 @@ _KEY_WORD = (
     r"|token|auth(?:orization)?|sig|signature)(?![a-z])"
 )
 _QUOTE = r"(?:[\"'`]|\\\"|%2[27]|&quot;|&#x?(?:22|27|34|39);)"
+KEY_TAIL = 64
+"""Characters of a key name read after its credential word (``password_for_the_db``): bounded, so a run of
+words (``pass.pass.pass…``, 80 KB of them) costs each word at most this much, not the rest of the run."""
 SECRET_ASSIGNMENT = re.compile(
     # ``db_pass=…``, ``"password": "…"``, ``WANDB_API_KEY=…``, ``aws_secret_access_key = …``,
-    # ``AccountKey=…;`` (Azure), ``token%3D…`` (URL-encoded), ``&quot;password&quot;: …`` (HTML)
-    r"(?i)(?P<key>" + _KEY_WORD + r"[A-Za-z0-9_.-]*)"
-    + _QUOTE + r"?[ \t]*(?P<sep>:|=>?|%3[AD])[ \t]*" + _QUOTE + r"?"
-    r"(?P<value>[^\s\"'`&;,<>\\()\[\]{}|]+)"
+    # ``AccountKey=…;`` (Azure), ``token%3D…`` (URL-encoded), ``&quot;password&quot;: …`` (HTML).
+    # Linear by construction: the key's tail is bounded and every repetition possessive (nothing a later
+    # part needs can be in it), so no start backtracks and a start costs at most KEY_TAIL + its own text.
+    r"(?i)(?P<key>" + _KEY_WORD + r"[A-Za-z0-9_.-]{0," + str(KEY_TAIL) + r"}+)"
+    + _QUOTE + r"?+[ \t]*+(?P<sep>:|=>?|%3[AD])[ \t]*+" + _QUOTE + r"?+"
+    # a value runs to a space, a quote or a delimiter; a '&' ends it only where a URL's next parameter
+    # begins (``&sig=``): a password holding '&' is redacted whole, not cut there
+    r"(?P<value>(?:[^\s\"'`&;,<>\\()\[\]{}|]|&(?![A-Za-z_][A-Za-z0-9_.-]{0,63}=))++)"
 )
 """A credential given as ``key = value`` in free text (logs, messages, URLs, rendered reports): the value
 is redacted, the key kept."""
@@ -168,7 +176,40 @@ def is_secret_key(key: str) -> bool:
     return _key_level(key) > 0
 
 
-_FAMILIES = tuple((marks, re.compile(alt)) for marks, alt in (
+class _Jwt:
+    """The JWT pattern of :data:`SECRET_VALUE` (``eyJ<8+>.eyJ<8+>.<signature>``, glued to anything before
+    it), found in linear time. The regular expression tries every ``eyJ`` of a long run again and scans the
+    rest of the run from each (``eyJeyJeyJ…`` was quadratic); here the search starts at the literal
+    ``.eyJ`` (the payload, which holds no dot, so each run is looked at by at most two attempts), and the
+    header is the first ``eyJ`` of the run of token characters that ends at that dot (any later ``eyJ`` in
+    the run would match less, never more)."""
+
+    _TAIL = re.compile(r"\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")
+    _RUNS = re.compile(r"[A-Za-z0-9_-]++")
+    pattern = r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
+
+    def sub(self, repl: object, text: str) -> str:
+        """``text`` with every JWT replaced by :data:`REDACTED` (``repl``: the families' common signature;
+        a JWT is a credential wherever it sits)."""
+        out: list[str] = []
+        last = pos = 0
+        starts: dict[int, int] | None = None  # run end -> run start, built once, only if a tail is found
+        while (m := self._TAIL.search(text, pos)) is not None:
+            dot = m.start()
+            if starts is None:
+                starts = {r.end(): r.start() for r in self._RUNS.finditer(text)}
+            begin = max(starts.get(dot, dot), last)
+            k = text.find("eyJ", begin, dot)
+            if k < 0 or dot - k - 3 < 8:
+                pos = dot + 1
+                continue
+            out += (text[last:k], REDACTED)
+            last = pos = m.end()
+        return "".join([*out, text[last:]]) if out else text
+
+
+_FAMILIES: tuple[tuple[tuple[str, ...], Any], ...] = tuple(
+    (marks, re.compile(alt) if isinstance(alt, str) else alt) for marks, alt in (
     # every literal the pattern needs, in full: "gh" alone is in every "weight"
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),
@@ -178,7 +219,7 @@ _FAMILIES = tuple((marks, re.compile(alt)) for marks, alt in (
      r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Z])|AIza[0-9A-Za-z_-]{35}"),
     (("hf_", "sk-", "k_live_"), r"hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{20,}"),
     (("npm_", "pypi-"), r"npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{40,}"),
-    (("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    (("eyJ",), _Jwt()),
     (("-----BEGIN",), SECRET_VALUE.pattern[SECRET_VALUE.pattern.index("-----BEGIN"):].rsplit("|://", 1)[0]),
     (("://",), r"://[^/\s:@]+:[^/\s@]+@"),
 ))

@@ -146,7 +146,8 @@ def test_a_fresh_report_is_written_with_ordinary_permissions(tmp_path: Path) -> 
 
 
 def _tree_bytes(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
 
 
 @pytest.mark.parametrize("option", OUTPUTS)

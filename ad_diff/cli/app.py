@@ -19,7 +19,7 @@ import typer
 
 from ad_diff import __version__
 from ad_diff.core.redact import redact_text
-from ad_diff.core.sinks import terminal
+from ad_diff.core.sinks import guard_streams, terminal
 from ad_diff.errors import AdDiffError
 
 # ad_diff.gate (and through it core.model) is imported where an exit code is needed, not here: `--help`
@@ -190,6 +190,15 @@ def main(argv: list[str] | None = None) -> None:
     ``snaphot``. A command name always wins over a folder of the same name (``./snapshot`` or
     ``ad-diff compare snapshot ...`` compares that folder); the error of such a call says so.
     """
+    guard_streams()  # no line of stdout or stderr acts on a CI runner, none ends in an encoding error
+    try:
+        _main(argv)
+    finally:  # a last line without its end is written now
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["help"] and not Path("help").exists():  # `ad-diff help [COMMAND]`, as git and pip take it
         args = [*args[1:2], "--help"]

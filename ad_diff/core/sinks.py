@@ -29,6 +29,7 @@ breaks (its strings escape them, and parse back to the input's).
 
 from __future__ import annotations
 
+import io
 import re
 import unicodedata
 from typing import Any
@@ -158,6 +159,92 @@ def output(text: str) -> str:
     return "".join(piece if i % 2 else visible(piece) for i, piece in enumerate(_SGR.split(text)))
 
 
+def job_log(text: str) -> str:
+    """``text`` safe in a CI job's log, where the runner acts on lines (GitHub: a line whose first
+    non-blank characters are ``::`` is a workflow command, and ``##[`` anywhere in a line a legacy one, some
+    of which stop all later commands): the ``:`` that would start a command is written ``\\x3a`` and every
+    ``[`` after ``##`` as ``\\x5b``. Colour sequences before the ``::`` count as blank (a log viewer drops
+    them). Everything else is unchanged."""
+    if "::" not in text and "##[" not in text:
+        return text
+    out = []
+    for line in text.split("\n"):
+        if "::" in line and _SGR.sub("", line).lstrip().startswith("::"):
+            k = line.index(":")  # the first one: blanks and colour sequences hold none
+            line = line[:k] + "\\x3a" + line[k + 1:]
+        out.append(line.replace("##[", "##\\x5b"))
+    return "\n".join(out)
+
+
+class JobLogStream(io.TextIOBase):
+    """A text stream passing every line written to it through :func:`job_log` (whole lines: a partial one
+    waits for its end or a flush), onto ``raw``, which escapes what its encoding cannot hold (``\\u2713`` on
+    a latin-1 or cp1252 stream: the verdict is never lost to ``UnicodeEncodeError``)."""
+
+    def __init__(self, raw: Any) -> None:
+        super().__init__()
+        if hasattr(raw, "reconfigure"):
+            raw.reconfigure(errors="backslashreplace")
+        self.raw = raw
+        self._pending = ""
+
+    def write(self, s: str) -> int:
+        """Write ``s``: its complete lines now, the rest at the next line end or flush."""
+        text = self._pending + s
+        cut = text.rfind("\n") + 1
+        self._pending = text[cut:]
+        if cut:
+            self.raw.write(job_log(text[:cut]))
+        return len(s)
+
+    def flush(self) -> None:
+        """Write what is pending (a last line without its end) and flush ``raw``."""
+        if self._pending:
+            self.raw.write(job_log(self._pending))
+            self._pending = ""
+        self.raw.flush()
+
+    def writable(self) -> bool:
+        return True
+
+    def isatty(self) -> bool:
+        return bool(self.raw.isatty())
+
+    def fileno(self) -> int:
+        return int(self.raw.fileno())
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return str(getattr(self.raw, "encoding", "utf-8"))
+
+    @property
+    def buffer(self) -> Any:
+        """The raw stream's bytes (``record`` copies the recorded command's own output through it)."""
+        return self.raw.buffer
+
+
+def guard_streams() -> None:
+    """Put :class:`JobLogStream` in front of ``sys.stdout`` and ``sys.stderr`` (once): whatever any part of
+    the CLI writes, no line acts on a CI runner and no character ends the run with an encoding error."""
+    import sys
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, JobLogStream):
+            setattr(sys, name, JobLogStream(stream))
+
+
+PLOT_CHARS = 120
+"""Longest name a plot title shows."""
+
+
+def plot_text(text: str) -> str:
+    """A name as a plot title shows it: visible escapes, one line, at most :data:`PLOT_CHARS` characters.
+    The title is drawn with matplotlib's math parsing off (``parse_math=False``): ``$...$`` would be read
+    as math, and a ``$`` in a tensor name crashed ``--plots``."""
+    return one_line(visible(cut(text, PLOT_CHARS)))
+
+
 def xml(text: object) -> str:
     """``text`` for XML 1.0 text or attribute values (ElementTree adds the entities for ``<&>"``): the
     characters XML forbids (most controls, surrogates, U+FFFE/U+FFFF) and the invisible ones as visible
@@ -179,5 +266,5 @@ def csv_cell(value: Any) -> Any:
     return visible(value)
 
 
-__all__ = ["VALUE_CHARS", "csv_cell", "cut", "escape_char", "one_line", "output", "terminal", "unsafe",
-           "values", "visible", "xml"]
+__all__ = ["VALUE_CHARS", "JobLogStream", "csv_cell", "cut", "escape_char", "guard_streams", "job_log",
+           "one_line", "output", "plot_text", "terminal", "unsafe", "values", "visible", "xml"]

@@ -82,7 +82,8 @@ def page_name(model: str) -> str:
     """The file of ``model``'s report in a batch's ``--html`` folder: safe characters plus a short hash, so
     no model name can point outside the folder or collide with another (or with ``index.html``)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", model).strip(".")[:60] or "model"
-    return f"{safe}-{hashlib.sha1(model.encode('utf-8')).hexdigest()[:8]}.html"
+    # surrogatepass: a folder name that is not UTF-8 (undecodable bytes) still names one page
+    return f"{safe}-{hashlib.sha1(model.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.html"
 
 
 def render_batch(batch: BatchResult) -> str:

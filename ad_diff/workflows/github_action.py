@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ad_diff.core import jsonsafe, outfile
+from ad_diff.core.sinks import cut, job_log, one_line, visible
 from ad_diff.errors import AdDiffError
 
 MARKER_PREFIX = "<!-- ad-diff-report"
@@ -71,7 +72,7 @@ def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
         delim = f"ghadelim_{secrets.token_hex(8)}"
         text += f"{key}<<{delim}\n{value}\n{delim}\n"
     try:  # the one writer: appended, never through a link
-        outfile.write_file(Path(path), text.encode("utf-8"), append=True)
+        outfile.write_file(Path(path), text.encode("utf-8", "backslashreplace"), append=True)
     except AdDiffError as e:
         raise ActionError(str(e)) from None
 
@@ -102,16 +103,17 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
     out.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "ad_diff", *compare_args(env, out)]
     proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(env))
-    sys.stdout.write(proc.stdout)
-    sys.stderr.write(proc.stderr)
+    sys.stdout.write(job_log(proc.stdout))  # copied to the job log: no line may act on the runner
+    sys.stderr.write(job_log(proc.stderr))
     verdict, headline = "error", ""
     report = out / "report.json"
     data = _report(report) if proc.returncode in (0, 1) else None
     if isinstance(data, dict):
-        verdict, headline = str(data.get("verdict", "error")), str(data.get("headline", ""))
+        # the Gate step echoes the headline into the job log: one line, no workflow command, bounded
+        verdict, headline = str(data.get("verdict", "error")), _log_line(str(data.get("headline", "")))
     else:
         last = [ln for ln in proc.stderr.splitlines() if ln.strip()]
-        headline = last[-1] if last else f"ad-diff exited {proc.returncode}"
+        headline = _log_line(last[-1]) if last else f"ad-diff exited {proc.returncode}"
         sys.stdout.write(f"::error title=ad-diff::{_annotation(headline)}\n")
     outputs = {
         "verdict": verdict,
@@ -144,6 +146,12 @@ def _json(raw: bytes, where: Path | str, what: str, **bounds: Any) -> Any:
         return jsonsafe.load_json(raw, where, what, **bounds)
     except AdDiffError as e:
         raise ActionError(str(e)) from None
+
+
+def _log_line(text: str) -> str:
+    """``text`` as one line of the job log: visible escapes, line breaks as ``\\n``, no workflow command,
+    at most :data:`ad_diff.core.sinks.VALUE_CHARS` characters."""
+    return job_log(one_line(visible(cut(text))))
 
 
 def _annotation(text: str) -> str:

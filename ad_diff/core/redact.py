@@ -67,7 +67,7 @@ also parts of names (``mask-…``, ``fuse_hf_…``): see :func:`_value`."""
 # Prefixes that count only at the start of a word ('mask-…', 'fuse_hf_…' are names), unless the body has a
 # format no name has (``ghp_`` + 36, ``hf_`` + 34 letters of mixed case, ``sk-proj-``); the other formats
 # count glued to any character (``xAKIA…``, ``tokenglpat-…``).
-_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}$|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
+_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
                        r"|sk-(?:proj|ant|svcacct|admin)-")
 _WORDISH = re.compile(r"[A-Za-z0-9_]")
 _B64CHAR = re.compile(r"[A-Za-z0-9+/]")

@@ -124,6 +124,11 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
             err=True,
         )
         raise typer.Exit(EXIT_INTERNAL_ERROR) from None
+    finally:  # the command's inputs, planned outputs and files read are its own, not the next one's
+        # lazy: kept off the start-up path of --help (docs/benchmark.md)
+        from ad_diff.core import outfile
+
+        outfile.protect(())
 
 
 def _version(value: bool) -> None:

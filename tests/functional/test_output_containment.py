@@ -193,10 +193,13 @@ def test_one_output_that_clashes_with_a_file_read_later_means_nothing_is_written
     outfile.protect([])
     first, second = tmp_path / "a.md", tmp_path / "b.md"
     second.write_text(KEEP)
-    outfile.plan([first, second])  # fine now: nothing read yet
-    safepath.read_bytes(second, tmp_path, "a file of the run")  # the run reads it
-    with pytest.raises(AdDiffError, match=r"b.md: is a file this command read"):
-        outfile.write_file(first, b"report\n")
+    try:
+        outfile.plan([first, second])  # fine now: nothing read yet
+        safepath.read_bytes(second, tmp_path, "a file of the run")  # the run reads it
+        with pytest.raises(AdDiffError, match=r"b.md: is a file this command read"):
+            outfile.write_file(first, b"report\n")
+    finally:
+        outfile.protect([])  # this process writes more outputs (other tests): forget this command's plan
     assert not first.exists()
     assert second.read_text() == KEEP
 

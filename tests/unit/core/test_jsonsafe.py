@@ -87,7 +87,7 @@ def _reference_depth(raw: bytes) -> int:
 
 
 @given(st.binary(max_size=60).map(lambda b: bytes(b"[]{}\"\\a,"[x % 8] for x in b)), st.integers(1, 9))
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=600, deadline=None)
 def test_the_depth_scan_is_the_character_readers_in_any_chunking(raw: bytes, chunk: int) -> None:
     saved, jsonsafe._CHUNK = jsonsafe._CHUNK, chunk  # chunks as short as one byte: the state carried over
     try:

@@ -314,7 +314,7 @@ def _free_text(text: str) -> str:
 _GLUED_TAIL = re.compile(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")
 """What a redaction left glued to its end: a second token run into the first (``ghp_…hf_…``: the first
 pattern took the second's prefix, the rest of it would be shown)."""
-_HIDDEN = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b]*+(?:\x07|\x1b\\)?|.)"
+_HIDDEN = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]{0,256}+(?:\x07|\x1b\\)|.?)"
                      r"|[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
 """Escape sequences and invisible characters a token may be split by (a JWT with a colour code in it)."""
 
@@ -324,10 +324,10 @@ def redact_text(text: str) -> str:
     text holding escape sequences or invisible characters is also read without them: a token they split
     is still found, and then the text is given back without them (they only hid it)."""
     out = _redact(text)
-    if ("\x1b" in text or not text.isascii()) and _HIDDEN.search(text):
-        bare = _HIDDEN.sub("", text)
+    if ("\x1b" in out or not out.isascii()) and _HIDDEN.search(out):
+        bare = _HIDDEN.sub("", out)
         redacted = _redact(bare)
-        if redacted.count(REDACTED) > out.count(REDACTED):
+        if redacted != bare:  # the hidden characters split a credential the first pass could not see
             return redacted
     return out
 

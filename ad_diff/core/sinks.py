@@ -136,7 +136,7 @@ def _values(model: Any, lines: bool) -> Any:
     only = {k for k, s in texts.items() if len(s) > VALUE_CHARS or (lines and ("\n" in s or "\r" in s))}
 
     def fix(s: str) -> str:
-        return one_line(cut(s)) if lines else cut(s)
+        return cut(one_line(s)) if lines else cut(s)  # escaped first: the cut bounds what is shown
 
     return map_strings(model, fix, only)
 

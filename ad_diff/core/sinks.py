@@ -263,7 +263,7 @@ def csv_cell(value: Any) -> Any:
         return value
     if value.startswith(_FORMULA):
         value = "'" + value
-    return visible(value)
+    return visible(one_line(value))  # a quoted cell may hold a line break: it would start a line of the file
 
 
 __all__ = ["VALUE_CHARS", "JobLogStream", "csv_cell", "cut", "escape_char", "guard_streams", "job_log",

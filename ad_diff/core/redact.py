@@ -123,7 +123,7 @@ SECRET_ASSIGNMENT = re.compile(
     + _QUOTE + r"?+[ \t]*+(?P<sep>:|=>?|%3[AD])[ \t]*+" + _QUOTE + r"?+"
     # a value runs to a space, a quote or a delimiter; a '&' ends it only where a URL's next parameter
     # begins (``&sig=``): a password holding '&' is redacted whole, not cut there
-    r"(?P<value>(?:[^\s\"'`&;,<>\\()\[\]{}|]|&(?![A-Za-z_][A-Za-z0-9_.-]{0,63}=))++)"
+    r"(?P<value>(?:[^ \t\r\n\f\v\"'`&;,<>\\()\[\]{}|]|&(?![A-Za-z_][A-Za-z0-9_.-]{0,63}=))++)"
 )
 """A credential given as ``key = value`` in free text (logs, messages, URLs, rendered reports): the value
 is redacted, the key kept."""
@@ -301,7 +301,7 @@ def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
-_NETRC = re.compile(r"(?i)(?<![A-Za-z])(login[ \t]++\S++[ \t]++pass(?:word)?+[ \t]++)(\S++)")
+_NETRC = re.compile(r"(?i)(?<![A-Za-z])(login[ \t]++\S++[ \t]++pass(?:word)?+[ \t]++)([^ \t\r\n]++)")
 """A ``.netrc`` entry (``machine h login u password p``): the password follows a space, not ``=``."""
 
 

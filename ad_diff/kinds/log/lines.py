@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ad_diff.core import limits
+
 WHAT = "an AutoDeploy log (lines like '[stage=..., transform=...] [SUMMARY] matches=N')"
 """What a log file is expected to be, for error messages."""
 
@@ -82,14 +84,14 @@ def split(text: str) -> Split | None:
     m = _L1.match(text)
     if m:
         rank = m.group(1) or m.group(3)
-        return "L1", int(rank) if rank else None, m.group(2), m.group(4) or ""
+        return "L1", limits.count(rank) if rank else None, m.group(2), m.group(4) or ""
     m = _L23.match(text)
     if m:
         rank, msg = m.group(2), m.group(3) or ""
         n = _NESTED.match(msg)
         if n:  # L2 *_once lines: '[AUTO-DEPLOY] [WARNING] [AUTO-DEPLOY] [RANK 0] msg'
             rank, msg = rank or n.group(1), n.group(2)
-        return ("L3" if rank is not None else "L2"), int(rank) if rank else None, m.group(1), msg
+        return ("L3" if rank is not None else "L2"), limits.count(rank) if rank else None, m.group(1), msg
     if text.startswith("[stage=") or V0.match(text):
         return "bare", None, "", text
     return None

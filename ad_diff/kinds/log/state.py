@@ -155,7 +155,7 @@ class LogParser:
             elif m.group(2):
                 state, matches = State.SKIPPED, None
             else:
-                state, matches = State.APPLIED, int(m.group(1))
+                state, matches = State.APPLIED, limits.count(m.group(1))
             self.finish(st, n, stage, transform, state, matches, timing, ())
             return
         if rest.startswith(("enabled=", "num_matches=", "skipped=")):
@@ -228,7 +228,7 @@ class LogParser:
             state, matches = State.SKIPPED, None
         else:
             try:
-                state, matches = State.APPLIED, int(kv["num_matches"])
+                state, matches = State.APPLIED, limits.count(kv["num_matches"])
             except ValueError:
                 self.issue(LogIssue(n, IssueKind.UNRECOGNISED, f"num_matches={kv['num_matches']}"))
                 return

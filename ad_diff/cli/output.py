@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.outfile import write_file
+from ad_diff.core.outfile import planned, refusal, write_file
 from ad_diff.core.redact import redact_text
 from ad_diff.core.redactwalk import redact_deep
 from ad_diff.core.sinks import output
@@ -202,13 +202,17 @@ def write_error_reports(message: str, code: int, json_text: str | None) -> None:
 
     ctx = get_current_context(silent=True)
     params = ctx.params if ctx is not None else {}
-    for name, what in ERROR_OUTPUTS.items():
-        path = params.get(name)
-        if not isinstance(path, (str, Path)) or not str(path) or (what == "json" and json_text is None):
-            continue
+    wanted = [(Path(path), what) for name, what in ERROR_OUTPUTS.items()
+              if isinstance(path := params.get(name), (str, Path)) and str(path)
+              and not (what == "json" and json_text is None)]
+    # The outputs are all or nothing: where one of them is refused (a hard link of an input, say; the
+    # error may be about that very path), the command writes none, its error included.
+    if any(refusal(path, deep=True) is not None for path in (*planned(), *(p for p, _ in wanted))):
+        return
+    for path, what in wanted:
         text = json_text + "\n" if what == "json" and json_text else render_error(message, code)
         try:
-            (append_output if what == "step_summary" else write_output)(Path(path), text)
+            (append_output if what == "step_summary" else write_output)(path, text)
         except (AdDiffError, OSError):
             continue
 

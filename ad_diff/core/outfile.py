@@ -71,6 +71,11 @@ def protected() -> tuple[Path, ...]:
     return _inputs
 
 
+def planned() -> tuple[Path, ...]:
+    """The outputs announced by :func:`plan` (a refused one included)."""
+    return tuple(_planned)
+
+
 def plan(paths: Iterable[Path | None]) -> None:
     """Announce outputs the command will write (``None`` is skipped) and check each now: a bad one is an
     :class:`AdDiffError` before anything is compared or written."""

@@ -203,7 +203,7 @@ def test_snapshot_keys_from_dump_headers_are_yaml_escaped(tmp_path: Path) -> Non
 
 
 def test_the_action_headline_is_one_inert_line(tmp_path: Path) -> None:
-    from ad_diff.workflows.github_action import _log_line
+    from ad_diff.workflows.github_action import log_line as _log_line
 
     line = _log_line(LINES)
     assert "\n" not in line

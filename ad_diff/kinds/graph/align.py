@@ -142,21 +142,8 @@ def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionA
 
 
 def match_chain(al: SectionAlignment) -> None:
-    """Steps 1-4 of the chain on the nodes ``al`` leaves unmatched (pairs already in ``al`` stay as they are:
-    the incremental alignment, :mod:`ad_diff.kinds.graph.carry`, presets the pairs it carries)."""
+    """Steps 1-4 of the chain."""
     _exact(al)
-    match_rest(al)
-
-
-def match_exact(al: SectionAlignment) -> None:
-    """Step 1 alone. A node whose ``mb``/``mc`` entry is neither a partner nor -1 is left alone and counts as
-    unmatched for its users (the incremental alignment marks so the pairs it carries of the later steps,
-    which do not exist yet when the full chain makes this step)."""
-    _exact(al)
-
-
-def match_rest(al: SectionAlignment) -> None:
-    """Steps 2-4."""
     base_b, base_c = _bases(al.b, al.mb), _bases(al.c, al.mc)
     _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.fwd), (base_c, al.c.targets, al.c.fwd))
     _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.bwd), (base_c, al.c.targets, al.c.bwd))
@@ -165,11 +152,6 @@ def match_rest(al: SectionAlignment) -> None:
     _propagate(al)
     _sequence(al)
     _propagate(al)
-
-
-def mark_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
-    """Group the unmatched nodes of ``al`` into regions (fills ``al.regions`` and ``al.unmatched``)."""
-    group_regions(al, fmt_b, fmt_c)
 
 
 def identical_alignment(sec: GraphSection) -> list[NodePair]:
@@ -184,7 +166,7 @@ def _exact(al: SectionAlignment) -> None:
     The leading nodes both sections share (:attr:`GraphIndex.shared`) pair with themselves without a look:
     each has its own name at its own position on both sides (no name repeats there), the same target,
     metadata, inputs and forward signature, which is everything this step compares."""
-    B, C, mb, mc = al.b, al.c, al.mb, al.mc
+    B, C, mb = al.b, al.c, al.mb
     shared = C.shared
     if shared:
         same = list(range(shared))  # one int object per position, in both lists
@@ -195,8 +177,7 @@ def _exact(al: SectionAlignment) -> None:
     for j in range(shared, len(C)):
         name = C.names[j]
         i = pos_b.get(name)
-        # (a node is paired here already only where the incremental alignment preset it)
-        if i is None or tb[i] != tc[j] or mc[j] != -1 or mb[i] != -1:
+        if i is None or tb[i] != tc[j] or mb[i] != -1:
             continue
         agree = meta_agrees(metas_b[i], metas_c[j])
         op = nodes_c[j].op

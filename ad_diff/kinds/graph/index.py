@@ -175,16 +175,13 @@ class GraphIndex:
     """
 
     __slots__ = ("section", "names", "targets", "pos", "inputs", "ext", "users", "fwd", "bwd", "lits",
-                 "metas", "shared", "fanout")
+                 "metas", "shared")
     fwd: array[int]
     """Forward signature of each node (machine integers: a list of int objects was 40 bytes a node)."""
     bwd: array[int]
 
-    def __init__(self, section: GraphSection, like: GraphIndex | None = None,
-                 seeds: dict[int, tuple[int, int]] | None = None) -> None:
+    def __init__(self, section: GraphSection, like: GraphIndex | None = None) -> None:
         self.section = section
-        self.fanout: list[int] | None = None
-        """Users per node where :attr:`users` lists only some of them (a part of a section: see ``seeds``)."""
         nodes = section.nodes
         self.names = names = [n.name for n in nodes]
         self.pos = pos = dict(zip(names, range(len(names)), strict=True))
@@ -214,10 +211,10 @@ class GraphIndex:
         self.fwd = array("q", bytes(8 * n))
         if like is not None and shared:
             self._take(like, shared)
-        placeholder = self._forward(shared, seeds)
+        placeholder = self._forward(shared)
         for i in range(shared):  # the shared leading nodes were not visited by _forward
             placeholder[i] = nodes[i].op == "placeholder"
-        self.bwd = self._backward(placeholder, seeds)
+        self.bwd = self._backward(placeholder)
 
     def _take(self, like: GraphIndex, shared: int) -> None:
         """Take the leading ``shared`` nodes' inputs, literals, forward signatures and their users among
@@ -232,7 +229,7 @@ class GraphIndex:
             if us:
                 users[q] = us[:bisect_left(us, cut)]
 
-    def _forward(self, start: int, seeds: dict[int, tuple[int, int]] | None) -> list[bool]:
+    def _forward(self, start: int) -> list[bool]:
         """Inputs, users, external names, literals and forward signatures of the nodes from ``start`` on, in
         dump order (an input's signature is made before its readers'); returns which are placeholders."""
         nodes, targets, fwd, users = self.section.nodes, self.targets, self.fwd, self.users
@@ -244,8 +241,6 @@ class GraphIndex:
             if node.op == "placeholder":
                 placeholder[i] = True
                 fwd[i] = hash(("P", targets[i]))  # the name without its counter: a counter is no identity
-                if seeds is not None and i in seeds:
-                    fwd[i] = seeds[i][0]
                 continue
             labels: list[object] = []
             ins = inputs_all[i]
@@ -291,12 +286,10 @@ class GraphIndex:
                 ext_all[i] = tuple(ext)
             if lits is not None:
                 lits_all[i] = tuple(lits)
-            # A part of a section (:mod:`ad_diff.kinds.graph.carry`): a seeded node stands for an aligned
-            # pair whose surroundings lie outside the part, so it takes the pair's value in both runs.
-            fwd[i] = hash((targets[i], tuple(labels))) if seeds is None or i not in seeds else seeds[i][0]
+            fwd[i] = hash((targets[i], tuple(labels)))
         return placeholder
 
-    def _backward(self, placeholder: list[bool], seeds: dict[int, tuple[int, int]] | None) -> array[int]:
+    def _backward(self, placeholder: list[bool]) -> array[int]:
         """Backward signatures, from the output up (a user's signature is made before its inputs')."""
         targets, users = self.targets, self.users
         n = len(users)
@@ -311,8 +304,6 @@ class GraphIndex:
             else:
                 key = tuple(sorted([(bwd[x >> USER_SHIFT], x & USER_ARG) for x in us]))
             bwd[i] = hash(("P", targets[i], key)) if placeholder[i] else hash((targets[i], key))
-            if seeds is not None and i in seeds:
-                bwd[i] = seeds[i][1]
         return bwd
 
     def __len__(self) -> int:

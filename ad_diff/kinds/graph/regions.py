@@ -48,8 +48,7 @@ def group_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
     def touch(node: int, pair_b: int) -> None:
         frontier.setdefault(node, set()).add(pair_b)
         # Graph inputs and widely shared nodes border every region; tying through them would merge all.
-        users = len(B.users[pair_b]) if B.fanout is None else B.fanout[pair_b]
-        if B.section.nodes[pair_b].op == "placeholder" or users > MAX_FRONTIER_FANOUT:
+        if B.section.nodes[pair_b].op == "placeholder" or len(B.users[pair_b]) > MAX_FRONTIER_FANOUT:
             return
         first = via.setdefault(pair_b, node)
         if first != node:

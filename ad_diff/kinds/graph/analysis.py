@@ -139,7 +139,7 @@ def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: RunState, rc: RunSt
     a = cross.last if cross.last is not None and cross.last_key == (rb.digest, rc.digest) else None
     if a is None:  # the last dumps were not compared as a pair (a transform ran in one run only at the end)
         a = align_dumps(db, dc)
-    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb)
+    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb.tolist())
                if j >= 0 and al.names_b[i] != al.names_c[j]}
     return FinalGraphs(db.path.name, order, tuple(renamed.items()), moe)
 

@@ -220,16 +220,19 @@ def _delta_by_name(prev: GraphDump, cur: GraphDump) -> RunDelta:
 
 
 def meta_changes(al: SectionAlignment) -> list[MetaChange]:
-    """Aligned nodes whose metadata differs: ``lost``, ``gained`` or ``changed`` (dtype or concrete shape)."""
+    """Aligned nodes whose metadata differs: ``lost``, ``gained`` or ``changed`` (dtype or concrete shape).
+    Only the pairs whose metadata texts differ are looked at."""
     out: list[MetaChange] = []
-    nb, nc = al.b.section.nodes, al.c.section.nodes
-    kb, kc = al.b.metas, al.c.metas
-    for i in range(al.c.shared, len(al.mb)):  # the shared leading nodes pair with themselves: same metadata
-        j = al.mb[i]
-        if j >= 0:
-            m = meta_change(nb[i], nc[j], kb[i], kc[j])
-            if m is not None:
-                out.append(m)
+    B, C = al.b, al.c
+    nb, nc = B.section.nodes, C.section.nodes
+    i = (al.mb >= 0).nonzero()[0]
+    i = i[i >= C.shared]  # the shared leading nodes pair with themselves: same metadata
+    j = al.mb[i]
+    differ = B.mtext[i] != C.mtext[j]
+    for x, y in zip(i[differ].tolist(), j[differ].tolist(), strict=True):
+        m = meta_change(nb[x], nc[y], B.meta_key(x), C.meta_key(y))
+        if m is not None:
+            out.append(m)
     return out
 
 

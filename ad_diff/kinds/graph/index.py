@@ -54,6 +54,8 @@ PLACEHOLDER, CALL, OUTPUT = 0, 1, 2
 _OPS = {"placeholder": PLACEHOLDER, "call": CALL, "output": OUTPUT}
 _NAME, _OP, _META = attrgetter("name"), attrgetter("op"), attrgetter("meta")
 _UNKNOWN = frozenset({"N/A", "unknown"})
+_Texts = tuple[str, ...] | None
+"""A node's literal texts or external names, in order (``None``: none)."""
 
 
 class Ids(dict[object, int]):
@@ -177,7 +179,7 @@ class GraphIndex:
         input's signature is made before its readers'). A node's forward signature is the hash of its target
         and its argument labels: an input's signature, ``("W", name)`` for an external name, ``("R", ...)``
         for a list literal naming nodes, the text of any other literal."""
-        targets, get, ids = self.targets, self.pos.get, self.ids
+        targets, get = self.targets, self.pos.get
         n, shared = self.n, self.shared
         # Machine integers, not lists of int objects: 8 bytes a value (75,000 nodes hold 150,000 edges)
         fwd = array("q", bytes(8 * n))
@@ -243,10 +245,17 @@ class GraphIndex:
                 lits[i] = tuple(lt)
             ends[i] = len(src)
             fwd[i] = hash((targets[i], tuple(labels)))
+        self._pack(fwd, (lits, ext), ends, src, argk, like)
+
+    def _pack(self, fwd: array[int], literal: tuple[list[_Texts], list[_Texts]], ends: array[int],
+              src: array[int], argk: array[int], like: GraphIndex | None) -> None:
+        """The forward visit's results as arrays: signatures, literal and external-name ids, inputs, and the
+        users (the inputs transposed)."""
+        n, shared, ids = self.n, self.shared, self.ids
         self.fwd = np.frombuffer(fwd, dtype=np.int64).copy()
         ids[None] = -1  # no literal, no external name
-        self.lits = np.fromiter(map(ids.__getitem__, lits), np.int64, n)
-        self.ext = np.fromiter(map(ids.__getitem__, ext), np.int64, n)
+        self.lits = np.fromiter(map(ids.__getitem__, literal[0]), np.int64, n)
+        self.ext = np.fromiter(map(ids.__getitem__, literal[1]), np.int64, n)
         if shared:
             assert like is not None
             self.lits[:shared], self.ext[:shared] = like.lits[:shared], like.ext[:shared]

@@ -26,7 +26,6 @@ from ad_diff.core.runlog import RunLog
 from ad_diff.discover.dumps import FolderScan, scan
 from ad_diff.kinds.graph.align import align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
-from ad_diff.kinds.graph.carry import Aligner
 from ad_diff.kinds.graph.diff import (
     Absence,
     Coverage,
@@ -61,12 +60,6 @@ from ad_diff.kinds.graph.pair import (
     pair_dumps,
 )
 from ad_diff.kinds.graph.walk import CrossState, RegionSig, RunState, advance
-
-INCREMENTAL = False
-"""Whether the cross-run alignment is carried from transform to transform (:mod:`ad_diff.kinds.graph.carry`);
-``False`` aligns every pair with the full chain. Off: it did not pay off on the benchmark pairs
-(docs/benchmark.md) and, after round four's rename-invariant input pairing, it differs from the full chain
-on two scenarios (tests/unit/kinds/graph/test_carry.py names them), so the full chain decides."""
 
 
 def analyze_graphs(
@@ -103,7 +96,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
     rb, rc = RunState(), RunState()
-    cross = CrossState(covers={} if reuse else None, aligner=Aligner(INCREMENTAL and reuse))
+    cross = CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
     unreadable: list[UnreadableDump] = []
     formats: dict[RunId, set[str]] = {BASELINE: set(), CANDIDATE: set()}
@@ -146,7 +139,7 @@ def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: RunState, rc: RunSt
     a = cross.last if cross.last is not None and cross.last_key == (rb.digest, rc.digest) else None
     if a is None:  # the last dumps were not compared as a pair (a transform ran in one run only at the end)
         a = align_dumps(db, dc)
-    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb)
+    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb.tolist())
                if j >= 0 and al.names_b[i] != al.names_c[j]}
     return FinalGraphs(db.path.name, order, tuple(renamed.items()), moe)
 
@@ -275,9 +268,7 @@ def _step(
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
     reuse = cross.covers is not None
-    base = (None if rb.dump is None else rb.dump.sections, None if rc.dump is None else rc.dump.sections)
     change_b, change_c = _change(rb, db, same_b, reuse), _change(rc, dc, same_c, reuse)
-    changes = ([] if same_b else change_b, [] if same_c else change_c)
     delta_b = with_replaced(tp.transform, rb.dump, db,
                         _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), change_b))
     delta_c = with_replaced(tp.transform, rc.dump, dc,
@@ -297,10 +288,9 @@ def _step(
         bodies=None if db is None or dc is None else (dig_b, dig_c),
     )
     # Remember this dump as "previous" for the next transform of each run, now: the previous dumps are not
-    # needed any more, and letting them go before the alignment keeps two parsed graphs fewer in memory. Only
-    # an incremental aligner reads them (and what changed since, which holds the nodes they alone had).
-    since = (base, changes) if cross.aligner.incremental else ((None, None), (None, None))
-    del base, changes, change_b, change_c
+    # needed any more, and letting them go (with what changed since them, which holds the nodes they alone
+    # had) before the alignment keeps two parsed graphs fewer in memory.
+    del change_b, change_c
     if db is not None:
         rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
     if dc is not None:
@@ -311,7 +301,7 @@ def _step(
         result = replace(base_diff, identical=True, structure_equal=True,
                          pairs_by_kind=((MatchKind.IDENTICAL, db.node_count),))
     else:
-        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c), since)
+        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c))
     if db is not None and dc is not None:
         hints = find_hints(
             tp,
@@ -337,16 +327,13 @@ def _signatures(unmatched: Iterable[Unmatched]) -> dict[int, RegionSig]:
     return {r: (tuple(sorted(b)), tuple(sorted(c))) for r, (b, c) in sides.items()}
 
 
-def _compare(
-    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: CrossState, key: tuple[bytes, bytes],
-    since: tuple[tuple[object, object], tuple[BodyChange | None, BodyChange | None]],
-) -> TransformGraphDiff:
-    """Align the pair (``since``: each run's previous dump and what changed from it, for the aligner) and
-    tell new differences from inherited ones."""
+def _compare(db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: CrossState,
+             key: tuple[bytes, bytes]) -> TransformGraphDiff:
+    """Align the pair and tell new differences from inherited ones."""
     if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
         a = cross.memo  # same two graphs as the previous transform: same alignment
     else:
-        a = cross.aligner.align(db, dc, *since)
+        a = align_dumps(db, dc)
         if cross.covers is not None:
             cross.memo_key, cross.memo = key, a
     cross.last_key, cross.last = key, a

@@ -65,16 +65,28 @@ def counter_of(path: Path) -> int | None:
 def parse_text(text: str, path: Path, memo: LineMemo | None = None, tag: object = None) -> GraphDump:
     """Parse dump ``text`` (read from ``path``, used in messages), reusing ``memo``'s lines if given (the
     body is stored there under ``tag``: see :meth:`LineMemo.add`)."""
-    with paused_gc():
-        return _parse_text(text, path, memo, tag)
+    return parse_lines(split_lines(text, path), path, memo, tag)
 
 
-def _parse_text(text: str, path: Path, memo: LineMemo | None, tag: object) -> GraphDump:
+def split_lines(text: str, path: Path) -> list[str]:
+    """A dump's lines (a dump copied through Windows tools: CRLF line ends mean nothing here). A caller that
+    holds the text only to parse it lets it go after this, before :func:`parse_lines`: the text and its
+    lines are a large dump's size each. More lines than :data:`~ad_diff.core.limits.GRAPH_DUMP_LINES` are
+    refused here, before any is split off."""
     if text.count("\n") > limits.GRAPH_DUMP_LINES:  # what it costs is nodes: counted before any is built
         raise limits.count_cap(path, "lines", limits.GRAPH_DUMP_LINES, "GRAPH_DUMP_LINES")
-    if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
+    if "\r" in text:
         text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
+    return text.split("\n")
+
+
+def parse_lines(lines: list[str], path: Path, memo: LineMemo | None = None, tag: object = None) -> GraphDump:
+    """:func:`parse_text` of the text split by :func:`split_lines`."""
+    with paused_gc():
+        return _parse_lines(lines, path, memo, tag)
+
+
+def _parse_lines(lines: list[str], path: Path, memo: LineMemo | None, tag: object) -> GraphDump:
     if len(lines) < 2:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)
     transform, stage = header_fields(path, lines[0], lines[1])

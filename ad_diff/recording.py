@@ -27,7 +27,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import lazy
+from ad_diff.core import lazy, outfile, safepath
+from ad_diff.errors import AdDiffError
 
 if TYPE_CHECKING:
     import safetensors.torch as safetensors_torch
@@ -61,16 +62,21 @@ def save_tensors(
 
     if not _FILE_RE.match(file):
         raise ValueError(f"file name {file!r}: use letters, digits, '_', '.', '-'")
-    folder = Path(run_dir) / "tensors"
+    run = Path(run_dir)
+    run.mkdir(parents=True, exist_ok=True)
+    folder = run / "tensors"
     target_dir = folder / "reference" if reference else folder
-    target_dir.mkdir(parents=True, exist_ok=True)
+    # the one writer: a tensors/ or reference/ planted as a link, or a file there that is one, is refused
+    outfile.folder(target_dir, within=run)
     path = target_dir / f"{file}.safetensors"
     meta = {"torch": torch.__version__, **(metadata or {})}
-    save_file(_cpu(tensors), str(path), metadata=meta)
+    cpu = _cpu(tensors)
+    outfile.write_via_name(path, lambda name: save_file(cpu, name, metadata=meta))
     entries = {str(path.relative_to(folder)): {"metadata": meta, "tensors": _describe(tensors)}}
     if inputs:
         ipath = folder / "inputs.safetensors"
-        save_file(_cpu(inputs), str(ipath), metadata=meta)
+        cpu_inputs = _cpu(inputs)
+        outfile.write_via_name(ipath, lambda name: save_file(cpu_inputs, name, metadata=meta))
         entries[ipath.name] = {"metadata": meta, "tensors": _describe(inputs)}
     _update_index(folder, entries)
     return path
@@ -141,13 +147,14 @@ def _describe(tensors: Mapping[str, Any]) -> dict[str, Any]:
 
 def _update_index(folder: Path, entries: dict[str, Any]) -> None:
     index_path = folder / "record.json"
-    index: dict[str, Any] = {}
-    if index_path.is_file():
-        try:
-            index = json.loads(index_path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            index = {}
+    try:  # the one opener and the bounded JSON reader; an unreadable index starts over
+        index = safepath.read_json(index_path, folder, "the record.json save_tensors writes", 16 << 20)
+    except AdDiffError:
+        index = {}
+    if not isinstance(index, dict) or not isinstance(index.get("files", {}), dict):
+        index = {}
     files = index.setdefault("files", {})
     files.update(entries)
     index["device"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu"
-    index_path.write_text(json.dumps(index, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    text = json.dumps(index, indent=2, sort_keys=True) + "\n"
+    outfile.write_file(index_path, text.encode("utf-8"), rewrite=True)  # read above to be updated

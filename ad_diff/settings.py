@@ -225,7 +225,7 @@ def _read_toml(path: Path, text: str) -> dict[str, Any]:
             raise ConfigError(f"{path}: reading TOML needs Python >= 3.11 or the tomli package") from e
     _prescan_toml(text, path)
     try:
-        return tomllib.loads(text)
+        return tomllib.loads(text)  # bounded: _prescan_toml refused what makes tomllib slow or deep
     except (ValueError, RecursionError) as e:  # TOMLDecodeError, and int() beyond 4,300 digits
         raise ConfigError(f"{path}: not valid TOML ({excerpt(str(e), 200)})") from None
 

@@ -10,6 +10,9 @@ unchanged; a temporary folder, deleted afterwards, when no ``--dir`` is given):
 
 * ``llama80``/``llama160``: ``scripts/benchgen/llama.py`` pairs (bf16 Llama-3-70B shapes, 92 dumps per
   run, recorded bf16 logits, one injected loss: match_rmsnorm_pattern misses one norm of the middle layer);
+* ``worst160``/``worst320``: the same, the loss at match_repeat_kv (every later dump differs);
+* ``swiglu160``/``swiglu320``: the same, the loss at match_swiglu_pattern (one SwiGLU of the middle layer
+  left unfused: the shape of issue 43's pair);
 * ``moe``: the ``scripts/fixturegen/large.py`` pair (80 layers, 90 transforms, 50k+ nodes per dump);
 * ``log-only``: the 80-layer logs alone.
 * ``log-big``: the same logs with 200 more lines after each transform line, figures drawn afresh (about
@@ -77,11 +80,15 @@ print(n)
 """
 LOST_AT = "match_rmsnorm_pattern"
 """Where the injected loss of the Llama and MoE pairs shows (both generators lose RMSNorm matches)."""
-WORST_LOSS = "repeat_kv"
+WORST_AT = "match_repeat_kv"
 """The worst-case pairs' loss: the candidate's match_repeat_kv, the first pattern-matcher transform that
 rewrites the graph, misses one layer's k repeat, and that layer keeps its unsqueeze/expand/reshape (so
 match_grouped_attention misses it too) to the end: every later dump differs (84 of 92)."""
-WORST_AT = "match_repeat_kv"
+SWIGLU_AT = "match_swiglu_pattern"
+"""The SwiGLU pairs' loss (issue 43's pair): the candidate's match_swiglu_pattern leaves one layer's SwiGLU
+unfused, which the later fusions and the cache insertion carry to the end."""
+LOSS_AT = {"worst": ("repeat_kv", WORST_AT), "swiglu": ("swiglu", SWIGLU_AT)}
+"""The loss and the transform it shows at, by workload family (the other pairs: rmsnorm at LOST_AT)."""
 
 
 def _say(line: str = "") -> None:
@@ -96,13 +103,15 @@ class Sizes:
     llama: tuple[int, int] = (80, 160)
     worst: tuple[int, int] = (160, 320)
     """Layers of the worst-case pairs (divergence at the first pattern-matcher transform)."""
+    swiglu: tuple[int, int] = (160, 320)
+    """Layers of the SwiGLU-loss pairs."""
     moe: tuple[int, int, int] = (80, 90, 50_000)
     """layers, transforms, nodes per dump."""
     big_log: int = 200
     """Lines added after each transform line of the 80-layer logs (``log-big``: about 65,000 lines a run)."""
 
 
-QUICK = Sizes(llama=(2, 4), worst=(4, 8), moe=(2, 20, 200), big_log=5)
+QUICK = Sizes(llama=(2, 4), worst=(4, 8), swiglu=(4, 8), moe=(2, 20, 200), big_log=5)
 
 
 def _fmt(v: float | None, unit: str) -> str:
@@ -139,8 +148,9 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
                 moe.invalid,
             ),
         ]
-    if "worst160 ad-diff" in c:
-        rows += worst_targets(c)
+    for family, what in (("worst", "worst case"), ("swiglu", "SwiGLU loss")):
+        if f"{family}160 ad-diff" in c:
+            rows += worst_targets(c, family, what)
     for name, what in (("log-big", "large log"), ("log-distinct", "large log, no line twice")):
         if f"{name} ad-diff" in c:  # no target of its own: the accounting's per-line cost on a large log
             row = ratio(f"{name} ad-diff", f"{name} floor", f"{what}: ad-diff / read floor", None)
@@ -176,18 +186,19 @@ def targets(c: dict[str, Cmd], w: dict[str, dict], has_moe: bool) -> list[Target
     return rows + startup_targets(c)
 
 
-def worst_targets(c: dict[str, Cmd]) -> list[Target]:
-    """The worst-case rows: the 160-layer pair against its read floor, doubling its layers, its memory."""
-    ad, fl, two = c["worst160 ad-diff"], c["worst160 floor"], c["worst320 ad-diff"]
-    floors = c["worst320 floor"].med("wall") / fl.med("wall")
+def worst_targets(c: dict[str, Cmd], family: str = "worst", what: str = "worst case") -> list[Target]:
+    """The rows of a worst-case family (``worst``, ``swiglu``): the 160-layer pair against its read floor,
+    doubling its layers, its memory."""
+    ad, fl, two = c[f"{family}160 ad-diff"], c[f"{family}160 floor"], c[f"{family}320 ad-diff"]
+    floors = c[f"{family}320 floor"].med("wall") / fl.med("wall")
     return [
-        Target("worst case, 160 layers: ad-diff / read floor", ad.med("wall") / fl.med("wall"), 2.5, "x",
+        Target(f"{what}, 160 layers: ad-diff / read floor", ad.med("wall") / fl.med("wall"), 2.5, "x",
                f"{ad.med('wall'):.2f} s / {fl.med('wall'):.2f} s; CPU {ad.med('cpu') / fl.med('cpu'):.2f}x",
                ad.invalid or fl.invalid),
-        Target("worst case, 160 -> 320 layers: ad-diff time", two.med("wall") / ad.med("wall"), 2.1, "x",
+        Target(f"{what}, 160 -> 320 layers: ad-diff time", two.med("wall") / ad.med("wall"), 2.1, "x",
                f"CPU {two.med('cpu') / ad.med('cpu'):.2f}x; read floor {floors:.2f}x",
                ad.invalid or two.invalid),
-        Target("worst case, 160 layers: peak RSS", ad.med("rss_kb") / 1024, 120.0, "MiB",
+        Target(f"{what}, 160 layers: peak RSS", ad.med("rss_kb") / 1024, 120.0, "MiB",
                f"320 layers {two.med('rss_kb') / 1024:.0f} MiB; read floor {fl.med('rss_kb') / 1024:.0f} MiB",
                ad.invalid),
     ]
@@ -203,10 +214,12 @@ def generate(root: Path, sz: Sizes, moe: bool, startup: bool = False) -> dict[st
         if startup and name != "llama80":
             continue
         w[name] = workload(root, name, {"layers": layers}, functools.partial(make_llama_pair, layers=layers))
-    for name, layers in zip(("worst160", "worst320"), sz.worst, strict=True):
-        if not startup:
-            w[name] = workload(root, name, {"layers": layers, "loss": WORST_LOSS},
-                               functools.partial(make_llama_pair, layers=layers, loss=WORST_LOSS))
+    for family, sizes in (("worst", sz.worst), ("swiglu", sz.swiglu)):
+        loss = LOSS_AT[family][0]
+        for name, layers in zip((f"{family}160", f"{family}320"), sizes, strict=True):
+            if not startup:
+                w[name] = workload(root, name, {"layers": layers, "loss": loss},
+                                   functools.partial(make_llama_pair, layers=layers, loss=loss))
     if moe and not startup:
         layers, transforms, nodes = sz.moe
         w["moe"] = workload(
@@ -233,12 +246,12 @@ def commands(root: Path, w: dict[str, dict], fmt: str, extra: list[Path], startu
     c = startup_commands(py, root / "log-only", extra, LOST_AT, fmt, READ_FLOOR)
     if startup:
         return c
-    for name in ["llama80", "llama160", "worst160", "worst320", *(["moe"] if "moe" in w else []), "log-big",
-                 "log-distinct"]:
+    for name in ["llama80", "llama160", "worst160", "worst320", "swiglu160", "swiglu320",
+                 *(["moe"] if "moe" in w else []), "log-big", "log-distinct"]:
         b, cand = str(root / name / "baseline"), str(root / name / "candidate")
         argv = [py, "-m", "ad_diff", b, cand, "-f", fmt]
-        at, tensors = WORST_AT if name.startswith("worst") else LOST_AT, name not in ("moe", "log-big",
-                                                                                      "log-distinct")
+        at = LOSS_AT[name[:-3]][1] if name[:-3] in LOSS_AT else LOST_AT
+        tensors = name not in ("moe", "log-big", "log-distinct")
         c[f"{name} ad-diff"] = Cmd(f"{name} ad-diff", argv, 1, at, tensors=tensors)
         for tag in map(str, extra):  # the same pair with another checkout or dependency first: before/after
             label = f"{name} ad-diff [{Path(tag).name}]"
@@ -410,7 +423,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-tensor-pair", action="store_true", help="skip the tensor pair row")
     ap.add_argument("--no-history", action="store_true", help="skip the history row")
     ap.add_argument(
-        "--profile", choices=("llama80", "llama160", "worst160", "worst320", "moe"),
+        "--profile", choices=("llama80", "llama160", "worst160", "worst320", "swiglu160", "swiglu320", "moe"),
         help="profile one ad-diff run instead",
     )
     ap.add_argument("--startup", action="store_true", help="only python -c pass, --help and log-only")

@@ -7,6 +7,7 @@ from ad_diff.candidates.model import Candidate, CandidateReport, Evidence, Looku
 from ad_diff.core.escape import fence_block, md_code, md_escape
 from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import dumps
+from ad_diff.core.sinks import values
 
 MAX_INSTANCES = 8
 """Instances listed per candidate in markdown (all of them are in the JSON)."""
@@ -64,15 +65,20 @@ def template(c: Candidate) -> str:
     return "\n".join(lines)
 
 
+def layers_text(ls: tuple[int, ...]) -> str:
+    """``3-7`` for a run of consecutive layer numbers, else ``1, 5, 9``; ``-`` for none. Consecutive is
+    judged pairwise: a layer number comes from a node name, and ``range(first, last)`` of a 9-digit one
+    once built 400 million integers."""
+    if not ls:
+        return "-"
+    if len(ls) > 2 and all(b - a == 1 for a, b in zip(ls, ls[1:], strict=False)):
+        return f"{ls[0]}-{ls[-1]}"
+    return ", ".join(map(str, ls))
+
+
 def _layers(c: Candidate) -> str:
     ls = c.layers
-    if not ls:
-        text = "-"
-    elif list(ls) == list(range(ls[0], ls[-1] + 1)) and len(ls) > 2:
-        text = f"{ls[0]}-{ls[-1]}"
-    else:
-        text = ", ".join(map(str, ls))
-    return text + (f" (+{c.outside_layers} outside)" if c.outside_layers and ls else "")
+    return layers_text(ls) + (f" (+{c.outside_layers} outside)" if c.outside_layers and ls else "")
 
 
 def short_pattern(c: Candidate) -> str:
@@ -87,6 +93,7 @@ def short_pattern(c: Candidate) -> str:
 
 def render_markdown(r: CandidateReport) -> str:
     """Markdown for a PR or an issue: summary table, then one template block per candidate with evidence."""
+    r = values(r)  # every value on one line, bounded (core/sinks.py)
     out = [f"## Fusion candidates: {md_escape(r.run)}", ""]
     out.append(
         f"Scanned {md_code(r.dump)} (graph after {md_code(r.transform)}, stage {md_code(r.stage)}): "
@@ -146,6 +153,7 @@ def render_markdown(r: CandidateReport) -> str:
 
 def render_text(r: CandidateReport) -> str:
     """The candidate templates alone, separated by blank lines (for pasting into a review thread)."""
+    r = values(r)  # every value on one line, bounded (core/sinks.py)
     return (
         "\n\n".join(template(c) for c in r.candidates) + "\n"
         if r.candidates
@@ -155,4 +163,5 @@ def render_text(r: CandidateReport) -> str:
 
 def render_json(r: CandidateReport) -> str:
     """JSON form (docs/candidates.md)."""
+    r = values(r, lines=False)  # every value bounded (core/sinks.py)
     return dumps(r.to_json(), ensure_ascii=True) + "\n"

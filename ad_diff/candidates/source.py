@@ -194,13 +194,10 @@ class _Walk:
 
     def read(self, path: Path, real: Path) -> None:
         want = min(MAX_FILE_BYTES, MAX_TOTAL_BYTES - self.bytes)
-        try:  # no link swapped in since the check, no blocking open of a FIFO swapped in
-            fd = os.open(real, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-            with os.fdopen(fd, "rb") as fh:
-                if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-                    raise OSError("not a regular file")
+        try:  # the one opener: no link swapped in since the check, no blocking open of a FIFO swapped in
+            with safepath.open_file(real, self.top, "a Python source file", "--trtllm-src") as fh:
                 data = fh.read(want + 1)
-        except OSError:
+        except (OSError, InputError):
             self.notes.append(f"{self.rel(path)}: cannot be read")
             return
         self.files += 1

@@ -12,8 +12,9 @@ from rich.table import Table
 from rich.text import Text
 
 from ad_diff.candidates.model import Candidate, CandidateReport, LookupStatus, Recommendation
-from ad_diff.candidates.render import evidence_item, pattern_text, short_pattern
+from ad_diff.candidates.render import evidence_item, layers_text, pattern_text, short_pattern
 from ad_diff.candidates.source import AD_DIR
+from ad_diff.core.sinks import values
 from ad_diff.core.terminal import console
 
 MIN_WIDTH, MAX_WIDTH = 40, 400
@@ -32,12 +33,7 @@ _LOOKUP_STYLE = {
 
 
 def _layers(c: Candidate) -> str:
-    ls = c.layers
-    if not ls:
-        return "-"
-    if len(ls) > 2 and list(ls) == list(range(ls[0], ls[-1] + 1)):
-        return f"{ls[0]}-{ls[-1]}"
-    return ", ".join(map(str, ls))
+    return layers_text(c.layers)
 
 
 WIDE = 120
@@ -92,6 +88,7 @@ def _detail(c: Candidate) -> Table:
 
 def render_terminal(r: CandidateReport, width: int = 100, color: bool = False) -> str:
     """The report as terminal text, ``width`` columns wide; ``color`` adds ANSI styles."""
+    r = values(r)  # every value on one line, bounded (core/sinks.py)
     width = max(MIN_WIDTH, min(MAX_WIDTH, width))
     con = console(width, color, soft_wrap=False)
     con.print(Text(f"Fusion candidates: {r.run}", style="bold"))

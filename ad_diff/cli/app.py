@@ -19,7 +19,7 @@ import typer
 
 from ad_diff import __version__
 from ad_diff.core.redact import redact_text
-from ad_diff.core.sinks import terminal
+from ad_diff.core.sinks import guard_streams, terminal
 from ad_diff.errors import AdDiffError
 
 # ad_diff.gate (and through it core.model) is imported where an exit code is needed, not here: `--help`
@@ -67,7 +67,8 @@ OUTPUT_PARAMS = frozenset({"markdown", "json_out", "junit", "html", "step_summar
 
 def _protect_inputs() -> None:
     """Register every path the current command reads (its parameters that are paths and not outputs), so
-    that no report is written over one or into one (:mod:`ad_diff.core.outfile`)."""
+    that no report is written over one or into one, and check every output path it was given now, before
+    anything is read or compared (:func:`ad_diff.core.outfile.plan`: one bad output path, nothing written)."""
     try:  # typer >= 0.20 carries its own copy of click; earlier ones use click itself
         from typer._click.globals import get_current_context  # type: ignore[import-not-found, unused-ignore]
     except ImportError:
@@ -78,16 +79,18 @@ def _protect_inputs() -> None:
 
     ctx = get_current_context(silent=True)
     found: list[Path] = []
+    outputs: list[Path] = []
     if ctx is not None:
         # the parameters typed as paths (their values may still be strings here: typer converts later)
         paths = {p.name for p in ctx.command.params if getattr(p.type, "name", None) == "path"}
         for name, value in ctx.params.items():
-            if name in OUTPUT_PARAMS or name not in paths:
+            if name not in paths:
                 continue
             for v in value if isinstance(value, (list, tuple)) else (value,):
                 if isinstance(v, (str, Path)) and str(v):
-                    found.append(Path(v))
+                    (outputs if name in OUTPUT_PARAMS else found).append(Path(v))
     outfile.protect(found)
+    outfile.plan(outputs)
 
 
 def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) -> T:
@@ -126,6 +129,11 @@ def guarded(fn: Callable[[], T], json_errors: Callable[[], bool] | None = None) 
         write_error_reports(f"internal error: {type(e).__name__}: {redact_text(str(e))}", EXIT_INTERNAL_ERROR,
                             None)
         raise typer.Exit(EXIT_INTERNAL_ERROR) from None
+    finally:  # the command's inputs, planned outputs and files read are its own, not the next one's
+        # lazy: kept off the start-up path of --help (docs/benchmark.md)
+        from ad_diff.core import outfile
+
+        outfile.protect(())
 
 
 def _version(value: bool) -> None:
@@ -192,6 +200,15 @@ def main(argv: list[str] | None = None) -> None:
     ``snaphot``. A command name always wins over a folder of the same name (``./snapshot`` or
     ``ad-diff compare snapshot ...`` compares that folder); the error of such a call says so.
     """
+    guard_streams()  # no line of stdout or stderr acts on a CI runner, none ends in an encoding error
+    try:
+        _main(argv)
+    finally:  # a last line without its end is written now
+        sys.stdout.flush()
+        sys.stderr.flush()
+
+
+def _main(argv: list[str] | None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["help"] and not Path("help").exists():  # `ad-diff help [COMMAND]`, as git and pip take it
         args = [*args[1:2], "--help"]

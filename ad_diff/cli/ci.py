@@ -17,6 +17,7 @@ from typer.core import TyperCommand
 from ad_diff.cli.app import app, guarded
 from ad_diff.cli.options import build_settings, json_on_stdout, resolve_options, shared_options
 from ad_diff.cli.output import safe_text, write_output, write_reports
+from ad_diff.core import outfile
 from ad_diff.errors import UsageError
 
 if TYPE_CHECKING:
@@ -100,6 +101,7 @@ def record(
         # lazy: a command's modules load only when it runs (start-up, docs/benchmark.md)
         from ad_diff.workflows.record import record as do_record
 
+        outfile.protect(())  # RUN is what record writes, not an input; nothing else is read
         if command[0].startswith("-"):
             raise UsageError(f"record: {command[0]!r} is not a command; put record's options before `--` and "
                              "the AD command after it: ad-diff record RUN [--force] -- COMMAND ...")

@@ -23,6 +23,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 
+from ad_diff.core import outfile
 from ad_diff.core.escape import excerpt
 from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import terminal
@@ -42,6 +43,8 @@ OPTION_KEYS: dict[str, str] = {
     "progress": "progress", "jobs": "jobs", "config_explained_gates": "config_explained_gates",
     "html": "html",
 }
+OUTPUT_KEYS = ("markdown", "json", "junit", "step_summary", "html")
+"""Config keys that name files ad-diff writes (:func:`ad_diff.core.outfile.plan` checks them up front)."""
 CHECKED = {"fail_on": "--fail-on", "collapse_fraction": "--collapse-fraction",
            "comment_limit": "--comment-limit", "jobs": "--jobs"}
 """Options whose range or choice :func:`resolve_options` checks (:func:`ad_diff.settings.broken_rule`), and
@@ -108,7 +111,7 @@ class ResolvedOptions:
 def resolve_options(ctx: typer.Context) -> ResolvedOptions:
     """Options by config key: typer defaults < config file < options the user actually passed."""
     # lazy: loaded only for the options that need it (start-up, docs/benchmark.md)
-    from ad_diff.settings import find_config, load_config, merge
+    from ad_diff.settings import AUTO_FILES, find_config, load_config, merge
 
     defaults: dict[str, Any] = {}
     passed: dict[str, Any] = {}
@@ -129,6 +132,8 @@ def resolve_options(ctx: typer.Context) -> ResolvedOptions:
     path: Path | None = None
     file_values: dict[str, Any] = {}
     if not ctx.params.get("no_config"):
+        # the files looked for as the config are inputs, used or not: no report may overwrite one
+        outfile.protect_more(Path.cwd() / name for name in AUTO_FILES)
         try:
             path = find_config(explicit)
             file_values = load_config(path, auto=explicit is None) if path is not None else {}
@@ -158,6 +163,8 @@ def resolve_options(ctx: typer.Context) -> ResolvedOptions:
             validate_entry(str(pattern), entry)
         except AdDiffError as e:
             raise AdDiffError(f"{path}: {e}") from e
+    # the outputs the config file may add, checked before anything is compared (and against the file itself)
+    outfile.plan(opts.get(key) for key in OUTPUT_KEYS)
     return ResolvedOptions(opts, note)
 
 

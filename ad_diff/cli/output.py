@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.outfile import write_file
+from ad_diff.core.outfile import planned, refusal, write_file
 from ad_diff.core.redact import redact_text
 from ad_diff.core.redactwalk import redact_deep
 from ad_diff.core.sinks import output
@@ -202,12 +202,16 @@ def write_error_reports(message: str, code: int, json_text: str | None) -> None:
     ctx = get_current_context(silent=True)
     params = ctx.params if ctx is not None else {}
     failure = Failure(message, code, json_text)
-    for name, fmt in ERROR_OUTPUTS.items():
-        path = params.get(name)
-        if not isinstance(path, (str, Path)) or not str(path) or (fmt.machine and json_text is None):
-            continue
+    wanted = [(Path(path), fmt) for name, fmt in ERROR_OUTPUTS.items()
+              if isinstance(path := params.get(name), (str, Path)) and str(path)
+              and not (fmt.machine and json_text is None)]
+    # The outputs are all or nothing: where one of them is refused (a hard link of an input, say; the
+    # error may be about that very path), the command writes none, its error included.
+    if any(refusal(path, deep=True) is not None for path in (*planned(), *(p for p, _ in wanted))):
+        return
+    for path, fmt in wanted:
         try:
-            (append_output if fmt.appends else write_output)(Path(path), FAILURE.render(fmt, failure))
+            (append_output if fmt.appends else write_output)(path, FAILURE.render(fmt, failure))
         except (AdDiffError, OSError):
             continue
 

@@ -16,8 +16,9 @@ spans, fenced blocks and HTML alike.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
-from ad_diff.core.sinks import visible
+from ad_diff.core.sinks import cut, visible
 
 # Characters with markdown meaning inside table cells and inline text: '|' breaks tables, '`' opens code
 # spans, '*' '~' emphasis, '[' ']' links/images. '_' only matters at a word boundary (GFM ignores
@@ -35,6 +36,27 @@ _ACTIVE = re.compile(
 )
 
 _PIPE = re.compile(r"(\\*)\|")
+WORD_CAP = 256
+"""Longest word (a run of characters but spaces, ``<`` and ``>``) :data:`_ACTIVE` is run on. Every link,
+mention and reference lies inside one word, so running it word by word finds what it finds on the whole
+text; and the pattern's work on a word grows with the square of its length (an e-mail address may start
+at any of its characters: an 80 KB name took minutes), so a longer word is not searched: if it holds any
+mark of an active form it is shown whole as code (inert), else as text. Work: at most ``WORD_CAP`` steps a
+character, linear in the text."""
+_WORD = re.compile(r"[^\s<>]++")
+_MARKS = ("@", "#", "://", "www.", "gh-")
+"""What every match of :data:`_ACTIVE` holds (lower case)."""
+
+
+def active_spans(s: str) -> Iterator[tuple[int, int]]:
+    """The spans of ``s`` GitHub would turn into a link, a mention or a reference (see :data:`WORD_CAP`)."""
+    for w in _WORD.finditer(s):
+        a, b = w.span()
+        if b - a <= WORD_CAP:
+            for m in _ACTIVE.finditer(s, a, b):
+                yield m.span()
+        elif any(mark in s[a:b].lower() for mark in _MARKS):
+            yield a, b
 
 
 def _escape_plain(s: str, tick: str) -> str:
@@ -46,10 +68,10 @@ def _md(text: object, tick: str) -> str:
     s = visible(str(text).replace("\r", " ").replace("\n", " "))
     out: list[str] = []
     pos = 0
-    for m in _ACTIVE.finditer(s):
-        out.append(_escape_plain(s[pos:m.start()], tick))
-        out.append(md_code(m.group(0)))
-        pos = m.end()
+    for a, b in active_spans(s):
+        out.append(_escape_plain(s[pos:a], tick))
+        out.append(md_code(s[a:b]))
+        pos = b
     out.append(_escape_plain(s[pos:], tick))
     return "".join(out)
 
@@ -82,12 +104,8 @@ def fence_block(text: str, lang: str = "") -> str:
 
 def excerpt(text: str, limit: int = 300) -> str:
     """``text`` when it has at most ``limit`` characters, else its start and end around a note saying how
-    much was left out (``abc… [99,700 characters omitted] …xyz``)."""
-    if len(text) <= limit:
-        return text
-    tail = max(limit // 5, 1)
-    head = max(limit - tail - 40, 1)
-    return f"{text[:head]}… [{len(text) - head - tail:,} characters omitted] …{text[-tail:]}"
+    much was left out (``abc… [99,700 characters omitted] …xyz``): :func:`ad_diff.core.sinks.cut`."""
+    return cut(text, limit)
 
 
 # Characters that HTML or markdown would interpret, as numeric entities: safe both inside an HTML block
@@ -108,9 +126,9 @@ def html_text(text: object) -> str:
     s = str(text)
     out: list[str] = []
     pos = 0
-    for m in _ACTIVE.finditer(s):
-        out += [_html_plain(s[pos:m.start()]), f"<code>{_html_plain(m.group(0))}</code>"]
-        pos = m.end()
+    for a, b in active_spans(s):
+        out += [_html_plain(s[pos:a]), f"<code>{_html_plain(s[a:b])}</code>"]
+        pos = b
     out.append(_html_plain(s[pos:]))
     return "".join(out)
 

@@ -16,7 +16,9 @@ Enums become their value, paths strings, tuples lists, non-finite floats the str
 
 :func:`dumps` is the one place JSON text is written for a report: strict (``allow_nan=False``, a non-finite
 number anywhere in the data becomes the same strings), and the characters :func:`ad_diff.core.sinks.visible`
-escapes elsewhere are written as ``\\uXXXX`` escapes (the same string for a parser, inert on a terminal).
+escapes elsewhere are written as ``\\uXXXX`` escapes (the same string for a parser, inert on a terminal), and
+so is the ``[`` of ``##[`` (a GitHub runner's legacy workflow command, wherever a line of the job log
+holds it: JSON printed on stdout lands there).
 """
 
 from __future__ import annotations
@@ -179,6 +181,8 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = False, ensure_
         text = json.dumps(data, **kw)
     except ValueError:  # a NaN or infinity somewhere: rewrite them (the common case pays no walk)
         text = json.dumps(finite(data), **kw)
+    if "##[" in text:  # only inside a string (JSON has no '#'): a CI runner acts on it anywhere in a line
+        text = text.replace("##[", "##\\u005b")
     if text.isascii():  # (ensure_ascii gives ASCII too) DEL is the one ASCII control json leaves raw
         return text.replace("\x7f", "\\u007f") if "\x7f" in text else text
     bad = {ch for ch in set(text) if unsafe(ch)}

@@ -3,26 +3,17 @@
 Invariant: each reader is bounded by its input. Bytes, line length, line count, items (transforms, ranks,
 tensors, ...) and nesting depth each have a cap here, derived from the input's size or a constant; the
 reader that produces the lines or items enforces it (the shared line reader :func:`ad_diff.core.text.
-iter_lines`, the log parser's state, the tensor indexes, :func:`load_json`), so work and memory stay
-linear in the input. Going over a cap is an :class:`~ad_diff.errors.InputError` naming the file and the
-cap (exit 2, or an input finding such as ADT008 for one tensor file), never a ``MemoryError`` or minutes
-of CPU. The values are far above anything AutoDeploy writes; each says why.
+iter_lines`, the log parser's state, the tensor indexes, the one JSON reader :mod:`ad_diff.core.jsonsafe`),
+so work and memory stay linear in the input. Going over a cap is an :class:`~ad_diff.errors.InputError`
+naming the file and the cap (exit 2, or an input finding such as ADT008 for one tensor file), never a
+``MemoryError`` or minutes of CPU. The values are far above anything AutoDeploy writes; each says why.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import lazy
 from ad_diff.errors import InputError
-
-if TYPE_CHECKING:
-    import numpy as np
-else:
-    np = lazy.module("numpy")
 
 # -- logs: bytes and lines (enforced by ad_diff.core.text.iter_lines) ------------------------------------
 LOG_LINE_BYTES = 1 << 20
@@ -76,6 +67,11 @@ LOG_ERRORS = 100_000
 # -- graph dumps (enforced by ad_diff.discover.dumps.scan) --------------------------------------------
 GRAPH_DUMPS = 10_000
 """Files named like a graph dump in one ``graphs/``: AutoDeploy writes one per transform (about 100)."""
+GRAPH_DUMP_LINES = 500_000
+"""Lines of one graph dump (each holds at most one node), counted before it is parsed: what a dump costs is
+its nodes, not its bytes (a parsed node takes about 600 bytes; a 244 MiB dump of 3 million nodes, under the
+byte cap, ended in MemoryError). An 80-layer model's dumps hold about 5,000 lines; an MoE whose experts
+are unrolled, tens of thousands."""
 
 # -- tensors (enforced by the tensor indexes: header.read_header, pt.load_pt, parse.discover) ------------
 TENSORS_PER_FILE = 20_000
@@ -87,53 +83,28 @@ PICKLE_STREAMS = 5
 """Pickles a legacy (non-zip) ``torch.save`` file holds before its storage bytes: magic number, protocol,
 system info, the object, the storage keys. Every one is walked and validated before torch reads the file."""
 
-# -- JSON and numbers (enforced by load_json and the parsers that read digits) -----------------------------
+# -- JSON and numbers (enforced by ad_diff.core.jsonsafe and the parsers that read digits) -----------------
 JSON_DEPTH = 64
-"""Nesting of the JSON files ad-diff reads besides safetensors headers (``run.json``, the history cache):
-they nest at most 5 levels. Python's parser raises RecursionError near 1,000."""
+"""Nesting of the JSON files ad-diff reads besides safetensors headers (``run.json``, the history cache, the
+GitHub event file): they nest at most 5 levels. Python's parser raises RecursionError near 1,000; the one
+JSON reader (:mod:`ad_diff.core.jsonsafe`) measures the nesting before it parses."""
 INT_DIGITS = 20
-"""Digits of an integer parsed from JSON (:func:`load_json`, safetensors headers) or taken as a layer
-number by ``ad-diff candidates``: 20 digits hold any 64-bit value. Longer digit strings are refused (in a
-name: no layer index), never handed to ``int()``. (The log parser's counts and ranks are its own: ``int()``
-refusing more than 4,300 digits is an input error naming the line.)"""
-HISTORY_CACHE_BYTES = 1 << 30
-"""Size of an ``ad-diff history --cache`` file read (larger: rebuilt): about 40 bytes per transform of each
-run, so a million runs of 25 transforms."""
-_DEPTH_SCAN = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
-
-
-def json_depth(raw: bytes) -> int:
-    """Deepest ``[``/``{`` nesting of ``raw`` outside strings (one linear scan, no recursion)."""
-    body = np.frombuffer(_DEPTH_SCAN.sub(b'""', raw), dtype=np.uint8)
-    if body.size == 0:
-        return 0
-    step = np.zeros(body.size, dtype=np.int32)
-    step[(body == ord("[")) | (body == ord("{"))] = 1
-    step[(body == ord("]")) | (body == ord("}"))] = -1
-    return int(np.cumsum(step).max())
-
-
-def _int(text: str) -> int:
+"""Digits of an integer parsed from JSON (:func:`ad_diff.core.jsonsafe.parse`, safetensors headers) or taken
+as a layer number by ``ad-diff candidates``: 20 digits hold any 64-bit value. Longer digit strings are
+refused (in a name: no layer index), never handed to ``int()``. (The log parser's counts and ranks are its
+own: ``int()`` refusing more than 4,300 digits is an input error naming the line.)"""
+def count(text: str) -> int:
+    """A count, rank or counter written as digits, refused (``ValueError``) beyond :data:`INT_DIGITS`: every
+    number that sizes something or meets a float downstream comes through here (a 310-digit match count
+    crashed the HTML report's axis; a 9-digit layer number sized a 400-million-element range)."""
     if len(text.lstrip("-")) > INT_DIGITS:
-        raise ValueError(f"integer of {len(text.lstrip('-')):,} digits (the cap is {INT_DIGITS})")
+        raise ValueError(f"a number of {len(text.lstrip('-')):,} digits (the cap INT_DIGITS is {INT_DIGITS})")
     return int(text)
 
 
-def load_json(raw: bytes, path: Path, what: str, depth: int = JSON_DEPTH) -> Any:
-    """``raw`` (the content of ``path``) parsed as JSON, bounded: nesting deeper than ``depth`` and integers
-    longer than :data:`INT_DIGITS` are an :class:`InputError` naming ``path``, the cap and ``what`` was
-    expected; so are invalid JSON and text that is not UTF-8."""
-    found = json_depth(raw)
-    if found > depth:
-        raise InputError(path, f"JSON nested {found:,} levels deep (the cap is {depth}); expected {what}")
-    try:
-        return json.loads(raw.decode("utf-8"), parse_int=_int)
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"is not UTF-8 (byte {e.start}); expected {what}") from None
-    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so is the integer cap
-        raise InputError(path, f"is not valid JSON ({str(e)[:160]}); expected {what}") from None
-
-
+HISTORY_CACHE_BYTES = 1 << 30
+"""Size of an ``ad-diff history --cache`` file read (larger: rebuilt): about 40 bytes per transform of each
+run, so a million runs of 25 transforms."""
 def count_cap(path: Path, what: str, cap: int, name: str, line: int | None = None) -> InputError:
     """The error for more than ``cap`` ``what`` in ``path`` (``name``: the cap's name in this module;
     ``line``: where the cap was passed)."""

@@ -195,9 +195,28 @@ class _Walk:
         return os.dup(self.stack[-1])
 
 
+_opened: dict[tuple[int, int], Path] = {}
+"""Every file this process opened for reading, by ``(st_dev, st_ino)``: what the outputs are checked
+against (:mod:`ad_diff.core.outfile`), whatever name or hard link the run reached it by."""
+
+
+def opened() -> dict[tuple[int, int], Path]:
+    """The files opened so far (see :data:`_opened`): ``(st_dev, st_ino)`` -> the path it was opened as."""
+    return _opened
+
+
+def note_opened(fd: int, path: Path) -> None:
+    """Record the file open on ``fd`` as read by this process (readers that open files of their own, a
+    source tree or a file named on the command line, call it; :func:`open_beneath` does for every file)."""
+    info = os.fstat(fd)
+    if stat.S_ISREG(info.st_mode):
+        _opened.setdefault((info.st_dev, info.st_ino), path)
+
+
 def open_beneath(path: Path, root: Path, place: str = "the run folder", folder: bool = False) -> int:
     """A descriptor of ``path`` opened beneath ``root`` (see the module docstring): a regular file, or a
-    folder when ``folder``. Raises :class:`Refused` saying why not; never blocks on a FIFO."""
+    folder when ``folder``. Raises :class:`Refused` saying why not; never blocks on a FIFO. Every file
+    opened is recorded (:func:`opened`): no output may later be written over it."""
     walk = _Walk(root, place, folder)
     try:
         fd = walk.run(_parts(path, root, place))
@@ -208,6 +227,8 @@ def open_beneath(path: Path, root: Path, place: str = "the run folder", folder: 
     if not ok:  # swapped for something else between the lstat and the open
         os.close(fd)
         raise Refused("is not a folder" if folder else NOT_REGULAR)
+    if not folder:
+        _opened.setdefault((info.st_dev, info.st_ino), path)
     return fd
 
 
@@ -221,4 +242,5 @@ def list_beneath(folder: Path, root: Path, place: str = "the run folder") -> lis
         os.close(fd)
 
 
-__all__ = ["MAX_LINKS", "NOT_REGULAR", "Refused", "list_beneath", "open_beneath", "outside"]
+__all__ = ["MAX_LINKS", "NOT_REGULAR", "Refused", "list_beneath", "note_opened", "open_beneath", "opened",
+           "outside"]

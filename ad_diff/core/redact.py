@@ -22,6 +22,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from typing import Any
+
+from ad_diff.core.jwt import Jwt
 
 REDACTED = "[redacted]"
 
@@ -52,7 +55,10 @@ SECRET_VALUE = re.compile(
     r"|-----BEGIN [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----"
     r"(?:" + _GAP + r"(?:" + _B64 + r"{4,}={0,2}|(?:Proc-Type|DEK-Info|Comment|Version):[^\n\\]*))*"
     r"(?:" + _GAP + r"-----END [A-Z0-9 ]*PRIVATE KEY[A-Z ]*-----)?"
-    r"|://[^/\s:@]+:[^/\s@]+@"
+    r"|nvapi-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}|hv[sbr]\.[A-Za-z0-9_-]{20,}"
+    r"|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"
+    r"|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+"
+    r"|://[^/\s:@]*:[^/\s@]+@"
 )
 """Strings that are credentials whatever key holds them (GitHub, GitLab, Slack, AWS, Google, Hugging Face,
 OpenAI/Anthropic, Stripe, npm, PyPI, JWTs, private keys, ``user:password@`` in URLs). Some prefixes are
@@ -61,7 +67,7 @@ also parts of names (``mask-…``, ``fuse_hf_…``): see :func:`_value`."""
 # Prefixes that count only at the start of a word ('mask-…', 'fuse_hf_…' are names), unless the body has a
 # format no name has (``ghp_`` + 36, ``hf_`` + 34 letters of mixed case, ``sk-proj-``); the other formats
 # count glued to any character (``xAKIA…``, ``tokenglpat-…``).
-_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}$|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
+_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
                        r"|sk-(?:proj|ant|svcacct|admin)-")
 _WORDISH = re.compile(r"[A-Za-z0-9_]")
 _B64CHAR = re.compile(r"[A-Za-z0-9+/]")
@@ -92,24 +98,38 @@ _OTHER = re.compile(
 )
 """Bearer and basic credentials, and a private key's body line apart from its BEGIN line."""
 
+_SERVICES = ("ngc", "nvcr", "nvapi", "wandb", "slack", "discord", "docker", "sendgrid", "twilio", "datadog",
+             "sentry", "stripe", "vault", "registry", "huggingface", "openai", "anthropic", "mailchimp",
+             "telegram", "artifactory", "jfrog")
+"""Services whose ``<service>_key`` in free text is a credential (each also a literal the long-text scan
+looks for)."""
 _KEY_WORD = (
     r"(?:(?<![A-Za-z])|(?<=%[0-9A-Fa-f]{2}))(?:pass(?:word|wd|phrase)?|pwd|secret|credentials?|private[_-]?key|cookie|session[_-]?id"
     r"|api[_-]?key|access[_-]?key|secret[_-]?key|account[_-]?key|shared[_-]?access[_-]?key|signing[_-]?key"
-    r"|token|auth(?:orization)?|sig|signature)(?![a-z])"
+    r"|token|auth(?:orization)?|sig|signature"
+    # a service's key: ngc_key, NVCR_API_KEY, wandb-key (the key names _PROVIDERS of redact_tree, in text)
+    r"|(?:" + "|".join(_SERVICES) + r")[_-]?(?:api[_-]?)?(?:key|token)s?)(?![a-z])"
 )
 _QUOTE = r"(?:[\"'`]|\\\"|%2[27]|&quot;|&#x?(?:22|27|34|39);)"
+KEY_TAIL = 64
+"""Characters of a key name read after its credential word (``password_for_the_db``): bounded, so a run of
+words (``pass.pass.pass…``, 80 KB of them) costs each word at most this much, not the rest of the run."""
 SECRET_ASSIGNMENT = re.compile(
     # ``db_pass=…``, ``"password": "…"``, ``WANDB_API_KEY=…``, ``aws_secret_access_key = …``,
-    # ``AccountKey=…;`` (Azure), ``token%3D…`` (URL-encoded), ``&quot;password&quot;: …`` (HTML)
-    r"(?i)(?P<key>" + _KEY_WORD + r"[A-Za-z0-9_.-]*)"
-    + _QUOTE + r"?[ \t]*(?P<sep>:|=>?|%3[AD])[ \t]*" + _QUOTE + r"?"
-    r"(?P<value>[^\s\"'`&;,<>\\()\[\]{}|]+)"
+    # ``AccountKey=…;`` (Azure), ``token%3D…`` (URL-encoded), ``&quot;password&quot;: …`` (HTML).
+    # Linear by construction: the key's tail is bounded and every repetition possessive (nothing a later
+    # part needs can be in it), so no start backtracks and a start costs at most KEY_TAIL + its own text.
+    r"(?i)(?P<key>" + _KEY_WORD + r"[A-Za-z0-9_.-]{0," + str(KEY_TAIL) + r"}+)"
+    + _QUOTE + r"?+[ \t]*+(?P<sep>:|=>?|%3[AD])[ \t]*+" + _QUOTE + r"?+"
+    # a value runs to a space, a quote or a delimiter; a '&' ends it only where a URL's next parameter
+    # begins (``&sig=``): a password holding '&' is redacted whole, not cut there
+    r"(?P<value>(?:[^ \t\r\n\f\v\"'`&;,<>\\()\[\]{}|]|&(?![A-Za-z_][A-Za-z0-9_.-]{0,63}=))++)"
 )
 """A credential given as ``key = value`` in free text (logs, messages, URLs, rendered reports): the value
 is redacted, the key kept."""
 
 _STRONG_WORDS = re.compile(r"(?i)pass|pwd|secret|credential|private|api[_-]?key|access[_-]?key|account|"
-                           r"shared|signing|cookie|session")
+                           r"shared|signing|cookie|session|" + "|".join(_SERVICES))
 _NOT_A_VALUE = frozenset({"none", "null", "true", "false", "nil", "undefined", "", "redacted"})
 
 
@@ -122,7 +142,9 @@ def _assignment(m: re.Match[str]) -> str:
     if value.lower().strip("*") in _NOT_A_VALUE or value.startswith(REDACTED[:-1]):
         return m[0]
     prefixed = m.start() > 0 and (m.string[m.start() - 1].isalnum() or m.string[m.start() - 1] in "_.-")
-    if key in ("pass", "secret", "auth", "token", "sig") and m["sep"] == ":" and not prefixed:
+    between = m.string[m.end("key"):m.start("sep")]
+    quoted = any(q in between for q in ("\"", "'", "`", "&quot;", "&#", "%22", "%27"))  # a JSON/YAML key
+    if key in ("pass", "secret", "auth", "token", "sig") and m["sep"] == ":" and not prefixed and not quoted:
         return m[0]
     if key.endswith("pwd") and value.startswith("/"):
         return m[0]
@@ -132,9 +154,19 @@ def _assignment(m: re.Match[str]) -> str:
 
 
 _SECRET_WORDS = frozenset({
-    "password", "passwd", "passphrase", "pwd", "secret", "secrets", "credential", "credentials", "apikey",
-    "authorization", "auth", "cookie", "cookies", "privatekey", "accesskey", "secretkey",
+    "password", "passwd", "passphrase", "pass", "pwd", "secret", "secrets", "credential", "credentials",
+    "apikey", "authorization", "auth", "cookie", "cookies", "privatekey", "accesskey", "secretkey",
+    "passcode", "apitoken", "authtoken", "webhook", "dsn",
 })
+_PROVIDERS = frozenset({
+    "ngc", "nvcr", "nvapi", "nvidia", "hf", "huggingface", "openai", "anthropic", "wandb", "comet", "neptune",
+    "aws", "gcp", "gcs", "azure", "github", "gh", "gitlab", "slack", "discord", "docker", "registry", "npm",
+    "pypi", "stripe", "sendgrid", "twilio", "datadog", "dd", "sentry", "vault", "ssh", "gpg", "pgp", "db",
+    "database", "redis", "postgres", "mysql", "mongo", "smtp", "ftp", "s3", "jwt", "oauth", "bearer",
+    "mlflow", "artifactory", "jfrog", "bot", "telegram", "mailchimp", "firebase", "service",
+})
+"""Words that make the next ``key`` or ``token`` of a key name a credential (``ngc_key``, ``slack_token``):
+the services whose keys a CI job holds."""
 _KEY_PAIRS = frozenset({("api", "key"), ("access", "key"), ("private", "key"), ("secret", "key"),
                         ("client", "secret"), ("auth", "token"), ("access", "token"), ("api", "token")})
 _NOT_SECRET_TOKEN = frozenset({
@@ -158,6 +190,8 @@ def _key_level(key: str) -> int:
     for i, w in enumerate(words):
         if w in _SECRET_WORDS or (i and (words[i - 1], w) in _KEY_PAIRS):
             return _STRONG
+        if i and w in ("key", "keys", "token", "tokens") and words[i - 1] in _PROVIDERS:
+            return _STRONG
         if w == "token" and (i == 0 or words[i - 1] not in _NOT_SECRET_TOKEN):
             level = _TOKEN
     return level
@@ -168,7 +202,8 @@ def is_secret_key(key: str) -> bool:
     return _key_level(key) > 0
 
 
-_FAMILIES = tuple((marks, re.compile(alt)) for marks, alt in (
+_FAMILIES: tuple[tuple[tuple[str, ...], Any], ...] = tuple(
+    (marks, re.compile(alt) if isinstance(alt, str) else alt) for marks, alt in (
     # every literal the pattern needs, in full: "gh" alone is in every "weight"
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),
@@ -178,14 +213,21 @@ _FAMILIES = tuple((marks, re.compile(alt)) for marks, alt in (
      r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Z])|AIza[0-9A-Za-z_-]{35}"),
     (("hf_", "sk-", "k_live_"), r"hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{20,}"),
     (("npm_", "pypi-"), r"npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{40,}"),
-    (("eyJ",), r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"),
+    # NVIDIA API keys, Google OAuth access tokens, HashiCorp Vault tokens (service, batch, recovery)
+    (("nvapi-", "ya29.", "hvs.", "hvb.", "hvr."), r"nvapi-[A-Za-z0-9_-]{20,}|ya29\.[A-Za-z0-9_-]{20,}"
+                                                 r"|hv[sbr]\.[A-Za-z0-9_-]{20,}"),
+    # a webhook's URL is its credential: Slack, Discord
+    (("hooks.slack.com", "/api/webhooks/"),
+     r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9/_-]+"
+     r"|discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]+"),
+    (("eyJ",), Jwt(REDACTED)),
     (("-----BEGIN",), SECRET_VALUE.pattern[SECRET_VALUE.pattern.index("-----BEGIN"):].rsplit("|://", 1)[0]),
-    (("://",), r"://[^/\s:@]+:[^/\s@]+@"),
+    (("://",), r"://[^/\s:@]*:[^/\s@]+@"),
 ))
 """:data:`SECRET_VALUE` by family, each run only on a text holding its literals: a pattern that starts with
 a literal is scanned for at memchr speed; the whole alternation starts with letters as common as ``e``."""
 _LOWER_MARKS = ("pass", "pwd", "secret", "credential", "private", "cookie", "session", "api", "access",
-                "account", "signing", "token", "auth", "sig", "bearer", "basic")
+                "account", "signing", "token", "auth", "sig", "bearer", "basic", "login", *_SERVICES)
 """Literals (lower case) every :data:`SECRET_ASSIGNMENT` and :data:`_OTHER` match holds but a bare body
 line of a key."""
 _BODY = re.compile(r"(?<![A-Za-z0-9+/])" + _B64 + r"{64}")
@@ -259,11 +301,38 @@ def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
+_NETRC = re.compile(r"(?i)(?<![A-Za-z])(login[ \t]++\S++[ \t]++pass(?:word)?+[ \t]++)([^ \t\r\n]++)")
+"""A ``.netrc`` entry (``machine h login u password p``): the password follows a space, not ``=``."""
+
+
 def _free_text(text: str) -> str:
+    if "login" in text.lower():
+        text = _NETRC.sub(lambda m: m[1] + REDACTED, text)
     return SECRET_ASSIGNMENT.sub(_assignment, _OTHER.sub(REDACTED, text))
 
 
+_GLUED_TAIL = re.compile(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")
+"""What a redaction left glued to its end: a second token run into the first (``ghp_…hf_…``: the first
+pattern took the second's prefix, the rest of it would be shown)."""
+_HIDDEN = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]{0,256}+(?:\x07|\x1b\\)|.?)"
+                     r"|[\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2064\ufeff]")
+"""Escape sequences and invisible characters a token may be split by (a JWT with a colour code in it)."""
+
+
 def redact_text(text: str) -> str:
+    """``text`` with every credential-shaped part replaced by :data:`REDACTED` (see :func:`_redact`). A
+    text holding escape sequences or invisible characters is also read without them: a token they split
+    is still found, and then the text is given back without them (they only hid it)."""
+    out = _redact(text)
+    if ("\x1b" in out or not out.isascii()) and _HIDDEN.search(out):
+        bare = _HIDDEN.sub("", out)
+        redacted = _redact(bare)
+        if redacted != bare:  # the hidden characters split a credential the first pass could not see
+            return redacted
+    return out
+
+
+def _redact(text: str) -> str:
     """``text`` with every credential-shaped part replaced by :data:`REDACTED`: :data:`SECRET_VALUE`, the
     bearer/basic credentials and key body lines of :data:`_OTHER`, and the values of
     :data:`SECRET_ASSIGNMENT`.
@@ -276,6 +345,8 @@ def redact_text(text: str) -> str:
         for marks, family in _FAMILIES:
             if any(mark in text for mark in marks):
                 text = family.sub(_value, text)
+        if REDACTED in text:
+            text = _GLUED_TAIL.sub(REDACTED, text)
         low = text.lower()
         if any(w in low for w in _LOWER_MARKS) or _BODY.search(text):
             return _free_text(text)
@@ -285,6 +356,8 @@ def redact_text(text: str) -> str:
     fams, words, body = _scan(text)
     for k in fams:
         text = _FAMILIES[k][1].sub(_value, text)
+    if REDACTED in text:
+        text = _GLUED_TAIL.sub(REDACTED, text)
     if not words and not body:
         return text
     spots = _spots(text, words) if words else []

@@ -4,9 +4,8 @@ result about to be rendered (:func:`redact_deep`: every string in it). The patte
 
 from __future__ import annotations
 
-import dataclasses
-import functools
 from bisect import bisect_right
+from collections.abc import Sequence
 from typing import Any
 
 from ad_diff.core.redact import (
@@ -23,6 +22,7 @@ from ad_diff.core.redact import (
     is_secret_value,
     redact_text,
 )
+from ad_diff.core.strwalk import map_strings, strings
 
 
 def redact_tree(data: Any) -> tuple[Any, int]:
@@ -57,34 +57,23 @@ def redact_tree(data: Any) -> tuple[Any, int]:
     return walk(data, 0), count
 
 
-@functools.cache
-def _init_fields(cls: type) -> tuple[str, ...] | None:
-    """The ``__init__`` fields of a dataclass type (``None``: not a dataclass), looked up once per type: a
-    result holds thousands of dataclass objects of a few dozen types."""
-    if not dataclasses.is_dataclass(cls):
-        return None
-    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
-
-
-def _walk_strings(obj: Any, out: dict[int, str]) -> None:
-    """Every string in ``obj`` (the containers :func:`redact_deep` walks), by id."""
-    seen: set[int] = set()
-    stack = [obj]
-    while stack:
-        x = stack.pop()
-        if type(x) is str:
-            out[id(x)] = x
+def redact_argv(args: Sequence[str]) -> list[str]:
+    """A command line with its credentials redacted: the credential shapes and ``key=value`` forms in each
+    argument (:func:`redact_text`), and the argument after an option that names a credential
+    (``--hf-token VALUE``, ``--password VALUE``; a token-ish option's value needs 8 characters, as a
+    config value's does: ``--token-limit 4096`` stays)."""
+    out: list[str] = []
+    level = 0
+    for arg in args:
+        if level and not arg.startswith("-"):
+            hide = level == _STRONG or len(arg) >= 8
+            out.append(REDACTED if hide and arg else redact_text(arg))
+            level = 0
             continue
-        if id(x) in seen:
-            continue
-        seen.add(id(x))
-        if isinstance(x, (tuple, list)):
-            stack.extend(x)
-        elif isinstance(x, dict):
-            stack.extend(x.keys())
-            stack.extend(x.values())
-        elif (names := _init_fields(x.__class__)) is not None:
-            stack.extend(getattr(x, name) for name in names)
+        name = arg.lstrip("-")
+        level = _key_level(name) if arg.startswith("-") and name and "=" not in name else 0
+        out.append(redact_text(arg))
+    return out
 
 
 def _suspects(texts: dict[int, str]) -> set[int] | None:
@@ -131,35 +120,11 @@ def redact_deep(obj: Any) -> Any:
 
     The strings that may hold a credential are found first, in one scan (:func:`_suspects`); a result with
     none is returned as it is, and only the suspects go through :func:`redact_text`."""
-    texts: dict[int, str] = {}
-    _walk_strings(obj, texts)
+    texts = strings(obj)
     suspects = _suspects(texts)
     if suspects is not None and not suspects:
         return obj
-    memo: dict[int, tuple[Any, Any]] = {}
-
-    def walk(x: Any) -> Any:
-        hit = memo.get(id(x))
-        if hit is not None:
-            return hit[1]
-        out = x
-        if type(x) is str:
-            out = redact_text(x) if suspects is None or id(x) in suspects else x
-        elif isinstance(x, (tuple, list)):
-            items = [walk(v) for v in x]
-            if any(a is not b for a, b in zip(items, x, strict=True)):
-                out = type(x)(items) if type(x) in (tuple, list) else x
-        elif isinstance(x, dict):
-            pairs = [(walk(k), walk(v)) for k, v in x.items()]
-            if any(a is not k or b is not v for (a, b), (k, v) in zip(pairs, x.items(), strict=True)):
-                out = dict(pairs)
-        elif (names := _init_fields(x.__class__)) is not None:
-            changes = {name: new for name in names if (new := walk(getattr(x, name))) is not getattr(x, name)}
-            out = dataclasses.replace(x, **changes) if changes else x
-        memo[id(x)] = (x, out)  # x kept alive: its id is not reused while the walk runs
-        return out
-
-    return walk(obj)
+    return map_strings(obj, redact_text, None if suspects is None else suspects)
 
 
-__all__ = ["redact_deep", "redact_tree"]
+__all__ = ["redact_argv", "redact_deep", "redact_tree"]

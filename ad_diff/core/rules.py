@@ -103,7 +103,37 @@ SHARED_WITH_BASELINE = Rule(
     "decides whether it is trusted. Two arguments naming the same folder are a usage error (exit 2).",
 )
 
-RULES: tuple[Rule, ...] = (ONE_SIDED, ANALYSIS_FAILED, SHARED_WITH_BASELINE)
+COPIED_BASELINE = Rule(
+    "ADI008", "candidate-looks-like-a-copy", Category.INPUT, Severity.ERROR,
+    "the candidate's log is byte-identical to the baseline's although it records {values}: it looks like a "
+    "copy of the baseline, not a second run",
+    "The candidate's log files are byte for byte the baseline's, and they hold values that two runs never "
+    "share (timestamps, timings, memory figures). A comparison of a run with a copy of itself shows no "
+    "difference, so it must not read as a pass: it gates. Record the candidate run itself (two honest "
+    "runs differ at least in their timings, so this never fires on them). Logs with no such value cannot "
+    "be told apart by content: the report says so in a note and nothing gates.",
+)
+
+RANK_LOG_MISSING = Rule(
+    "ADI009", "rank-log-missing", Category.INPUT, Severity.ERROR,
+    "{entry}: {why}; rank {rank} of the per-rank log layout has no log to compare",
+    "In a per-rank log layout (torchrun `--log-dir`, mpirun `--output-filename`), an entry named like a "
+    "rank is not a folder of readable logs (a FIFO, a file, an empty folder) or its logs are empty. "
+    "Dropped without a word, the run would look smaller than it was and could pass; it gates. Copy the "
+    "rank's logs into the run folder.",
+)
+
+CONFUSABLE_NAMES = Rule(
+    "ADI010", "confusable-names", Category.INPUT, Severity.ERROR,
+    "the baseline's transform `{a}` and the candidate's `{b}` differ only by look-alike characters "
+    "({where}): one name made to read as the other",
+    "Two transforms, one in each run, whose names look the same but are not (a Cyrillic `а` for a Latin "
+    "`a`, a zero-width space): compared by code point, the transform reads as absent in one run and new in "
+    "the other, and a reader sees one name. It gates; the names are shown with their escapes.",
+)
+
+RULES: tuple[Rule, ...] = (ONE_SIDED, ANALYSIS_FAILED, SHARED_WITH_BASELINE, COPIED_BASELINE,
+                           RANK_LOG_MISSING, CONFUSABLE_NAMES)
 
 # A log rule that the config kind draws (it holds the world size): defined here so that neither kind imports
 # the other. It is listed with the log rules (ad_diff.kinds.log.rules.RULES), not in RULES above.

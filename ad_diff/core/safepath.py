@@ -7,7 +7,8 @@ descriptor of the run folder with no link followed by the kernel (:mod:`ad_diff.
 read lies in the run folder when it is opened, whatever was swapped since any earlier look.
 
 * :func:`open_file` / :func:`read_bytes` / :func:`read_text`: the file object, or its bytes (refused unread
-  above the caller's limit) or strict UTF-8 text (a bad byte named with its line);
+  above the caller's limit) or strict UTF-8 text (a bad byte named with its line); :func:`read_json`: the
+  bytes through the one bounded JSON reader (:mod:`ad_diff.core.jsonsafe`: depth, digits, duplicate keys);
 * :func:`refusal` says why an entry may not be read (``None`` when it may), for listings that report
   refused entries as findings instead of failing; :func:`check_file` raises it as an
   :class:`~ad_diff.errors.InputError` naming the path (a link leaving ``root``, a broken or looping link,
@@ -27,8 +28,9 @@ import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
+from ad_diff.core import jsonsafe
 from ad_diff.core.openat import Refused, list_beneath, open_beneath
 from ad_diff.errors import InputError
 
@@ -151,6 +153,18 @@ def read_text(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT) -> 
     return decode_utf8(read_bytes(path, root, what, limit), path, what)
 
 
+def read_json(path: Path, root: Path, what: str, limit: int = DEFAULT_LIMIT, **bounds: Any) -> Any:
+    """:func:`read_bytes` parsed by the one bounded JSON reader (:func:`ad_diff.core.jsonsafe.load_json`;
+    ``bounds``: its ``depth``, ``digits``, ``floats``); every error an :class:`InputError` naming ``path``."""
+    return jsonsafe.load_json(read_bytes(path, root, what, limit), path, what, **bounds)
+
+
+def present(path: Path) -> bool:
+    """Whether anything (a file, a folder, a link, even a broken one) is at ``path``; nothing is followed or
+    read (to tell "absent" from "refused" after a read failed)."""
+    return os.path.lexists(path)
+
+
 def linked_folder(path: Path, root: Path, place: str = "the run folder") -> str:
     """Why ``path``, a link to a folder below ``root``, is not walked into (whatever its name: the files
     under it would otherwise be left out without a word)."""
@@ -193,4 +207,5 @@ def walk_files(folder: Path, root: Path,
 
 
 __all__ = ["DEFAULT_LIMIT", "check_file", "decode_utf8", "given_root", "is_inside", "linked_folder",
-           "list_names", "open_file", "pinned", "read_bytes", "read_text", "refusal", "walk_files", "within"]
+           "list_names", "open_file", "pinned", "present", "read_bytes", "read_json", "read_text", "refusal",
+           "walk_files", "within"]

@@ -7,7 +7,9 @@ raise ``ValueError`` where they are first printed. These loaders refuse all of t
 :class:`~ad_diff.errors.InputError` naming the file and line:
 
 * nesting deeper than :data:`MAX_DEPTH` levels (aliases count at the depth they are used);
-* aliases that add more than :data:`MAX_ALIAS_NODES` nodes to the document;
+* aliases that add more than :data:`MAX_ALIAS_NODES` nodes to the document, or more text than
+  :func:`alias_bytes` allows (what a reader of the loaded data pays is the expanded text: 1,350 aliases of
+  one 200 KB string are few nodes and 270 MB to walk);
 * recursive aliases, duplicate keys, keys that are not strings (``1:``, ``null:``, ``!!binary``);
 * integers longer than :data:`MAX_INT_DIGITS` digits;
 * tags that are not plain JSON-like data (``!!binary``, ``!!set``, ``!!omap``, ``!!pairs``, custom tags).
@@ -19,7 +21,6 @@ installed; composition runs here so the limits apply as the document is built.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ from yaml.events import AliasEvent, CollectionStartEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.resolver import Resolver
 
+from ad_diff.core import jsonsafe
 from ad_diff.errors import InputError
 
 MAX_DEPTH = 64
@@ -39,6 +41,15 @@ MAX_ALIAS_NODES = 100_000
 """Nodes that aliases may add beyond the ones written out in the document."""
 MAX_INT_DIGITS = 4300
 """Longest integer accepted (Python's own int/str conversion limit)."""
+ALIAS_BYTES_FLOOR = 1 << 20
+"""Characters of scalar text that aliases may add to any document, however small."""
+ALIAS_BYTES_RATIO = 4
+"""And per character of the document: an anchor reused a few times is how configs share a block."""
+
+
+def alias_bytes(size: int) -> int:
+    """Most characters of scalar text that aliases may add to a document of ``size`` characters."""
+    return max(ALIAS_BYTES_FLOOR, ALIAS_BYTES_RATIO * size)
 
 _STR = "tag:yaml.org,2002:str"
 _MERGE = "tag:yaml.org,2002:merge"
@@ -171,24 +182,30 @@ def _children(node: Node) -> Iterator[Node]:
             yield v
 
 
-def _check_expansion(root: Node) -> None:
-    """Refuse documents whose aliases nest too deep or expand too far (counted once per distinct node)."""
-    memo: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, depth below it)
+def _check_expansion(root: Node, size: int) -> None:
+    """Refuse documents whose aliases nest too deep or expand too far, in nodes or in text (counted once per
+    distinct node; ``size``: the document's length, which bounds the text written out)."""
+    memo: dict[int, tuple[int, int, int]] = {}  # id(node) -> (expanded nodes, depth below it, text)
+    text_cap = size + alias_bytes(size)
 
-    def visit(node: Node, level: int) -> tuple[int, int]:
+    def visit(node: Node, level: int) -> tuple[int, int, int]:
         got = memo.get(id(node))
         if got is None:
-            size, depth = 1, 0
+            nodes, depth = 1, 0
+            text = len(node.value) if isinstance(node, ScalarNode) else 0
             for child in _children(node):
                 if level + 1 > MAX_DEPTH:
                     raise _refuse(child.start_mark, f"nested more than {MAX_DEPTH} levels deep "
                                                     "(through aliases)")
-                s, d = visit(child, level + 1)
-                size, depth = size + s, max(depth, d + 1)
-                if size > len(memo) + MAX_ALIAS_NODES:
+                n, d, t = visit(child, level + 1)
+                nodes, depth, text = nodes + n, max(depth, d + 1), text + t
+                if nodes > len(memo) + MAX_ALIAS_NODES:
                     raise _refuse(node.start_mark, f"aliases expand the document beyond {MAX_ALIAS_NODES:,} "
                                                    "extra nodes (an alias bomb?)")
-            got = memo[id(node)] = (size, depth)
+                if text > text_cap:
+                    raise _refuse(node.start_mark, f"aliases expand the document to more than {text_cap:,} "
+                                                   f"characters of text (it has {size:,}; an alias bomb?)")
+            got = memo[id(node)] = (nodes, depth, text)
         elif level + got[1] > MAX_DEPTH:
             raise _refuse(node.start_mark, f"nested more than {MAX_DEPTH} levels deep (through aliases)")
         return got
@@ -206,7 +223,7 @@ def load_yaml_node(text: str, path: Path | str) -> tuple[Any, Node | None]:
         node = loader.get_single_node()
         if node is None:
             return None, None
-        _check_expansion(node)
+        _check_expansion(node, len(text))
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as e:
         mark = e.problem_mark or e.context_mark
@@ -242,46 +259,10 @@ def key_lines(node: Node | None) -> dict[tuple[str, ...], int]:
 
 
 def load_json(text: str, path: Path | str) -> Any:
-    """Load JSON with the same limits: depth, integer digits, duplicate keys (refused with the line when
-    the parser reports one)."""
-
-    def bounded_int(s: str) -> int:
-        if len(s.lstrip("-")) > MAX_INT_DIGITS:
-            raise ValueError(f"integer of {len(s.lstrip('-')):,} digits is too long "
-                             f"(limit {MAX_INT_DIGITS:,})")
-        return int(s)
-
-    def no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for k, v in pairs:
-            if k in out:
-                raise ValueError(f"duplicate key {_short(k)!r}")
-            out[k] = v
-        return out
-
-    try:
-        data = json.loads(text, parse_int=bounded_int, object_pairs_hook=no_duplicates)
-    except json.JSONDecodeError as e:
-        raise InputError(path, f"invalid JSON: {e.msg}", line=e.lineno) from None
-    except RecursionError:
-        raise InputError(path, f"JSON nested more than {MAX_DEPTH} levels deep") from None
-    except ValueError as e:
-        raise InputError(path, str(e)) from None
-    _check_depth(data, path)
-    return data
+    """Load a JSON layer with the YAML loader's limits (depth, integer digits, duplicate keys refused),
+    through the one JSON reader (:mod:`ad_diff.core.jsonsafe`)."""
+    return jsonsafe.load_json(text, path, depth=MAX_DEPTH, digits=MAX_INT_DIGITS)
 
 
-def _check_depth(data: Any, path: Path | str) -> None:
-    stack = [(data, 0)]
-    while stack:
-        value, level = stack.pop()
-        if level > MAX_DEPTH:
-            raise InputError(path, f"JSON nested more than {MAX_DEPTH} levels deep")
-        if isinstance(value, dict):
-            stack.extend((v, level + 1) for v in value.values())
-        elif isinstance(value, list):
-            stack.extend((v, level + 1) for v in value)
-
-
-__all__ = ["MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_INT_DIGITS", "key_lines", "load_json", "load_yaml",
-           "load_yaml_node"]
+__all__ = ["ALIAS_BYTES_FLOOR", "ALIAS_BYTES_RATIO", "MAX_ALIAS_NODES", "MAX_DEPTH", "MAX_INT_DIGITS",
+           "alias_bytes", "key_lines", "load_json", "load_yaml", "load_yaml_node"]

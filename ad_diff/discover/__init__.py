@@ -15,6 +15,7 @@ How a log file is *read* as captured (decompression, CI and launcher line prefix
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 from dataclasses import dataclass
@@ -84,11 +85,11 @@ def _optional_dir(root: Path, name: str, notes: list[str], what: str) -> Path | 
 
 def is_snapshot(path: Path) -> bool:
     """Whether ``path`` names a snapshot file (``ad-diff snapshot``) rather than a run folder."""
-    return path.is_file() and path.suffix in (".yaml", ".yml")
+    return path.suffix in (".yaml", ".yml") and path.is_file()  # not a run path: the argument itself
 
 
 def _is_log_file(path: Path) -> bool:
-    return path.is_file() and ".log" in path.suffixes
+    return ".log" in path.suffixes and path.is_file()  # not a run path: the argument itself
 
 
 def root_problem(root: Path, run_id: RunId, log_option: str | None = None) -> str | None:
@@ -148,7 +149,11 @@ def discover(root: Path, run_id: RunId, log_override: Path | tuple[Path, ...] | 
     cfg_dir = root / "config"
     if cfg_dir.is_dir():
         configs.append(cfg_dir)
-    configs.extend(sorted(p for p in root.glob("*.y*ml") if p.is_file()))
+    # a top-level YAML file that is not a folder (a link is not followed: the config reader refuses one
+    # that leaves the run folder, by name)
+    configs.extend(sorted(root / e.name for e in os.scandir(root)
+                          if fnmatch.fnmatchcase(e.name, "*.y*ml") and not e.name.startswith(".")
+                          and not e.is_dir(follow_symlinks=False)))
     return RunArtifacts(run_id, root, logs[0].path, graphs, tensors, tuple(configs), tuple(notes), logs)
 
 

@@ -128,8 +128,8 @@ def scan(graphs: Path, root: Path | None = None) -> FolderScan:
     for e in entries:
         counter = dump_counter(e.name)
         if counter is None:
-            try:
-                if e.is_file():
+            try:  # a name that is no dump: listed as ignored unless a folder (a link is not followed)
+                if not e.is_dir(follow_symlinks=False):
                     ignored.append(e.name)
             except OSError:
                 pass
@@ -162,10 +162,10 @@ HEADER_BYTES = 64 << 10
 
 def read_header(path: Path, root: Path | None = None) -> tuple[str, str]:
     """Return ``(transform, stage)`` from the first two lines of a dump, without reading the rest (``root``:
-    the run folder it is opened beneath; ``None`` for a file the caller trusts)."""
+    the run folder it is opened beneath; ``None``: the folder it resolves to, for a file the caller named)."""
     try:
-        f = path.open("rb") if root is None else safepath.open_file(path, root, "a graph dump")
-        with f:
+        folder = safepath.given_root(path) if root is None else root
+        with safepath.open_file(path, folder, "a graph dump") as f:
             # The two lines fit in the first block of any real dump; more is read only if they do not
             # (reading and decoding 64 KiB of every dump took three times as long as the opening).
             head = f.read(4096)

@@ -237,8 +237,9 @@ def _layout(root: Path, option: str | None) -> tuple[tuple[LogFile, ...], str] |
 def _given(paths: tuple[Path, ...]) -> tuple[tuple[LogFile, ...], str]:
     out = []
     for p in paths:
-        if not p.is_file():
-            raise InputError(p, "log given on the command line does not exist or is not a file")
+        why = safepath.refusal(p, safepath.given_root(p)) if safepath.present(p) else "does not exist"
+        if why is not None:
+            raise InputError(p, f"log given on the command line {why}; expected a log file")
         rank = None
         parts = p.parts
         if len(parts) >= 3 and parts[-2].isdigit() and _TORCHRUN.match(parts[-3]) and p.name in _STREAMS:

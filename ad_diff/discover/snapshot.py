@@ -9,6 +9,7 @@ the graph kind checks the recorded metadata coverage (:mod:`ad_diff.kinds.graph.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,10 +55,18 @@ def dump(data: dict[str, Any]) -> str:
     if data.get("metadata_coverage"):
         # one flow mapping per dump, no YAML anchors for the (often identical) repeated counts
         text += "metadata_coverage:\n" + "".join(
-            f"  {k}: " + yaml.safe_dump(v, default_flow_style=True, sort_keys=True, width=1000).strip() + "\n"
-            for k, v in data["metadata_coverage"].items()
+            f"  {_key(k)}: " + yaml.safe_dump(v, default_flow_style=True, sort_keys=True, width=1000).strip()
+            + "\n" for k, v in data["metadata_coverage"].items()
         )
     return text
+
+
+def _key(key: str) -> str:
+    """A mapping key as YAML (the YAML sink): as written when it is a plain scalar of one line, else a
+    double-quoted one with every special character escaped (the key is ``stage/transform`` from a dump's
+    header, which a hostile dump can fill with ``: ``, ``#``, quotes or a line break)."""
+    plain = yaml.safe_dump([key], default_flow_style=True, width=1 << 20)[1:-2]
+    return key if plain == key and key.isprintable() else json.dumps(key)
 
 
 def _load(path: Path, raw: bytes | None = None) -> Any:

@@ -1,5 +1,7 @@
 """Cross-kind passes over the classified findings, run once every kind has been classified.
 
+0. completeness by content (``ad_diff.explain.integrity``): a candidate that is a copy of the baseline, a
+   rank of a per-rank layout with no log, transforms named alike;
 1. each kind's own ``explain`` (graph: root-cause hints on match losses; config: explained / unexplained),
    then the run-level events (``ad_diff.explain.events``: what a world-size change explains), then the
    accounting pass (``ad_diff.explain.accounting``): every difference between what the runs did is covered
@@ -52,9 +54,10 @@ def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
 def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> Explained:
     """Explain, filter, acknowledge and group ``findings``; kinds may update their sections."""
     # lazy: the passes load when a comparison runs, not when a reader imports explain's model
-    from ad_diff.explain import events, groups
+    from ad_diff.explain import events, groups, integrity
     from ad_diff.explain.accounting import account
 
+    findings = [*findings, *integrity.check(ctx)]
     for kind in kinds:
         section = ctx.sections.get(kind.key.name)
         if section is not None:

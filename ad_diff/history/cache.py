@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff import __version__
-from ad_diff.core import lazy, limits
+from ad_diff.core import jsonsafe, lazy, safepath
 from ad_diff.core.limits import HISTORY_CACHE_BYTES as CACHE_BYTES
 from ad_diff.core.outfile import write_file
 from ad_diff.errors import AdDiffError, InputError
@@ -135,7 +135,8 @@ def load(path: Path, rank: int, cols: Columns, wanted: dict[str, Any]) -> tuple[
     try:
         if path.stat().st_size > CACHE_BYTES:
             return {}, f"cache {path} is over {CACHE_BYTES >> 20} MiB (the cap CACHE_BYTES); it is rebuilt"
-        data = limits.load_json(path.read_bytes(), path, "an ad-diff history cache")
+        raw = safepath.read_bytes(path, safepath.given_root(path), "an ad-diff history cache", CACHE_BYTES)
+        data = jsonsafe.load_json(raw, path, "an ad-diff history cache")
     except OSError as e:
         return {}, f"cache {path} could not be read ({e}); it is rebuilt"
     except InputError as e:
@@ -211,6 +212,7 @@ def save(
         separators=(",", ":"),
     )
     try:
-        write_file(path, text.encode("utf-8"))  # a temporary file renamed over it, never through a link
+        # a temporary file renamed over it, never through a link; it was read above to be rewritten
+        write_file(path, text.encode("utf-8"), rewrite=True)
     except AdDiffError as e:
         raise AdDiffError(f"{path}: cannot write the cache ({str(e).removeprefix(f'{path}: ')})") from e

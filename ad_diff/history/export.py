@@ -105,7 +105,7 @@ def plot_name(model: str, transform: str, occurrence: int) -> str:
     """A safe, unique PNG file name for one (model, transform) series."""
     key = f"{model}/{transform}#{occurrence}"
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", f"{model}-{transform}" if model else transform)[:80] or "transform"
-    return f"{safe}-{hashlib.sha1(key.encode()).hexdigest()[:8]}.png"
+    return f"{safe}-{hashlib.sha1(key.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.png"
 
 
 def write_plots(h: History, out_dir: Path) -> dict[tuple[str, str, int], Path]:

@@ -34,7 +34,9 @@ def is_run_folder(p: Path) -> bool:
     """A folder holding an AD log (``*.log``) or a ``run.json`` at its top is one run of one model."""
     try:
         with os.scandir(p) as it:
-            return any((e.name.endswith(".log") or e.name == "run.json") and e.is_file() for e in it)
+            # no link followed: a linked log still marks a run, whose reader then refuses it by name
+            return any((e.name.endswith(".log") or e.name == "run.json")
+                       and not e.is_dir(follow_symlinks=False) for e in it)
     except OSError:
         return False
 
@@ -58,7 +60,7 @@ def _entries(folder: Path, notes: list[str]) -> list[tuple[Path, bool]]:
         elif entry.is_dir():
             out.append((folder / entry.name, False))
         elif entry.name.endswith(_YAML):
-            if entry.is_file():
+            if entry.is_file(follow_symlinks=False):
                 out.append((folder / entry.name, True))
             else:  # a FIFO or device named like a snapshot: never opened, never dropped without a word
                 notes.append(f"skipped {folder / entry.name} (not a regular file: a FIFO, socket or device)")
@@ -83,7 +85,9 @@ def find_leaves(root: Path, layout: str = "auto") -> tuple[str, list[Leaf], list
         raise InputError(
             root, "is not a folder; expected a folder holding one run folder or snapshot file per run"
         )
-    if any(p.suffix == ".log" and p.is_file() for p in root.iterdir()):
+    with os.scandir(root) as listing:
+        logs = [e for e in listing if e.name.endswith(".log") and not e.is_dir(follow_symlinks=False)]
+    if logs:
         raise InputError(
             root,
             "holds a *.log at its top: it looks like a single run folder; `ad-diff history` "

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core import lazy, limits, safepath
+from ad_diff.core import jsonsafe, lazy, safepath
 from ad_diff.core.model import RunId, TransformRecord
 from ad_diff.discover import discover
 from ad_diff.errors import AdDiffError
@@ -120,14 +120,15 @@ def run_json(folder: Path) -> RunJson:
     """``started`` and the git ``commit`` / ``dirty`` from ``folder/run.json`` (all ``None`` when unreadable).
 
     A link is not followed (nothing is read from outside a run folder), a file over 1 MiB is not read, and
-    the JSON is parsed within :func:`ad_diff.core.limits.load_json`'s caps (nesting, digits).
+    the JSON is parsed within :func:`ad_diff.core.jsonsafe.load_json`'s caps (nesting, digits, duplicate
+    keys).
     """
     p = folder / "run.json"
     try:
         if p.is_symlink():  # a link, even one inside the folder, is not read (as it always was)
             return RunJson()
         raw = safepath.read_bytes(p, folder, "run.json", _RUN_JSON_LIMIT)
-        data = limits.load_json(raw, p, "the run.json ad-diff record writes")
+        data = jsonsafe.load_json(raw, p, "the run.json ad-diff record writes")
     except (AdDiffError, UnicodeDecodeError, ValueError, RecursionError):
         return RunJson()
     if not isinstance(data, dict):

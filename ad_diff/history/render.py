@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from ad_diff.core import lazy
 from ad_diff.core.escape import md_code, md_escape
+from ad_diff.core.sinks import values
 from ad_diff.gate import word
 from ad_diff.history.model import ERROR, Change, Flaky, History, RunValue
 
@@ -172,6 +173,7 @@ def render_markdown(h: History, plots: PlotLinks | None = None) -> str:
 
     ``plots`` links each plotted step's transform to its PNG (URLs the caller built from safe names).
     """
+    h = values(h)  # every value on one line, bounded (core/sinks.py)
     links = plots or {}
     out = [f"## ad-diff history: {md_escape(headline(h))}", "", md_escape(summary(h)), ""]
     out += _md_changes("Steps", h.steps, True, links) if h.steps else ["No steps.", ""]
@@ -226,6 +228,7 @@ def render_markdown(h: History, plots: PlotLinks | None = None) -> str:
 
 def render_terminal(h: History, color: bool = False, width: int = 120) -> str:
     """The terminal report (rich tables rendered to a string; colour only when asked for)."""
+    h = values(h)  # every value on one line, bounded (core/sinks.py)
     Table = rich_table.Table
     Text = rich_text.Text
 

@@ -6,6 +6,7 @@ from typing import Any
 
 from ad_diff import __version__
 from ad_diff.core.jsonable import dumps
+from ad_diff.core.sinks import values
 from ad_diff.gate import word
 from ad_diff.history.model import Change, History, Value
 from ad_diff.history.render import headline
@@ -113,4 +114,5 @@ def to_json(h: History) -> dict[str, Any]:
 
 def render_json(h: History) -> str:
     """The JSON report."""
+    h = values(h, lines=False)  # every value bounded (core/sinks.py)
     return dumps(to_json(h), ensure_ascii=True) + "\n"

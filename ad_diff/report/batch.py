@@ -14,6 +14,7 @@ from rich.text import Text
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, html_text, md_code, md_escape
 from ad_diff.core.jsonable import dumps
+from ad_diff.core.sinks import values
 from ad_diff.core.terminal import console
 from ad_diff.gate import VerdictWord
 from ad_diff.report import COMMENT_LIMIT
@@ -95,7 +96,8 @@ def _unpaired_lines(batch: BatchResult) -> list[str]:
 
 def render_markdown(batch: BatchResult, limit: int = COMMENT_LIMIT) -> str:
     """Markdown for a PR comment or step summary, at most ``limit`` characters."""
-    icon = _ICON[batch.verdict]
+    batch = values(batch)  # every value on one line, bounded (core/sinks.py)
+    icon = _ICON.get(batch.verdict, "")
     head = [
         f"## {icon} ad-diff batch: {md_escape(_title(batch))}",
         "",
@@ -159,6 +161,7 @@ DEFAULT_WIDTH = 120
 
 def render_terminal(batch: BatchResult, color: bool = False, width: int = DEFAULT_WIDTH) -> str:
     """Summary table plus the gated findings of each failing model."""
+    batch = values(batch)  # every value on one line, bounded (core/sinks.py)
     con = console(width, color)
     con.print(Text(f"ad-diff batch: {_title(batch)}", style="bold red" if batch.exit_code else "bold green"))
     t = Table(title_justify="left")
@@ -213,4 +216,5 @@ def to_dict(batch: BatchResult) -> dict[str, Any]:
 
 def render_json(batch: BatchResult) -> str:
     """Byte-stable JSON of the batch."""
+    batch = values(batch, lines=False)  # every value bounded (core/sinks.py)
     return dumps(to_dict(batch), sort_keys=True) + "\n"

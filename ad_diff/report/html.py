@@ -24,7 +24,7 @@ from jinja2 import ChoiceLoader, Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from ad_diff import __version__
-from ad_diff.core.sinks import visible
+from ad_diff.core.sinks import values, visible
 from ad_diff.gate import Verdict
 from ad_diff.report.html_view import KindPages, figure
 from ad_diff.result import BatchResult, DiffResult
@@ -75,6 +75,7 @@ def _page(template: str, **context: Any) -> str:
 
 def render(result: DiffResult, verdict: Verdict, title: str | None = None) -> str:
     """The HTML report of one comparison."""
+    result, verdict = values((result, verdict))  # every value on one line, bounded (core/sinks.py)
     # lazy: loaded only for the page being rendered (a single result or a batch)
     from ad_diff.report.html_model import build
 
@@ -85,11 +86,13 @@ def page_name(model: str) -> str:
     """The file of ``model``'s report in a batch's ``--html`` folder: safe characters plus a short hash, so
     no model name can point outside the folder or collide with another (or with ``index.html``)."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", model).strip(".")[:60] or "model"
-    return f"{safe}-{hashlib.sha1(model.encode('utf-8')).hexdigest()[:8]}.html"
+    # surrogatepass: a folder name that is not UTF-8 (undecodable bytes) still names one page
+    return f"{safe}-{hashlib.sha1(model.encode('utf-8', 'surrogatepass')).hexdigest()[:8]}.html"
 
 
 def render_batch(batch: BatchResult) -> str:
     """The batch's summary page: every model with its verdict and a link to its own report."""
+    batch = values(batch)  # every value on one line, bounded (core/sinks.py)
     # lazy: loaded only for the page being rendered (a single result or a batch)
     from ad_diff.report.batch import summary_rows, title
 

@@ -17,6 +17,7 @@ from typing import Any
 from ad_diff import __version__
 from ad_diff.core.jsonable import dumps, to_jsonable
 from ad_diff.core.model import Side, TransformComparison
+from ad_diff.core.sinks import values
 from ad_diff.discover import RunArtifacts
 from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
 from ad_diff.kinds.log.model import RunLog
@@ -174,4 +175,5 @@ def to_dict(result: DiffResult, verdict: Verdict) -> dict[str, Any]:
 
 def render(result: DiffResult, verdict: Verdict) -> str:
     """Render the JSON report (sorted keys, 2-space indent, trailing newline: byte-stable)."""
+    result, verdict = values((result, verdict), lines=False)  # every value bounded (core/sinks.py)
     return dumps(to_dict(result, verdict), sort_keys=True) + "\n"

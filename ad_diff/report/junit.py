@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Finding
-from ad_diff.core.sinks import xml
+from ad_diff.core.sinks import values, xml
 from ad_diff.explain.model import CauseGroup
 from ad_diff.gate import FindingVerdict, GroupVerdict, Verdict
 from ad_diff.report.views import views
@@ -149,6 +149,7 @@ def _finish(root: ET.Element) -> str:
 
 def render(result: DiffResult, verdict: Verdict) -> str:
     """JUnit XML of one comparison."""
+    result, verdict = values((result, verdict))  # every value on one line, bounded (core/sinks.py)
     root = ET.Element("testsuites", name="ad-diff")
     _add_result(root, result, verdict)
     return _finish(root)
@@ -157,6 +158,7 @@ def render(result: DiffResult, verdict: Verdict) -> str:
 def render_batch(batch: BatchResult) -> str:
     """JUnit XML of a batch: the suites of every model, prefixed ``<model>.``; a model that could not be
     compared is one test case with an ``<error>``, and a model with no candidate run one with a failure."""
+    batch = values(batch)  # every value on one line, bounded (core/sinks.py)
     root = ET.Element("testsuites", name="ad-diff")
     for m in batch.models:
         if m.result is not None and m.verdict is not None:

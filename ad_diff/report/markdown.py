@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ad_diff import __version__
 from ad_diff.core.escape import html_code, md_code, md_escape, md_text
 from ad_diff.core.model import Severity, TransformComparison
+from ad_diff.core.sinks import values
 from ad_diff.gate import GroupVerdict, Verdict, VerdictWord
 from ad_diff.report import COMMENT_LIMIT
 from ad_diff.report import md_groups as G
@@ -268,6 +269,7 @@ def _inputs(result: DiffResult) -> str:
 
 def render(result: DiffResult, verdict: Verdict, limit: int = COMMENT_LIMIT) -> str:
     """Render the PR-comment markdown, folding blocks until it fits in ``limit`` characters."""
+    result, verdict = values((result, verdict))  # every value on one line, bounded (core/sinks.py)
     foot = f"<sub>ad-diff {__version__} · JSON schema {SCHEMA_VERSION}</sub>\n"
     for cap in (HEAD_ITEMS, 3, 1):
         head, primary, secondary = _head(result, verdict, cap)

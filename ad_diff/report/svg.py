@@ -91,20 +91,34 @@ STAGE_ROW = 12
 
 def _nice_ticks(v: int) -> tuple[int, int]:
     """``(step, top)``: an even count axis from 0 to ``top >= v`` in at most five steps of 1, 2 or 5 x 10^k
-    (four steps of one for counts up to 4)."""
+    (four steps of one for counts up to 4). Integer arithmetic only: a count is any integer a log holds (a
+    310-digit one overflowed the float this once went through)."""
     if v <= 4:
         return 1, 4
-    mag = 10 ** int(math.log10(v / 5)) if v >= 5 else 1
+    mag = 10 ** (len(str(v // 5)) - 1)
     for unit in (1, 2, 5, 10):
         step = unit * mag
-        if math.ceil(v / step) <= 5:
-            return step, step * math.ceil(v / step)
-    return 10 * mag, 10 * mag * math.ceil(v / (10 * mag))  # pragma: no cover - unit 10 always fits
+        if -(-v // step) <= 5:
+            return step, step * -(-v // step)
+    return 10 * mag, 10 * mag * -(-v // (10 * mag))  # pragma: no cover - unit 10 always fits
 
 
-def _bar(s: Side, x: float, w: float, scale: float, base: float) -> Bar:
+def _height(count: int, top: int) -> float:
+    """The bar height of ``count`` on an axis up to ``top``: the ratio first (exact for integers of any
+    size), then pixels."""
+    return PLOT_HEIGHT * (count / top)
+
+
+def count_label(v: int) -> str:
+    """A count as an axis label: as written up to 12 digits, else ``1.23e+310`` from its digits (a float
+    cannot hold it)."""
+    s = str(v)
+    return s if len(s) <= 12 else f"{s[0]}.{s[1:3]}e+{len(s) - 1}"
+
+
+def _bar(s: Side, x: float, w: float, top: int, base: float) -> Bar:
     if s.state is State.APPLIED:
-        h = (s.matches or 0) * scale
+        h = _height(s.matches or 0, top)
         return Bar(x, base - h, w, h, s.state.value, "")
     return Bar(x, base, w, 0.0, s.state.value, STATE_GLYPH.get(s.state, "?"))
 
@@ -132,7 +146,6 @@ def timeline(rows: tuple[TransformComparison, ...]) -> Timeline:
     most = max((s.matches or 0 for r in rows for s in (r.baseline, r.candidate) if s.state is State.APPLIED),
                default=0)
     step, top = _nice_ticks(most)
-    scale = PLOT_HEIGHT / top
     base = TOP + PLOT_HEIGHT
     col = max(COLUMN, min(3 * COLUMN, WIDE // max(len(rows), 1)))
     bar = (col - 2) / 2
@@ -141,9 +154,9 @@ def timeline(rows: tuple[TransformComparison, ...]) -> Timeline:
         x = LEFT + i * col
         title = (f"{i + 1} {r.stage}/{r.transform}: baseline {side_text(r.baseline)}, candidate "
                  f"{side_text(r.candidate)}" + (" (changed)" if r.changed_anywhere else ""))
-        columns.append(Column(i + 1, x, r.changed_anywhere, title, _bar(r.baseline, x + 1, bar, scale, base),
-                              _bar(r.candidate, x + 1 + bar, bar, scale, base)))
-    ticks = tuple((base - v * scale, str(v)) for v in range(0, top + 1, step))
+        columns.append(Column(i + 1, x, r.changed_anywhere, title, _bar(r.baseline, x + 1, bar, top, base),
+                              _bar(r.candidate, x + 1 + bar, bar, top, base)))
+    ticks = tuple((base - _height(v, top), count_label(v)) for v in range(0, top + 1, step))
     name_top = base + GLYPHS
     longest = max((min(len(r.transform), NAME_CHARS) for r in rows), default=0)
     names = tuple((LEFT + i * col + col / 2 - 3, name_top, _fit(r.transform, NAME_CHARS * CHAR))

@@ -13,6 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ad_diff.core.model import Finding, Severity, TransformComparison
+from ad_diff.core.sinks import values
 from ad_diff.core.terminal import Responsive, console, inline, parts
 from ad_diff.explain.links import hints
 from ad_diff.gate import Band, FindingVerdict, Verdict
@@ -135,6 +136,7 @@ def _transforms(result: DiffResult, rows: list[tuple[int, TransformComparison]])
 def render(result: DiffResult, verdict: Verdict, color: bool = False, width: int = DEFAULT_WIDTH,
            show_unchanged: bool = False) -> str:
     """Render the terminal report ``width`` columns wide; ``color`` adds ANSI styles (on a TTY)."""
+    result, verdict = values((result, verdict))  # every value on one line, bounded (core/sinks.py)
     con = console(width, color)
     style = "bold red" if verdict.failed else "bold green"
     con.print(parts((("ad-diff: ", False), *headline_parts(result, verdict)), style=style))

@@ -21,7 +21,6 @@ composite-action semantics against fixture runs and a fake GitHub API on the loo
 
 from __future__ import annotations
 
-import json
 import os
 import secrets
 import subprocess
@@ -29,6 +28,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
+from ad_diff.core import jsonsafe, outfile
+from ad_diff.core.sinks import cut, job_log, one_line, visible
+from ad_diff.errors import AdDiffError
 from ad_diff.gate import VerdictWord
 from ad_diff.report.markdown import render_error
 from ad_diff.workflows.github_comment import (
@@ -58,10 +60,11 @@ def set_outputs(path: str | None, outputs: Mapping[str, str]) -> None:
     """Append ``outputs`` to ``$GITHUB_OUTPUT`` in the delimiter form (values may hold newlines)."""
     if not path:
         return
-    with Path(path).open("a", encoding="utf-8") as f:
-        for key, value in outputs.items():
-            delim = f"ghadelim_{secrets.token_hex(8)}"
-            f.write(f"{key}<<{delim}\n{value}\n{delim}\n")
+    text = ""
+    for key, value in outputs.items():
+        delim = f"ghadelim_{secrets.token_hex(8)}"
+        text += f"{key}<<{delim}\n{value}\n{delim}\n"
+    append(Path(path), text)
 
 
 def compare_args(env: Mapping[str, str], out: Path) -> list[str]:
@@ -100,16 +103,35 @@ def error_message(stderr: str, code: int) -> str:
     return lines[-1] if lines else f"ad-diff exited {code} without a message"
 
 
+def append(path: Path, text: str) -> None:
+    """Append ``text`` to a file of the runner's (``$GITHUB_OUTPUT``, the step summary) through the one
+    writer (never through a link, never into a file a run was read from)."""
+    try:
+        outfile.write_file(path, text.encode("utf-8", "backslashreplace"), append=True)
+    except AdDiffError as e:
+        raise ActionError(str(e)) from None
+
+
 def _report(out: Path, code: int) -> tuple[str, str] | None:
-    """``(verdict, headline)`` of a finished comparison's JSON report, ``None`` when there is none."""
+    """``(verdict, headline)`` of a finished comparison's JSON report, ``None`` when there is none; the
+    headline as one line of the job log (the Gate step echoes it)."""
     report = out / "report.json"
-    if code not in (0, 1) or not report.is_file():
+    if code not in (0, 1):
         return None
     try:
-        data = json.loads(report.read_text(encoding="utf-8"))
-    except ValueError:
+        raw = report.read_bytes()  # not a run path: the report ad-diff itself wrote into out-dir
+        data = jsonsafe.load_json(raw, report, "the JSON report ad-diff wrote")
+    except (OSError, AdDiffError):
         return None
-    return str(data.get("verdict", VerdictWord.ERROR.value)), str(data.get("headline", ""))
+    if not isinstance(data, dict):
+        return None
+    return str(data.get("verdict", VerdictWord.ERROR.value)), log_line(str(data.get("headline", "")))
+
+
+def log_line(text: str) -> str:
+    """``text`` as one line of the job log: visible escapes, line breaks as ``\\n``, no workflow command,
+    at most :data:`ad_diff.core.sinks.VALUE_CHARS` characters."""
+    return job_log(one_line(visible(cut(text))))
 
 
 def compare(env: Mapping[str, str]) -> dict[str, str]:
@@ -121,31 +143,30 @@ def compare(env: Mapping[str, str]) -> dict[str, str]:
         (out / stale).unlink(missing_ok=True)
     number = pr_of_event(event(env))
     if number is not None:  # for a workflow_run workflow that posts the comment (docs/github-actions.md)
-        (out / PR_NUMBER_FILE).write_text(f"{number}\n", encoding="utf-8")
+        outfile.write_file(out / PR_NUMBER_FILE, f"{number}\n".encode())
     try:
         cmd = [sys.executable, "-m", "ad_diff", *compare_args(env, out)]
     except ActionError as e:
         code, stderr = 2, f"ad-diff: error: action input: {e}"
     else:
         proc = subprocess.run(cmd, capture_output=True, text=True, env=dict(env))
-        sys.stdout.write(proc.stdout)
-        sys.stderr.write(proc.stderr)
+        sys.stdout.write(job_log(proc.stdout))  # copied to the job log: no line may act on the runner
+        sys.stderr.write(job_log(proc.stderr))
         code, stderr = proc.returncode, proc.stderr
     done = _report(out, code)
     if done is not None:
         verdict, headline = done
     else:
-        message = error_message(stderr, code)
+        message = log_line(error_message(stderr, code))
         verdict, headline = VerdictWord.ERROR.value, f"{VerdictWord.ERROR.headline_word}: {message}"
         sys.stdout.write(f"::error title=ad-diff::{annotation(message)}\n")
-        if not (out / "comment.md").is_file():  # ad-diff wrote both itself, unless it never got that far
+        if not (out / "comment.md").is_file():  # not a run path: ad-diff writes it, unless it never got there
             text = render_error(message, code)
-            (out / "comment.md").write_text(text, encoding="utf-8")
+            outfile.write_file(out / "comment.md", text.encode("utf-8", "backslashreplace"))
             wanted = _input(env, "step-summary").lower() != "false"
             summary = env.get("GITHUB_STEP_SUMMARY") if wanted else None
             if summary:
-                with Path(summary).open("a", encoding="utf-8") as f:
-                    f.write(text)
+                append(Path(summary), text)
     outputs = {
         "verdict": verdict,
         "exit-code": str(code),

@@ -26,7 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ad_diff.core import jsonsafe, outfile
 from ad_diff.core.escape import excerpt, md_code, md_escape
+from ad_diff.errors import AdDiffError
 from ad_diff.release import doc_url
 
 MARKER_PREFIX = "<!-- ad-diff-report"
@@ -86,8 +88,8 @@ def annotation(text: str) -> str:
 def _github_message(e: urllib.error.HTTPError) -> str:
     """GitHub's own words for a refusal (the ``message`` of its JSON answer), else the HTTP reason."""
     try:
-        data = json.loads(e.read(64 << 10) or b"null")
-    except (ValueError, OSError):
+        data = jsonsafe.load_json(e.read(64 << 10) or b"null", "GitHub's answer", "a JSON error answer")
+    except (AdDiffError, OSError):
         data = None
     message = data.get("message") if isinstance(data, dict) else None
     return excerpt(str(message if isinstance(message, str) and message else e.reason), 300)
@@ -120,9 +122,9 @@ class GitHub:
             reason = getattr(e, "reason", None) or e
             raise GitHubError(where, None, excerpt(str(reason), 300)) from None
         try:
-            return json.loads(raw) if raw else None
-        except ValueError:
-            raise GitHubError(where, None, "the answer is not JSON") from None
+            return jsonsafe.load_json(raw, f"GitHub API {where}", "a JSON answer") if raw else None
+        except AdDiffError:
+            raise GitHubError(where, None, "the answer is not JSON (or not within bounds)") from None
 
     def find_comment(self, number: int, mark: str) -> int | None:
         """The id of the PR's comment that starts with ``mark``."""
@@ -149,9 +151,15 @@ def comment_body(markdown: str, mark: str, artifact_url: str) -> str:
 def event(env: Mapping[str, str]) -> dict[str, Any]:
     """The event payload (``$GITHUB_EVENT_PATH``), ``{}`` when there is none."""
     path = env.get("GITHUB_EVENT_PATH")
-    if not path or not Path(path).is_file():
+    if not path:
         return {}
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    try:
+        raw = Path(path).read_bytes()  # not a run path: the event file the runner wrote
+        data = jsonsafe.load_json(raw, path, "the GitHub event file")
+    except OSError:
+        return {}
+    except AdDiffError as e:
+        raise ActionError(str(e)) from None
     return data if isinstance(data, dict) else {}
 
 
@@ -184,7 +192,10 @@ def _reported_pr(env: Mapping[str, str], ev: Mapping[str, Any], gh: GitHub) -> i
     if not isinstance(run, dict) or run.get("event") not in ("pull_request", "pull_request_target"):
         return None
     path = out_dir(env) / PR_NUMBER_FILE
-    text = path.read_text(encoding="utf-8", errors="replace").strip()[:20] if path.is_file() else ""
+    try:
+        text = path.read_bytes()[:64].decode("utf-8", "replace").strip()[:20]  # not a run path: our own file
+    except OSError:
+        text = ""
     if not re.fullmatch(r"[1-9]\d{0,9}", text):
         raise ActionError(f"{path}: expected the pull request's number (written by the compare step), "
                           f"found {text!r}")
@@ -206,7 +217,7 @@ def post(env: Mapping[str, str]) -> str:
     if number is None and "workflow_run" not in ev:
         return "skipped: not a pull_request or workflow_run event"
     md = out_dir(env) / "comment.md"
-    if not md.is_file():
+    if not md.is_file():  # not a run path: the report the comparison wrote into out-dir
         return f"skipped: no report at {md} (the comparison did not run)"
     token = env.get("INPUT_GITHUB-TOKEN") or env.get("INPUT_GITHUB_TOKEN") or env.get("GITHUB_TOKEN", "")
     repo = env.get("GITHUB_REPOSITORY", "")
@@ -218,7 +229,8 @@ def post(env: Mapping[str, str]) -> str:
         if number is None:
             return "skipped: the workflow run was not a pull request's"
     mark = marker(_input(env, "comment-key"))
-    body = comment_body(md.read_text(encoding="utf-8", errors="replace"), mark, env.get("ARTIFACT_URL", ""))
+    text = md.read_text(encoding="utf-8", errors="replace")  # not a run path: the report ad-diff wrote
+    body = comment_body(text, mark, env.get("ARTIFACT_URL", ""))
     existing = gh.find_comment(number, mark)
     if existing is None:
         gh.call("POST", f"/repos/{repo}/issues/{number}/comments", {"body": body})
@@ -258,8 +270,11 @@ def step(env: Mapping[str, str], summary: str | None) -> tuple[str, list[str]]:
     except GitHubError as e:
         ev = event(env)
         if summary:
-            with Path(summary).open("a", encoding="utf-8") as f:
-                f.write(warning(e, ev))
+            try:  # the one writer: appended, never through a link or into a file a run was read from
+                outfile.write_file(Path(summary), warning(e, ev).encode("utf-8", "backslashreplace"),
+                                   append=True)
+            except AdDiffError as err:
+                raise ActionError(str(err)) from None
         hint = " (pull request from a fork: see the step summary)" if e.status == 403 and fork_of(ev) else ""
         command = f"::warning title=ad-diff comment not posted::{annotation(str(e) + hint)}"
         return f"not posted: {e}", [command]

@@ -22,6 +22,7 @@ from ad_diff.core.escape import fence_block, md_code, md_escape
 from ad_diff.core.graphops import op_name
 from ad_diff.core.jsonable import dumps
 from ad_diff.core.model import Side, TransformComparison
+from ad_diff.core.sinks import values
 from ad_diff.errors import AdDiffError, UsageError
 from ad_diff.result import DiffResult
 
@@ -323,6 +324,7 @@ def build_note(
 
 def render_markdown(n: IterationNote) -> str:
     """The note as PR-ready markdown."""
+    n = values(n)  # every value on one line, bounded (core/sinks.py)
     v = n.validation
     path = {"existing_kernel": "existing kernel", "triton_fallback": "Triton fallback"}.get(
         n.path, "not known"
@@ -368,4 +370,5 @@ def render_markdown(n: IterationNote) -> str:
 
 def render_json(n: IterationNote) -> str:
     """JSON form (docs/note.md)."""
+    n = values(n, lines=False)  # every value bounded (core/sinks.py)
     return dumps(n.to_json(), ensure_ascii=True) + "\n"

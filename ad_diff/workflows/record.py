@@ -4,7 +4,11 @@
 copies the child's stdout and stderr live to the given sinks and into ``RUN/ad.log`` (the log lives
 outside ``graphs/`` because AD deletes that folder at its first write), forwards SIGINT/SIGTERM to the
 child, and writes ``RUN/run.json``. A failing command still leaves a usable folder with its status.
-Nothing is written outside ``RUN/``.
+Nothing is written outside ``RUN/``: every file is written through the one writer
+(:mod:`ad_diff.core.outfile`), so a ``RUN/ad.log``, ``RUN/run.json`` or ``RUN/graphs`` planted as a link to
+a file elsewhere is refused, never written through (a hard link loses its name here, never its content).
+``run.json`` holds the command line and the ``AD_*`` environment with credentials redacted (a token given
+as ``--hf-token VALUE`` or in ``AD_HF_TOKEN`` is ``[redacted]``).
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import platform
-import shutil
 import signal
 import subprocess
 import sys
@@ -24,8 +27,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ad_diff import __version__
-from ad_diff.discover import dump_entries
-from ad_diff.errors import UsageError
+from ad_diff.core import outfile, safepath
+from ad_diff.core.redactwalk import redact_argv, redact_tree
+from ad_diff.discover import DUMP_NAME
+from ad_diff.errors import AdDiffError, UsageError
 
 LOG_NAME = "ad.log"
 RUN_JSON = "run.json"
@@ -99,10 +104,15 @@ def _pump(src: BinaryIO, sink: BinaryIO, log: BinaryIO, lock: threading.Lock) ->
 
 
 def prepare(run_dir: Path, force: bool) -> None:
-    """Create ``run_dir``; refuse to overwrite an earlier recording unless ``force``."""
+    """Create ``run_dir``; refuse to overwrite an earlier recording unless ``force``, and refuse any of its
+    own names planted as a link (even with ``force``: an earlier recording never makes one)."""
     if run_dir.exists() and not run_dir.is_dir():
         raise UsageError(f"{run_dir}: is a file; expected the run folder to record into")
-    existing = [n for n in (*_OWN_FILES, GRAPHS) if (run_dir / n).exists()]
+    existing = [n for n in (*_OWN_FILES, GRAPHS) if safepath.present(run_dir / n)]
+    for n in existing:
+        if (run_dir / n).is_symlink():
+            raise UsageError(f"{run_dir / n}: is a symbolic link; record writes {n} itself and never "
+                             "through a link (remove it, or record into a new folder)")
     if existing and not force:
         raise UsageError(
             f"{run_dir}: already holds {', '.join(existing)} from an earlier run; "
@@ -110,8 +120,7 @@ def prepare(run_dir: Path, force: bool) -> None:
         )
     run_dir.mkdir(parents=True, exist_ok=True)
     # Old dumps would mix with the new ones if the command fails before AD's own first-write cleanup.
-    if (run_dir / GRAPHS).is_dir():
-        shutil.rmtree(run_dir / GRAPHS)
+    outfile.remove_tree(run_dir / GRAPHS)
 
 
 def record(
@@ -138,7 +147,7 @@ def record(
     info: dict[str, Any] = {
         "schema_version": 1,
         "tool": f"ad-diff {__version__}",
-        "command": list(command),
+        "command": redact_argv(command),
         "cwd": str(Path.cwd()),
         "started": started.isoformat(timespec="seconds"),
         "git": _git(Path.cwd()),
@@ -151,7 +160,7 @@ def record(
         "graphs": GRAPHS,
     }
     forwarded: list[str] = []
-    with (run_dir / LOG_NAME).open("wb") as log:
+    with outfile.create(run_dir / LOG_NAME) as log:
         try:
             child = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=child_env)
         except FileNotFoundError:
@@ -166,10 +175,21 @@ def record(
         exit_code=code,
         status=status,
         signals_forwarded=forwarded,
-        dump_files=len(dump_entries(run_dir / GRAPHS)) if (run_dir / GRAPHS).is_dir() else 0,
+        dump_files=_dump_files(run_dir),
     )
-    (run_dir / RUN_JSON).write_text(json.dumps(info, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    info, _ = redact_tree(info)  # the AD_* environment may hold a token (AD_HF_TOKEN=...)
+    outfile.write_file(run_dir / RUN_JSON, (json.dumps(info, indent=2, sort_keys=True) + "\n").encode())
     return info
+
+
+def _dump_files(run_dir: Path) -> int:
+    """How many dumps the command wrote into ``RUN/graphs`` (listed beneath ``RUN``: a link there is not
+    followed, and then counts none)."""
+    try:
+        names = safepath.list_names(run_dir / GRAPHS, run_dir, "the graph dumps folder")
+    except AdDiffError:
+        return 0
+    return sum(1 for n in names if DUMP_NAME.match(n))
 
 
 def _supervise(

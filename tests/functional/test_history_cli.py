@@ -120,7 +120,7 @@ def test_broken_run_is_a_row_not_a_crash(tmp_path: Path) -> None:
     [
         (["{root}/missing"], "history folder does not exist"),
         (["{root}", "--since", "run-999"], "--since 'run-999' is not a run of this history"),
-        (["{root}", "--table", "{root}/t.xlsx"], "must end in .csv, .csv.gz or .parquet"),
+        (["{root}", "--table", "{root}/../t.xlsx"], "must end in .csv, .csv.gz or .parquet"),
         (["{root}", "--order", "sideways"], "--order must be one of"),
         (["{root}", "--min-run", "0"], "--min-run must be at least 1"),
         (["{root}", "--fail-on", "sometimes"], "--fail-on must be one of"),

@@ -21,7 +21,7 @@ from tests.fuzz import mutate, targets
 
 PROFILE = {"safetensors_header": 40, "pt": 15, "ad_config": 25, "settings": 40, "expected_changes": 25,
            "snapshot": 15, "cli": 6, "sinks": 6, "history": 6,
-           "candidates": 10}
+           "candidates": 10, "json_reader": 40, "escapers": 40}
 
 
 @cache

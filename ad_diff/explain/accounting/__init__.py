@@ -36,6 +36,8 @@ if TYPE_CHECKING:
 
 MAX_FINDINGS = 20
 """Findings of each accounting rule per comparison; the rest are counted in one more finding."""
+LINE_EXCERPT = 300
+"""Characters of an unrecognised line kept in a finding's evidence (a log line may be 64 KiB)."""
 
 
 def _ignored(ctx: Context) -> frozenset[str]:
@@ -82,7 +84,8 @@ def _said(said: tuple[dict[SaidKey, Counter[str]], dict[SaidKey, Counter[str]]],
             nb, nc = bs.get(text, 0), cs.get(text, 0)
             if nb != nc:
                 out.differences.append(Difference(
-                    Item.LOG_LINE, f"`{text}`", str(nb) if nb else None, str(nc) if nc else None,
+                    Item.LOG_LINE, f"`{text[:LINE_EXCERPT]}`", str(nb) if nb else None,
+                    str(nc) if nc else None,
                     transform=transform, stage=stage, rank=rank, key=text))
 
 
@@ -145,7 +148,7 @@ def _unrecognised(groups: list[list[Difference]]) -> list[Finding]:
         out.append(UNRECOGNISED_LINES.make(
             transform=d.transform, stage=d.stage, where=where, lines=lines,
             more=more, evidence={"item": d.item.value, "rank": d.rank, "lines": [
-                [m.key, m.baseline, m.candidate] for m in members[:50]]},
+                [m.key[:LINE_EXCERPT], m.baseline, m.candidate] for m in members[:50]]},
         ))
     return out
 

@@ -3,26 +3,30 @@ every file no kind reads. The kinds inventory their own inputs (:class:`ad_diff.
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 
+from ad_diff.core import safepath
 from ad_diff.core.facts import flatten
 from ad_diff.discover import DUMP_NAME, TENSOR_SUFFIXES
+from ad_diff.errors import InputError
 from ad_diff.explain.accounting.noise import run_folder
 
 RUN_JSON = "run.json"
+RUN_JSON_LIMIT = 1 << 20
+"""Bytes of ``run.json`` read at most (``ad-diff record`` writes about 2 KB)."""
 
 
 def run_info(root: Path) -> dict[str, str]:
-    """``run.json`` flattened (the run folder's own path in a value reads ``<run>``); empty if absent."""
+    """``run.json`` flattened (the run folder's own path in a value reads ``<run>``); empty if absent.
+
+    Opened beneath the run folder (a link out of it, a FIFO: refused, never read) and parsed by the one
+    bounded JSON reader (depth, digits, duplicate keys, :data:`RUN_JSON_LIMIT` bytes)."""
     path = root / RUN_JSON
-    if not path.is_file():
-        return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {RUN_JSON: "unreadable"}
+        data = safepath.read_json(path, root, "the run.json ad-diff record writes", RUN_JSON_LIMIT)
+    except InputError:
+        return {RUN_JSON: "unreadable"} if safepath.present(path) else {}
     return {k: run_folder(v, root) for k, v in flatten(data)}
 
 

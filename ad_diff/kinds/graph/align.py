@@ -20,43 +20,50 @@ Pairs of steps 1-3 are confident: a shape change on them is reported as such (``
 Unmatched nodes are grouped into rewritten regions: connected unmatched nodes of both runs that share the
 matched frontier around them (a fusion is many-to-one, so it is one region, not a list of adds and removes:
 :mod:`ad_diff.kinds.graph.regions`).
-Every step is a linear pass with dict lookups; only ``sequence`` is quadratic, and only inside one segment
-between anchors, which is capped.
+Steps 1-3 are array work over both sections' packed indexes (:mod:`ad_diff.kinds.graph.index`): a unique
+key is found by sorting the keys of both sides together (``lexsort``), not by a dict per node. Two parts
+stay a visit per node, each over the few nodes it concerns: the ``exact`` step's confirmation through
+inputs that are exact pairs themselves (a chain in dump order, over the same-name pairs whose signatures
+differ), and the propagation rounds (over the nodes still unmatched). Only ``sequence`` is quadratic, and
+only inside one segment between anchors, which is capped.
 """
 
 from __future__ import annotations
 
-import re
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from difflib import SequenceMatcher
-from typing import Any
+from itertools import repeat
+from typing import TYPE_CHECKING
 
+from ad_diff.core import lazy
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.kinds.graph.index import (
-    USER_ARG,
-    USER_SHIFT,
+    CALL,
+    OUTPUT,
     GraphIndex,
+    Rows,
     has_counter,
     meta_agrees,
-    strip_counter,
 )
 from ad_diff.kinds.graph.model import GraphSection, MatchKind, NodePair, Region, Unmatched
+from ad_diff.kinds.graph.names import STRIPPED
+from ad_diff.kinds.graph.packed import gather, unique_pairs
 from ad_diff.kinds.graph.regions import group_regions
+from ad_diff.kinds.graph.rounds import MAX_SEGMENT as MAX_SEGMENT  # re-exported: the chain's settings
+from ad_diff.kinds.graph.rounds import propagate, rows_of, sequence
+from ad_diff.kinds.graph.rounds import scope_of as scope_of  # re-exported: callers name AD module scopes
 
-NodeKey = Callable[[GraphIndex, int], object]
-"""A node's matching key within its graph (nodes of both runs with one unique key are paired)."""
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+else:
+    np = lazy.module("numpy")
 
-MAX_SEGMENT = 2000
-"""Longest run of unmatched nodes (per side) given to sequence alignment; longer ones stay unmatched."""
-_SCOPE = re.compile(r"^(.*?layers?_\d+)_")
-
-
-def scope_of(name: str) -> str | None:
-    """The module scope encoded in an AD node name (``model_layers_3_..`` -> ``model_layers_3``)."""
-    m = _SCOPE.match(name)
-    return m.group(1) if m else None
+KINDS: tuple[MatchKind | None, ...] = (None, MatchKind.EXACT, MatchKind.RENAMED, MatchKind.STRUCTURAL,
+                                       MatchKind.SEQUENCE)
+"""Match kinds by their code in :attr:`SectionAlignment.kind` (0: unmatched)."""
+CODE = {k: c for c, k in enumerate(KINDS) if k is not None}
 
 
 class SectionAlignment:
@@ -67,30 +74,33 @@ class SectionAlignment:
     def __init__(self, section: str, b: GraphIndex, c: GraphIndex) -> None:
         self.section = section
         self.b, self.c = b, c
-        self.mb = [-1] * len(b)
+        self.mb: NDArray[np.intp] = np.full(len(b), -1, dtype=np.intp)
         """Baseline index -> candidate index (-1 unmatched)."""
-        self.mc = [-1] * len(c)
-        self.kind: list[MatchKind | None] = [None] * len(b)
+        self.mc: NDArray[np.intp] = np.full(len(c), -1, dtype=np.intp)
+        self.kind: NDArray[np.int8] = np.zeros(len(b), dtype=np.int8)
+        """Per baseline node, its match kind's code in :data:`KINDS`."""
         self.unmatched: list[Unmatched] = []
         self.regions: list[Region] = []
         self.rewired: list[tuple[str, str]] = []
 
-    def pair(self, i: int, j: int, kind: MatchKind) -> None:
-        """Record baseline node ``i`` aligned to candidate node ``j``."""
-        self.mb[i], self.mc[j], self.kind[i] = j, i, kind
+    def pair(self, i: NDArray[np.intp] | int, j: NDArray[np.intp] | int, kind: MatchKind) -> None:
+        """Record baseline node(s) ``i`` aligned to candidate node(s) ``j``."""
+        self.mb[i], self.mc[j], self.kind[i] = j, i, CODE[kind]
 
     def pairs(self) -> list[NodePair]:
         """All pairs, in baseline dump order."""
         names_b, names_c = self.b.names, self.c.names
+        kinds = self.kind.tolist()
         return [
-            NodePair(names_b[i], names_c[j], self.kind[i] or MatchKind.STRUCTURAL, self.section)
-            for i, j in enumerate(self.mb)
+            NodePair(names_b[i], names_c[j], KINDS[kinds[i]] or MatchKind.STRUCTURAL, self.section)
+            for i, j in enumerate(self.mb.tolist())
             if j >= 0
         ]
 
     def counts(self) -> Counter[MatchKind]:
         """Pairs per match kind."""
-        return Counter(k for k in self.kind if k)
+        got = np.bincount(self.kind, minlength=len(KINDS)).tolist()
+        return Counter({k: n for k, n in zip(KINDS, got, strict=True) if k is not None and n})
 
     @property
     def structure_equal(self) -> bool:
@@ -100,28 +110,35 @@ class SectionAlignment:
     def kept(self) -> AlignedSection:
         """What the next transform's hints read of this alignment (see :class:`AlignedSection`)."""
         b, c = self.b, self.c
-        return AlignedSection(self.section, b.names, b.pos, b.targets, self.mb, c.names, c.pos, c.targets,
-                              c.inputs, tuple(self.regions))
+        return AlignedSection(self.section, b.names, b.targets, self.mb, c.names, c.targets,
+                              Rows(c.in_ptr, c.in_src), tuple(self.regions))
 
 
 @dataclass(frozen=True, slots=True)
 class AlignedSection:
     """The part of a :class:`SectionAlignment` kept after it, for the root-cause hints of the next transform
-    (:mod:`ad_diff.kinds.graph.hints`): names, positions and targets of both sides, the pairing, the
-    candidate's inputs and the regions. Signatures, users, literals and the parsed nodes are dropped, which
-    is most of an index's memory."""
+    (:mod:`ad_diff.kinds.graph.hints`): names and targets of both sides, the pairing, the candidate's inputs
+    and the regions. Signatures, users, literals, positions by name and the parsed nodes are dropped, which
+    is most of an index's memory (a name -> position dict of a 75,000-node section is about 8 MB: made again
+    where a hint needs one)."""
 
     section: str
     names_b: list[str]
-    pos_b: dict[str, int]
     targets_b: list[str]
-    mb: list[int]
+    mb: NDArray[np.intp]
     """Baseline index -> candidate index (-1 unmatched)."""
     names_c: list[str]
-    pos_c: dict[str, int]
     targets_c: list[str]
-    inputs_c: list[list[int]]
+    inputs_c: Sequence[list[int]]
     regions: tuple[Region, ...]
+
+    def pos_b(self) -> dict[str, int]:
+        """Baseline name -> position (the last node of a repeated name)."""
+        return dict(zip(self.names_b, range(len(self.names_b)), strict=True))
+
+    def pos_c(self) -> dict[str, int]:
+        """Candidate name -> position."""
+        return dict(zip(self.names_c, range(len(self.names_c)), strict=True))
 
 
 def align_sections(
@@ -142,34 +159,17 @@ def _align(b: GraphSection, c: GraphSection, fmt_b: str, fmt_c: str) -> SectionA
 
 
 def match_chain(al: SectionAlignment) -> None:
-    """Steps 1-4 of the chain on the nodes ``al`` leaves unmatched (pairs already in ``al`` stay as they are:
-    the incremental alignment, :mod:`ad_diff.kinds.graph.carry`, presets the pairs it carries)."""
+    """Steps 1-4 of the chain."""
     _exact(al)
-    match_rest(al)
-
-
-def match_exact(al: SectionAlignment) -> None:
-    """Step 1 alone. A node whose ``mb``/``mc`` entry is neither a partner nor -1 is left alone and counts as
-    unmatched for its users (the incremental alignment marks so the pairs it carries of the later steps,
-    which do not exist yet when the full chain makes this step)."""
-    _exact(al)
-
-
-def match_rest(al: SectionAlignment) -> None:
-    """Steps 2-4."""
-    base_b, base_c = _bases(al.b, al.mb), _bases(al.c, al.mc)
-    _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.fwd), (base_c, al.c.targets, al.c.fwd))
-    _unique(al, MatchKind.RENAMED, (base_b, al.b.targets, al.b.bwd), (base_c, al.c.targets, al.c.bwd))
-    _unique(al, MatchKind.STRUCTURAL, (al.b.targets, al.b.fwd), (al.c.targets, al.c.fwd))
-    _unique(al, MatchKind.STRUCTURAL, (al.b.targets, al.b.bwd), (al.c.targets, al.c.bwd))
-    _propagate(al)
-    _sequence(al)
-    _propagate(al)
-
-
-def mark_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
-    """Group the unmatched nodes of ``al`` into regions (fills ``al.regions`` and ``al.unmatched``)."""
-    group_regions(al, fmt_b, fmt_c)
+    B, C = al.b, al.c
+    base_b, base_c = _bases(B, al.mb), _bases(C, al.mc)
+    _unique(al, MatchKind.RENAMED, (base_b, B.tid, B.fwd), (base_c, C.tid, C.fwd))
+    _unique(al, MatchKind.RENAMED, (base_b, B.tid, B.bwd), (base_c, C.tid, C.bwd))
+    _unique(al, MatchKind.STRUCTURAL, (B.tid, B.fwd), (C.tid, C.fwd))
+    _unique(al, MatchKind.STRUCTURAL, (B.tid, B.bwd), (C.tid, C.bwd))
+    propagate(al)
+    sequence(al)
+    propagate(al)
 
 
 def identical_alignment(sec: GraphSection) -> list[NodePair]:
@@ -177,182 +177,140 @@ def identical_alignment(sec: GraphSection) -> list[NodePair]:
     return [NodePair(n.name, n.name, MatchKind.IDENTICAL, sec.name) for n in sec.nodes]
 
 
+def _agree(B: GraphIndex, i: NDArray[np.intp], C: GraphIndex, j: NDArray[np.intp]) -> NDArray[np.bool_]:
+    """:func:`meta_agrees` of the pairs ``(i, j)``, element-wise."""
+    sb, sc = B.mshape[i], C.mshape[j]
+    same = (B.mdtype[i] == C.mdtype[j]) & ((sb < 0) | (sc < 0) | (sb == sc))
+    out: NDArray[np.bool_] = ~B.mknown[i] | ~C.mknown[j] | same
+    return out
+
+
 def _exact(al: SectionAlignment) -> None:
-    """Same-name pairs that the structure confirms (see the module docstring). Candidate nodes are visited in
-    dump order, so every input's own decision is made before its users are looked at.
+    """Same-name pairs that the structure confirms (see the module docstring). A pair is confirmed by equal
+    forward signatures, or by inputs that are exact pairs themselves at the same argument positions: that
+    second test is a chain in dump order (an input's own decision comes first), so it is made by a visit per
+    pair, for the pairs whose signatures differ and whose inputs could be such pairs.
 
     The leading nodes both sections share (:attr:`GraphIndex.shared`) pair with themselves without a look:
     each has its own name at its own position on both sides (no name repeats there), the same target,
     metadata, inputs and forward signature, which is everything this step compares."""
-    B, C, mb, mc = al.b, al.c, al.mb, al.mc
+    B, C = al.b, al.c
     shared = C.shared
     if shared:
-        same = list(range(shared))  # one int object per position, in both lists
-        al.mb[:shared] = al.mc[:shared] = same
-        al.kind[:shared] = [MatchKind.EXACT] * shared
-    nodes_c = C.section.nodes
-    pos_b, tb, tc, metas_b, metas_c = B.pos, B.targets, C.targets, B.metas, C.metas
-    for j in range(shared, len(C)):
-        name = C.names[j]
-        i = pos_b.get(name)
-        # (a node is paired here already only where the incremental alignment preset it)
-        if i is None or tb[i] != tc[j] or mc[j] != -1 or mb[i] != -1:
-            continue
-        agree = meta_agrees(metas_b[i], metas_c[j])
-        op = nodes_c[j].op
-        if op != "call":  # a placeholder's own name is its identity, unless it is a counter name
-            if agree or op == "output" or not has_counter(name):
-                al.pair(i, j, MatchKind.EXACT)
-            continue
-        ib, ic = B.inputs[i], C.inputs[j]
-        if not agree or len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
-            continue
-        if B.fwd[i] == C.fwd[j] or [mb[x] for x in ib] == ic:
-            al.pair(i, j, MatchKind.EXACT)
+        al.pair(np.arange(shared), np.arange(shared), MatchKind.EXACT)
+    if not (B.unique and C.unique):
+        _exact_by_name(al)
+        return
+    nc = len(C)
+    jj = np.arange(shared, nc)
+    ii = np.fromiter(map(B.pos.get, C.names[shared:], repeat(-1)), np.intp, nc - shared)
+    keep = ii >= 0
+    jj, ii = jj[keep], ii[keep]
+    keep = (B.tid[ii] == C.tid[jj]) & (al.mb[ii] < 0)
+    jj, ii = jj[keep], ii[keep]
+    agree = _agree(B, ii, C, jj)
+    op = C.op[jj]
+    call = op == CALL
+    ok = ~call & agree
+    for q in np.flatnonzero(~call & ~agree).tolist():  # a placeholder's own name is its identity ...
+        ok[q] = op[q] == OUTPUT or not has_counter(C.names[jj[q]])  # ... unless it is a counter name
+    nin_b, nin_c = B.in_ptr[ii + 1] - B.in_ptr[ii], C.in_ptr[jj + 1] - C.in_ptr[jj]
+    base = call & agree & (nin_b == nin_c) & (B.lits[ii] == C.lits[jj]) & (B.ext[ii] == C.ext[jj])
+    same_sig = B.fwd[ii] == C.fwd[jj]
+    ok |= base & same_sig
+    pend = np.flatnonzero(base & ~same_sig)
+    if len(pend):
+        # Each input must be the partner, by name, of the baseline's input at its position ...
+        partner = np.full(nc, -2, dtype=np.intp)
+        partner[:shared] = np.arange(shared)
+        partner[jj] = ii
+        ys, row = gather(C.in_ptr, C.in_src, jj[pend])
+        xs, _ = gather(B.in_ptr, B.in_src, ii[pend])
+        wrong = np.bincount(row[partner[ys] != xs], minlength=len(pend)) > 0
+        pend = pend[~wrong]
+        # ... and paired by this step: decided in dump order, every input before its readers.
+        done = np.zeros(nc, dtype=bool)
+        done[:shared] = True
+        done[jj[ok]] = True
+        okl = done.tolist()
+        get = okl.__getitem__
+        rows = jj[pend]
+        ins = rows_of(C.in_ptr, C.in_src, rows)  # (only these nodes' inputs, as lists)
+        for j in rows.tolist():
+            okl[j] = all(map(get, ins[j]))
+        ok[pend] = np.array(okl, dtype=bool)[rows]
+    al.pair(ii[ok], jj[ok], MatchKind.EXACT)
 
 
-def _bases(x: GraphIndex, m: list[int]) -> list[str]:
-    """Each node's name without its counter, for the nodes still unmatched (``""`` for the others)."""
-    names = x.names
-    out = [""] * len(m)
-    for i, j in enumerate(m):
-        if j < 0:
-            out[i] = strip_counter(names[i])
-    return out
-
-
-def _keys(free: list[int], cols: tuple[Sequence[Any], ...]) -> Iterator[tuple[Any, ...]]:
-    """The key of each node of ``free``: its values in the columns ``cols`` (made one at a time)."""
-    return zip(*[map(col.__getitem__, free) for col in cols], strict=True)
-
-
-def _unique(al: SectionAlignment, kind: MatchKind, cols_b: tuple[Sequence[Any], ...],
-            cols_c: tuple[Sequence[Any], ...]) -> int:
-    """Pair unmatched nodes whose key (their values in the columns ``cols_*``, one list per key part) is
-    unique among the unmatched nodes of each side. Keys are made for the unmatched nodes alone."""
-    kb: dict[object, int] = {}
-    free_b = [i for i, j in enumerate(al.mb) if j < 0]
-    for i, k in zip(free_b, _keys(free_b, cols_b), strict=True):
-        kb[k] = -1 if k in kb else i
-    kc: dict[object, int] = {}
-    free_c = [j for j, i in enumerate(al.mc) if i < 0]
-    for j, k in zip(free_c, _keys(free_c, cols_c), strict=True):
-        kc[k] = -1 if k in kc else j
-    n = 0
-    for key, j in kc.items():
-        if j >= 0:
-            i = kb.get(key, -1)
-            if i >= 0:
-                al.pair(i, j, kind)
-                n += 1
-    return n
-
-
-def _propagate(al: SectionAlignment, rounds: int = 12) -> None:
-    """Match nodes by target, literals and the pair ids of matched inputs (then users), until no progress."""
-    mb, mc = al.mb, al.mc
-
-    def fwd_b(x: GraphIndex, i: int) -> object:
-        ins = tuple(k if mb[k] >= 0 else -1 for k in x.inputs[i])
-        return (x.targets[i], x.lits[i], ins, x.ext[i]) if any(k >= 0 for k in ins) else ("-", i)
-
-    def fwd_c(x: GraphIndex, j: int) -> object:
-        ins = tuple(mc[k] for k in x.inputs[j])
-        return (x.targets[j], x.lits[j], ins, x.ext[j]) if any(k >= 0 for k in ins) else ("+", j)
-
-    def bwd_b(x: GraphIndex, i: int) -> object:
-        us = tuple(sorted((v >> USER_SHIFT, v & USER_ARG) for v in x.users[i] if mb[v >> USER_SHIFT] >= 0))
-        return (x.targets[i], x.lits[i], us) if us else ("-", i)
-
-    def bwd_c(x: GraphIndex, j: int) -> object:
-        us = tuple(sorted((mc[v >> USER_SHIFT], v & USER_ARG) for v in x.users[j]
-                          if mc[v >> USER_SHIFT] >= 0))
-        return (x.targets[j], x.lits[j], us) if us else ("+", j)
-
-    # The unmatched nodes, found once and narrowed as pairs are made: a round looks at them alone, not at
-    # every node again (up to 24 passes over a 75,000-node section cost a MoE pair a second).
-    free = ([i for i, j in enumerate(mb) if j < 0], [j for j, i in enumerate(mc) if i < 0])
-    for _ in range(rounds):
-        n = _unique2(al, MatchKind.STRUCTURAL, fwd_b, fwd_c, free)
-        n += _unique2(al, MatchKind.STRUCTURAL, bwd_b, bwd_c, free)
-        if not n:
-            break
-
-
-def _unique2(al: SectionAlignment, kind: MatchKind, key_b: NodeKey, key_c: NodeKey,
-             free: tuple[list[int], list[int]]) -> int:
-    """Pair the nodes of ``free`` (each side's unmatched nodes, in dump order; narrowed here to those still
-    unmatched) whose key is unique among them on each side."""
-    mb, mc = al.mb, al.mc
-    free[0][:] = [i for i in free[0] if mb[i] < 0]
-    free[1][:] = [j for j in free[1] if mc[j] < 0]
-    kb: dict[object, int] = {}
-    for i in free[0]:
-        k = key_b(al.b, i)
-        kb[k] = -1 if k in kb else i
-    n = 0
-    kc: dict[object, int] = {}
-    for j in free[1]:
-        k = key_c(al.c, j)
-        kc[k] = -1 if k in kc else j
-    for k, j in kc.items():
-        if j >= 0:
-            i = kb.get(k, -1)
-            if i >= 0 and al.mb[i] < 0:
-                al.pair(i, j, kind)
-                n += 1
-    return n
-
-
-def _segments(m: list[int], to_b: bool) -> dict[int, list[int]]:
-    """Unmatched positions grouped by the (baseline index of the) last matched node before them."""
-    out: dict[int, list[int]] = {}
-    anchor = -1
-    for p, q in enumerate(m):
-        if q >= 0:
-            anchor = q if to_b else p
-        else:
-            out.setdefault(anchor, []).append(p)
-    return out
-
-
-def _sequence(al: SectionAlignment) -> None:
+def _exact_by_name(al: SectionAlignment) -> None:
+    """:func:`_exact` where a name repeats in either section: candidate nodes one at a time, in dump order
+    (a baseline node takes the first candidate of its name that the structure confirms)."""
     B, C = al.b, al.c
-    seg_b = _segments(al.mb, to_b=False)
-    seg_c = _segments(al.mc, to_b=True)
-    for anchor, bs in seg_b.items():
-        cs = seg_c.get(anchor)
-        if not cs or len(bs) > MAX_SEGMENT or len(cs) > MAX_SEGMENT:
+    mb = al.mb.tolist()
+    pairs: list[tuple[int, int]] = []
+    in_b, in_c = (B.in_ptr.tolist(), B.in_src.tolist()), (C.in_ptr.tolist(), C.in_src.tolist())
+    tb, tc, lb, lc, eb, ec = (B.tid.tolist(), C.tid.tolist(), B.lits.tolist(), C.lits.tolist(),
+                              B.ext.tolist(), C.ext.tolist())
+    fb, fc, ops = B.fwd.tolist(), C.fwd.tolist(), C.op.tolist()
+    for j in range(C.shared, len(C)):
+        name = C.names[j]
+        i = B.pos.get(name)
+        if i is None or tb[i] != tc[j] or mb[i] != -1:
             continue
-        sm = SequenceMatcher(None, [B.targets[i] for i in bs], [C.targets[j] for j in cs], autojunk=False)
-        for blk in sm.get_matching_blocks():
-            for t in range(blk.size):
-                i, j = bs[blk.a + t], cs[blk.b + t]
-                sb, sc = scope_of(B.names[i]), scope_of(C.names[j])
-                if sb is not None and sc is not None and sb != sc:
-                    continue
-                if B.section.nodes[i].op == C.section.nodes[j].op and meta_agrees(B.metas[i], C.metas[j]):
-                    al.pair(i, j, MatchKind.SEQUENCE)
+        agree = meta_agrees(B.meta_key(i), C.meta_key(j))
+        if ops[j] != CALL:
+            if agree or ops[j] == OUTPUT or not has_counter(name):
+                mb[i] = j
+                pairs.append((i, j))
+            continue
+        ib, ic = in_b[1][in_b[0][i]:in_b[0][i + 1]], in_c[1][in_c[0][j]:in_c[0][j + 1]]
+        if not agree or len(ib) != len(ic) or lb[i] != lc[j] or eb[i] != ec[j]:
+            continue
+        if fb[i] == fc[j] or [mb[x] for x in ib] == ic:
+            mb[i] = j
+            pairs.append((i, j))
+    if pairs:
+        got = np.array(pairs, dtype=np.intp)
+        al.pair(got[:, 0], got[:, 1], MatchKind.EXACT)
+
+
+def _bases(x: GraphIndex, m: NDArray[np.intp]) -> NDArray[np.int64]:
+    """Id of each node's name without its counter, for the nodes still unmatched (-1 for the others)."""
+    out = np.full(len(m), -1, dtype=np.int64)
+    free = np.flatnonzero(m < 0)
+    out[free] = np.fromiter(map(x.ids.__getitem__, map(STRIPPED.__getitem__, map(x.names.__getitem__,
+                                                                                  free.tolist()))),
+                            np.int64, len(free))
+    return out
+
+
+def _unique(al: SectionAlignment, kind: MatchKind, cols_b: tuple[NDArray[np.int64], ...],
+            cols_c: tuple[NDArray[np.int64], ...]) -> int:
+    """Pair unmatched nodes whose key (their values in the columns ``cols_*``, one array per key part) is
+    unique among the unmatched nodes of each side."""
+    free_b, free_c = np.flatnonzero(al.mb < 0), np.flatnonzero(al.mc < 0)
+    b, c = unique_pairs([col[free_b] for col in cols_b], [col[free_c] for col in cols_c])
+    al.pair(free_b[b], free_c[c], kind)
+    return len(b)
 
 
 def _rewired(al: SectionAlignment) -> None:
+    """Aligned pairs that read other inputs or literals (``al.rewired``, in baseline order). Reading a
+    *twin* of the counterpart's input is no rewiring: two nodes of one run with equal forward signatures
+    compute the same value (``unsqueeze`` of ``cos`` in every layer), and which of them a name pairs with is
+    chance (a rename deals the name to the other)."""
     B, C, mb = al.b, al.c, al.mb
-    for i in range(C.shared, len(mb)):  # the shared leading nodes read the same paired inputs: see _exact
-        j = mb[i]
-        if j < 0:
-            continue
-        ib, ic = B.inputs[i], C.inputs[j]
-        if len(ib) != len(ic) or B.lits[i] != C.lits[j] or B.ext[i] != C.ext[j]:
-            al.rewired.append((B.names[i], C.names[j]))
-        else:
-            got = [mb[x] for x in ib]  # the candidate nodes this node's inputs are paired with
-            if got != ic and any(_reads_other(C, m, y) for m, y in zip(got, ic, strict=True)):
-                al.rewired.append((B.names[i], C.names[j]))
-
-
-def _reads_other(C: GraphIndex, paired: int, read: int) -> bool:
-    """True if a node reads candidate node ``read`` where its counterpart reads the node paired with
-    ``paired`` (-1: unpaired), and the two compute different things. Two nodes of one run with equal forward
-    signatures compute the same value (``unsqueeze`` of ``cos`` in every layer): reading either is the same
-    wiring, and which of them a name pairs with is chance (a rename deals the name to the other)."""
-    return paired >= 0 and paired != read and C.fwd[paired] != C.fwd[read]
+    i = np.flatnonzero(mb >= 0)
+    i = i[i >= C.shared]  # the shared leading nodes read the same paired inputs: see _exact
+    j = mb[i]
+    same_len = (B.in_ptr[i + 1] - B.in_ptr[i]) == (C.in_ptr[j + 1] - C.in_ptr[j])
+    flagged = ~same_len | (B.lits[i] != C.lits[j]) | (B.ext[i] != C.ext[j])
+    rows = np.flatnonzero(~flagged)
+    xs, row = gather(B.in_ptr, B.in_src, i[rows])
+    ys, _ = gather(C.in_ptr, C.in_src, j[rows])
+    got = mb[xs]  # the candidate nodes the baseline inputs are paired with
+    other = (got >= 0) & (got != ys) & (C.fwd[np.maximum(got, 0)] != C.fwd[ys])
+    flagged[rows[np.unique(row[other])]] = True
+    names_b, names_c = B.names, C.names
+    al.rewired.extend((names_b[x], names_c[y]) for x, y in zip(i[flagged].tolist(), j[flagged].tolist(),
+                                                                strict=True))

@@ -15,22 +15,17 @@ matches; the explain stage (:mod:`ad_diff.kinds.graph.evidence`) attaches them t
 
 from __future__ import annotations
 
-import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 from pathlib import Path
 
 from ad_diff.core.gcpause import paused_gc
-from ad_diff.core.graphops import op_name
-from ad_diff.core.known import ONE_OP_PER_MATCH
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId, State, TransformRecord
 from ad_diff.core.moe import moe_layers
 from ad_diff.core.runlog import RunLog
 from ad_diff.discover.dumps import FolderScan, scan
 from ad_diff.kinds.graph.align import align_sections
 from ad_diff.kinds.graph.cache import DumpLoader
-from ad_diff.kinds.graph.carry import Aligner
 from ad_diff.kinds.graph.diff import (
     Absence,
     Coverage,
@@ -44,6 +39,7 @@ from ad_diff.kinds.graph.diff import (
     UnreadableDump,
 )
 from ad_diff.kinds.graph.hints import find_hints
+from ad_diff.kinds.graph.identity import layers_of, with_replaced
 from ad_diff.kinds.graph.measure import (
     BodyChange,
     NodeTable,
@@ -64,12 +60,6 @@ from ad_diff.kinds.graph.pair import (
     pair_dumps,
 )
 from ad_diff.kinds.graph.walk import CrossState, RegionSig, RunState, advance
-
-INCREMENTAL = False
-"""Whether the cross-run alignment is carried from transform to transform (:mod:`ad_diff.kinds.graph.carry`);
-``False`` aligns every pair with the full chain. Off: it did not pay off on the benchmark pairs
-(docs/benchmark.md) and, after round four's rename-invariant input pairing, it differs from the full chain
-on two scenarios (tests/unit/kinds/graph/test_carry.py names them), so the full chain decides."""
 
 
 def analyze_graphs(
@@ -106,7 +96,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
     logs = {BASELINE: log_index(baseline_log), CANDIDATE: log_index(candidate_log)}
     loader = DumpLoader(reuse=reuse)
     rb, rc = RunState(), RunState()
-    cross = CrossState(covers={} if reuse else None, aligner=Aligner(INCREMENTAL and reuse))
+    cross = CrossState(covers={} if reuse else None)
     diffs: list[TransformGraphDiff] = []
     unreadable: list[UnreadableDump] = []
     formats: dict[RunId, set[str]] = {BASELINE: set(), CANDIDATE: set()}
@@ -149,7 +139,7 @@ def _final(refs_b: list[DumpRef], refs_c: list[DumpRef], rb: RunState, rc: RunSt
     a = cross.last if cross.last is not None and cross.last_key == (rb.digest, rc.digest) else None
     if a is None:  # the last dumps were not compared as a pair (a transform ran in one run only at the end)
         a = align_dumps(db, dc)
-    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb)
+    renamed = {al.names_c[j]: al.names_b[i] for al in a.aligns for i, j in enumerate(al.mb.tolist())
                if j >= 0 and al.names_b[i] != al.names_c[j]}
     return FinalGraphs(db.path.name, order, tuple(renamed.items()), moe)
 
@@ -247,33 +237,6 @@ def _delta(
     return replace(d, added=added, removed=removed)
 
 
-_LAYER = re.compile(r"(?:^|_)layers_(\d{1,6})_")
-
-
-def layers_of(dump: GraphDump) -> int | None:
-    """How many decoder layers the dump's weights name (the highest ``layers_<n>_`` plus one), if any."""
-    seen = [int(m.group(1)) for s in dump.sections for n in s.nodes for a in n.args if a.node
-            for m in (_LAYER.search(a.text),) if m is not None]
-    return max(seen) + 1 if seen else None
-
-
-def _op_counts(dump: GraphDump, ops: tuple[str, ...]) -> Counter[str]:
-    wanted = frozenset(ops)
-    return Counter(name for s in dump.sections for n in s.nodes if (name := op_name(n.target)) in wanted)
-
-
-def _replaced(transform: str, prev: GraphDump | None, cur: GraphDump | None, d: RunDelta | None
-              ) -> RunDelta | None:
-    """``d`` with the known ops the transform's dump added (:data:`~ad_diff.core.known.ONE_OP_PER_MATCH`),
-    for a transform that writes one per match and whose run has both dumps."""
-    ops = ONE_OP_PER_MATCH.get(transform)
-    if d is None or ops is None or prev is None or cur is None:
-        return d
-    before, after = _op_counts(prev, ops), _op_counts(cur, ops)
-    rose = tuple(op for op in ops if after[op] > before[op])
-    return replace(d, replaced=sum(after[op] - before[op] for op in rose), replaced_ops=rose)
-
-
 def _coverage(dump: GraphDump, digest: bytes, cross: CrossState, before: Coverage | None,
               change: BodyChange | None) -> Coverage:
     """The dump's coverage: seen before (same graph), else from the run's previous coverage and what
@@ -305,12 +268,10 @@ def _step(
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
     reuse = cross.covers is not None
-    base = (None if rb.dump is None else rb.dump.sections, None if rc.dump is None else rc.dump.sections)
     change_b, change_c = _change(rb, db, same_b, reuse), _change(rc, dc, same_c, reuse)
-    changes = ([] if same_b else change_b, [] if same_c else change_c)
-    delta_b = _replaced(tp.transform, rb.dump, db,
+    delta_b = with_replaced(tp.transform, rb.dump, db,
                         _delta(rb.dump, db, same_b, tp.candidate is None, logs[BASELINE].get(at), change_b))
-    delta_c = _replaced(tp.transform, rc.dump, dc,
+    delta_c = with_replaced(tp.transform, rc.dump, dc,
                         _delta(rc.dump, dc, same_c, tp.baseline is None, logs[CANDIDATE].get(at), change_c))
     cov_b = None if db is None else rb.cover if same_b else _coverage(db, dig_b, cross, rb.cover, change_b)
     cov_c = None if dc is None else rc.cover if same_c else _coverage(dc, dig_c, cross, rc.cover, change_c)
@@ -327,10 +288,9 @@ def _step(
         bodies=None if db is None or dc is None else (dig_b, dig_c),
     )
     # Remember this dump as "previous" for the next transform of each run, now: the previous dumps are not
-    # needed any more, and letting them go before the alignment keeps two parsed graphs fewer in memory. Only
-    # an incremental aligner reads them (and what changed since, which holds the nodes they alone had).
-    since = (base, changes) if cross.aligner.incremental else ((None, None), (None, None))
-    del base, changes, change_b, change_c
+    # needed any more, and letting them go (with what changed since them, which holds the nodes they alone
+    # had) before the alignment keeps two parsed graphs fewer in memory.
+    del change_b, change_c
     if db is not None:
         rb.dump, rb.digest, rb.cover = db, dig_b, cov_b
     if dc is not None:
@@ -341,7 +301,7 @@ def _step(
         result = replace(base_diff, identical=True, structure_equal=True,
                          pairs_by_kind=((MatchKind.IDENTICAL, db.node_count),))
     else:
-        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c), since)
+        result = _compare(db, dc, base_diff, cross, (dig_b, dig_c))
     if db is not None and dc is not None:
         hints = find_hints(
             tp,
@@ -367,16 +327,13 @@ def _signatures(unmatched: Iterable[Unmatched]) -> dict[int, RegionSig]:
     return {r: (tuple(sorted(b)), tuple(sorted(c))) for r, (b, c) in sides.items()}
 
 
-def _compare(
-    db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: CrossState, key: tuple[bytes, bytes],
-    since: tuple[tuple[object, object], tuple[BodyChange | None, BodyChange | None]],
-) -> TransformGraphDiff:
-    """Align the pair (``since``: each run's previous dump and what changed from it, for the aligner) and
-    tell new differences from inherited ones."""
+def _compare(db: GraphDump, dc: GraphDump, base: TransformGraphDiff, cross: CrossState,
+             key: tuple[bytes, bytes]) -> TransformGraphDiff:
+    """Align the pair and tell new differences from inherited ones."""
     if cross.covers is not None and cross.memo is not None and cross.memo_key == key:
         a = cross.memo  # same two graphs as the previous transform: same alignment
     else:
-        a = cross.aligner.align(db, dc, *since)
+        a = align_dumps(db, dc)
         if cross.covers is not None:
             cross.memo_key, cross.memo = key, a
     cross.last_key, cross.last = key, a

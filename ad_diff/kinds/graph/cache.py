@@ -26,7 +26,7 @@ from ad_diff.discover.dumps import DumpRef, header_fields
 from ad_diff.errors import InputError
 from ad_diff.kinds.graph.linememo import LineMemo
 from ad_diff.kinds.graph.model import GraphDump
-from ad_diff.kinds.graph.parse import parse_text
+from ad_diff.kinds.graph.parse import parse_lines, split_lines
 
 MAX_DUMP_BYTES = 256 << 20
 """Largest dump file read (bytes): a 50,000-node dump is about 10 MB; a bigger file is refused unread."""
@@ -93,10 +93,12 @@ class DumpLoader:
                 return Loaded(None, digest, f"{ref.path}:{line}: {problem}", problem)
             del data  # the bytes and the parse need not be in memory together
             try:
-                hit = parse_text(text, ref.path, self.memo, digest)
+                lines = split_lines(text, ref.path)
+                del text  # nor the text (about a dump's size again) and the rest of the parse
+                hit = parse_lines(lines, ref.path, self.memo, digest)
             except InputError as e:
                 return Loaded(None, digest, str(e), e.detail)
-            del text
+            del lines
             self.parsed += 1
         else:
             del data

@@ -99,9 +99,11 @@ def find_hints(
         c_targets: list[str] = []
         wanted = set(b_nodes)
         for al in prev:
+            pos_c: dict[str, int] | None = None
             for r in al.regions:
                 if wanted.intersection(r.baseline):
-                    c_targets.extend(al.targets_c[al.pos_c[n]] for n in r.candidate)
+                    pos_c = al.pos_c() if pos_c is None else pos_c
+                    c_targets.extend(al.targets_c[pos_c[n]] for n in r.candidate)
         hints.append(
             Hint(
                 HintKind.OP_FORM_CHANGED_UPSTREAM,
@@ -128,13 +130,15 @@ def _trace(
     form: dict[str, list[tuple[AlignedSection, int]]] = {}
     for al in prev:
         prefix = "" if al.section == "(root)" else al.section + "/"
+        pos_b: dict[str, int] | None = None
         for full in consumed:
             if prefix and not full.startswith(prefix):
                 continue
-            i = al.pos_b.get(full[len(prefix) :])
+            pos_b = al.pos_b() if pos_b is None else pos_b
+            i = pos_b.get(full[len(prefix) :])
             if i is None:
                 continue
-            j = al.mb[i]
+            j = int(al.mb[i])
             if j < 0:
                 cause = unmatched_b_since.get(al.names_b[i])
                 if cause:

@@ -3,10 +3,9 @@ and the metadata comparison of their aligned nodes."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from operator import attrgetter
-from typing import overload
 
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.align import AlignedSection, SectionAlignment, align_sections
@@ -17,7 +16,6 @@ from ad_diff.kinds.graph.model import (
     Arg,
     GraphDump,
     GraphNode,
-    GraphSection,
     MatchKind,
     NodeMeta,
     Region,
@@ -222,16 +220,19 @@ def _delta_by_name(prev: GraphDump, cur: GraphDump) -> RunDelta:
 
 
 def meta_changes(al: SectionAlignment) -> list[MetaChange]:
-    """Aligned nodes whose metadata differs: ``lost``, ``gained`` or ``changed`` (dtype or concrete shape)."""
+    """Aligned nodes whose metadata differs: ``lost``, ``gained`` or ``changed`` (dtype or concrete shape).
+    Only the pairs whose metadata texts differ are looked at."""
     out: list[MetaChange] = []
-    nb, nc = al.b.section.nodes, al.c.section.nodes
-    kb, kc = al.b.metas, al.c.metas
-    for i in range(al.c.shared, len(al.mb)):  # the shared leading nodes pair with themselves: same metadata
-        j = al.mb[i]
-        if j >= 0:
-            m = meta_change(nb[i], nc[j], kb[i], kc[j])
-            if m is not None:
-                out.append(m)
+    B, C = al.b, al.c
+    nb, nc = B.section.nodes, C.section.nodes
+    i = (al.mb >= 0).nonzero()[0]
+    i = i[i >= C.shared]  # the shared leading nodes pair with themselves: same metadata
+    j = al.mb[i]
+    differ = B.mtext[i] != C.mtext[j]
+    for x, y in zip(i[differ].tolist(), j[differ].tolist(), strict=True):
+        m = meta_change(nb[x], nc[y], B.meta_key(x), C.meta_key(y))
+        if m is not None:
+            out.append(m)
     return out
 
 
@@ -252,51 +253,6 @@ def meta_change(b: GraphNode, c: GraphNode, kb: MetaKey, kc: MetaKey) -> MetaCha
     return MetaChange(b.name, c.name, _meta_text(mb), _meta_text(mc), kind)
 
 
-class Kept(Sequence[AlignedSection]):
-    """What the next transform's hints read of each section's alignment, made on first use (an incremental
-    alignment keeps no per-position arrays: :mod:`ad_diff.kinds.graph.carry`)."""
-
-    __slots__ = ("_make", "_done")
-
-    def __init__(self, make: list[Callable[[], AlignedSection]]) -> None:
-        self._make: list[Callable[[], AlignedSection]] | None = make
-        self._done: list[AlignedSection] = []
-
-    def _all(self) -> list[AlignedSection]:
-        if self._make is not None:
-            self._done, self._make = [f() for f in self._make], None
-        return self._done
-
-    def __len__(self) -> int:
-        return len(self._make) if self._make is not None else len(self._done)
-
-    @overload
-    def __getitem__(self, i: int) -> AlignedSection: ...
-    @overload
-    def __getitem__(self, i: slice) -> Sequence[AlignedSection]: ...
-    def __getitem__(self, i: int | slice) -> AlignedSection | Sequence[AlignedSection]:
-        return self._all()[i]
-
-
-@dataclass(frozen=True)
-class SectionOutcome:
-    """What aligning one section of two dumps measures (by the full chain or incrementally)."""
-
-    kept: Callable[[], AlignedSection]
-    counts: dict[MatchKind, int]
-    regions: list[Region]
-    unmatched: list[Unmatched]
-    rewired: list[tuple[str, str]]
-    changes: list[MetaChange]
-
-
-def full_outcome(al: SectionAlignment) -> SectionOutcome:
-    """The outcome of a full alignment ``al``."""
-    kept = al.kept()
-    return SectionOutcome(lambda: kept, dict(al.counts()), al.regions, al.unmatched, al.rewired,
-                          meta_changes(al))
-
-
 @dataclass(frozen=True)
 class DumpAlignment:
     """What aligning every section of two dumps measures (before telling new differences from inherited)."""
@@ -311,22 +267,14 @@ class DumpAlignment:
     notes: tuple[str, ...]
 
 
-SectionAligner = Callable[[GraphSection, GraphSection, str, str], SectionOutcome]
-"""Aligns one section of both runs: ``(baseline, candidate, baseline format, candidate format)``."""
-
-
-def _full(sb: GraphSection, sc: GraphSection, fmt_b: str, fmt_c: str) -> SectionOutcome:
-    return full_outcome(align_sections(sb, sc, fmt_b, fmt_c))
-
-
-def align_dumps(db: GraphDump, dc: GraphDump, align: SectionAligner = _full) -> DumpAlignment:
+def align_dumps(db: GraphDump, dc: GraphDump) -> DumpAlignment:
     """Align every section of two dumps (a section present on one side only is unmatched as a whole); split
     sections are compared inlined (:mod:`ad_diff.kinds.graph.splits`)."""
     db, split_b = inline_pieces(db)
     dc, split_c = inline_pieces(dc)
     secs_c = {s.name: s for s in dc.sections}
     secs_b = {s.name: s for s in db.sections}
-    kept: list[Callable[[], AlignedSection]] = []
+    kept: list[AlignedSection] = []
     unmatched: list[Unmatched] = []
     regions: list[Region] = []
     rewired: list[tuple[str, str]] = []
@@ -340,20 +288,20 @@ def align_dumps(db: GraphDump, dc: GraphDump, align: SectionAligner = _full) -> 
             unmatched.extend(Unmatched(BASELINE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sb.name)
                              for n in sb.nodes)
             continue
-        out = align(sb, sc, db.fmt, dc.fmt)
-        kept.append(out.kept)
-        for k, v in out.counts.items():
+        al = align_sections(sb, sc, db.fmt, dc.fmt)
+        kept.append(al.kept())
+        for k, v in al.counts().items():
             counts[k] = counts.get(k, 0) + v
         offset = len(regions)
-        regions.extend(replace(r, id=r.id + offset) if offset else r for r in out.regions)
+        regions.extend(replace(r, id=r.id + offset) if offset else r for r in al.regions)
         unmatched.extend(replace(u, region=u.region + offset) if u.region is not None and offset else u
-                         for u in out.unmatched)
-        rewired.extend(out.rewired)
-        changes.extend(out.changes)
+                         for u in al.unmatched)
+        rewired.extend(al.rewired)
+        changes.extend(meta_changes(al))
     for sc in dc.sections:
         if sc.name not in secs_b:
             notes.append(f"GraphModule {sc.name} exists in the candidate only")
             unmatched.extend(Unmatched(CANDIDATE, n.name, n.target, UnmatchedReason.SECTION_MISSING, sc.name)
                              for n in sc.nodes)
-    return DumpAlignment(Kept(kept), tuple(unmatched), tuple(regions), tuple(sorted(rewired)), tuple(changes),
-                         tuple(sorted((k, v) for k, v in counts.items() if v)), tuple(notes))
+    return DumpAlignment(tuple(kept), tuple(unmatched), tuple(regions), tuple(sorted(rewired)),
+                         tuple(changes), tuple(sorted((k, v) for k, v in counts.items() if v)), tuple(notes))

@@ -22,6 +22,7 @@ from pathlib import Path
 from sys import intern
 from typing import Any
 
+from ad_diff.core import limits, safepath
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.jsonable import to_jsonable
 from ad_diff.discover import dump_counter
@@ -40,13 +41,9 @@ _TOKEN = re.compile(r"[()\[\]{}]|, ")
 def parse(path: Path) -> GraphDump:
     """Parse one dump file. Raises :class:`InputError` for unreadable or malformed files.
 
-    For files the caller trusts (the parser goldens, tests): it follows links and has no size cap. Run
+    For a file the caller named (the parser goldens, tests), opened beneath the folder it resolves to. Run
     folders are read through :class:`~ad_diff.kinds.graph.cache.DumpLoader` (vetted listing, size cap)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
-        raise InputError(path, f"cannot read graph dump ({e})") from e
-    return parse_text(text, path)
+    return parse_text(safepath.read_text(path, safepath.given_root(path), "a graph dump"), path)
 
 
 def as_dict(dump: GraphDump) -> dict[str, Any]:
@@ -68,14 +65,28 @@ def counter_of(path: Path) -> int | None:
 def parse_text(text: str, path: Path, memo: LineMemo | None = None, tag: object = None) -> GraphDump:
     """Parse dump ``text`` (read from ``path``, used in messages), reusing ``memo``'s lines if given (the
     body is stored there under ``tag``: see :meth:`LineMemo.add`)."""
-    with paused_gc():
-        return _parse_text(text, path, memo, tag)
+    return parse_lines(split_lines(text, path), path, memo, tag)
 
 
-def _parse_text(text: str, path: Path, memo: LineMemo | None, tag: object) -> GraphDump:
-    if "\r" in text:  # a dump copied through Windows tools: CRLF line ends mean nothing here
+def split_lines(text: str, path: Path) -> list[str]:
+    """A dump's lines (a dump copied through Windows tools: CRLF line ends mean nothing here). A caller that
+    holds the text only to parse it lets it go after this, before :func:`parse_lines`: the text and its
+    lines are a large dump's size each. More lines than :data:`~ad_diff.core.limits.GRAPH_DUMP_LINES` are
+    refused here, before any is split off."""
+    if text.count("\n") > limits.GRAPH_DUMP_LINES:  # what it costs is nodes: counted before any is built
+        raise limits.count_cap(path, "lines", limits.GRAPH_DUMP_LINES, "GRAPH_DUMP_LINES")
+    if "\r" in text:
         text = text.replace("\r\n", "\n")
-    lines = text.split("\n")
+    return text.split("\n")
+
+
+def parse_lines(lines: list[str], path: Path, memo: LineMemo | None = None, tag: object = None) -> GraphDump:
+    """:func:`parse_text` of the text split by :func:`split_lines`."""
+    with paused_gc():
+        return _parse_lines(lines, path, memo, tag)
+
+
+def _parse_lines(lines: list[str], path: Path, memo: LineMemo | None, tag: object) -> GraphDump:
     if len(lines) < 2:
         raise InputError(path, "graph dump is empty or has no '# Stage:' header line", line=1)
     transform, stage = header_fields(path, lines[0], lines[1])

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.index import USER_SHIFT
+from ad_diff.kinds.graph.index import PLACEHOLDER
 from ad_diff.kinds.graph.model import Region, Unmatched
 from ad_diff.kinds.graph.render import render_node
 
@@ -26,10 +26,16 @@ MAX_REGION_LINES = 60
 
 def group_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
     """Group the unmatched nodes of ``al`` into regions: connected unmatched nodes of both runs that share the
-    matched frontier around them (fills ``al.regions`` and ``al.unmatched``; see the module docstring)."""
-    B, C, mb, mc = al.b, al.c, al.mb, al.mc
+    matched frontier around them (fills ``al.regions`` and ``al.unmatched``; see the module docstring).
+    Only the unmatched nodes and their neighbours are visited."""
+    B, C = al.b, al.c
+    free_b = (al.mb < 0).nonzero()[0].tolist()
+    free_c = (al.mc < 0).nonzero()[0].tolist()
+    if not free_b and not free_c:
+        return
+    mb, mc = al.mb.tolist(), al.mc.tolist()
     nb = len(B)
-    parent = list(range(nb + len(C)))
+    parent = {x: x for x in (*free_b, *(nb + j for j in free_c))}
 
     def find(x: int) -> int:
         while parent[x] != x:
@@ -44,35 +50,29 @@ def group_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
 
     via: dict[int, int] = {}  # frontier pair (baseline index) -> first unmatched node touching it
     frontier: dict[int, set[int]] = {}
+    up_b, placeholder = B.us_ptr.tolist(), B.op.tolist()
 
     def touch(node: int, pair_b: int) -> None:
         frontier.setdefault(node, set()).add(pair_b)
         # Graph inputs and widely shared nodes border every region; tying through them would merge all.
-        users = len(B.users[pair_b]) if B.fanout is None else B.fanout[pair_b]
-        if B.section.nodes[pair_b].op == "placeholder" or users > MAX_FRONTIER_FANOUT:
+        if placeholder[pair_b] == PLACEHOLDER or up_b[pair_b + 1] - up_b[pair_b] > MAX_FRONTIER_FANOUT:
             return
         first = via.setdefault(pair_b, node)
         if first != node:
             union(first, node)
 
-    for i in range(nb):
-        if mb[i] >= 0:
-            continue
-        for x in B.inputs[i]:
+    for i in free_b:
+        for x in B.inputs_of(i):
             union(i, x) if mb[x] < 0 else touch(i, x)
-        for x in B.users[i]:
-            u = x >> USER_SHIFT
+        for u, _ in B.users_of(i):
             union(i, u) if mb[u] < 0 else touch(i, u)
-    for j in range(len(C)):
-        if mc[j] >= 0:
-            continue
-        for y in C.inputs[j]:
+    for j in free_c:
+        for y in C.inputs_of(j):
             union(nb + j, nb + y) if mc[y] < 0 else touch(nb + j, mc[y])
-        for y in C.users[j]:
-            u = y >> USER_SHIFT
+        for u, _ in C.users_of(j):
             union(nb + j, nb + u) if mc[u] < 0 else touch(nb + j, mc[u])
     groups: dict[int, list[int]] = {}
-    for x in [i for i in range(nb) if mb[i] < 0] + [nb + j for j in range(len(C)) if mc[j] < 0]:
+    for x in [*free_b, *(nb + j for j in free_c)]:
         groups.setdefault(find(x), []).append(x)
     for rid, root in enumerate(sorted(groups)):
         members = groups[root]
@@ -91,5 +91,5 @@ def group_regions(al: SectionAlignment, fmt_b: str, fmt_c: str) -> None:
         al.regions.append(region)
         reason = region.kind
         sec = al.section
-        al.unmatched.extend(Unmatched(BASELINE, B.names[i], B.targets[i], reason, sec, rid) for i in bs)
-        al.unmatched.extend(Unmatched(CANDIDATE, C.names[j], C.targets[j], reason, sec, rid) for j in cs)
+        al.unmatched.extend(Unmatched(BASELINE, B.names[i], B.target(i), reason, sec, rid) for i in bs)
+        al.unmatched.extend(Unmatched(CANDIDATE, C.names[j], C.target(j), reason, sec, rid) for j in cs)

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.kinds.graph.align import AlignedSection
-from ad_diff.kinds.graph.carry import Aligner
 from ad_diff.kinds.graph.diff import Coverage, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.measure import DumpAlignment
 from ad_diff.kinds.graph.model import GraphDump
@@ -58,8 +57,6 @@ class CrossState:
     last: DumpAlignment | None = None
     covers: dict[bytes, Coverage] | None = None
     """Coverage by body digest (``None``: no reuse)."""
-    aligner: Aligner = field(default_factory=Aligner)
-    """Aligns each pair, carrying the previous pair's alignment forward where it can."""
 
 
 def advance(cross: CrossState, d: TransformGraphDiff) -> None:

@@ -66,13 +66,14 @@ def attribute(log: RunLog, names: Names) -> tuple[RunLog, str]:
         + (f", the first {offset} left unattributed" if offset else ""))
 
 
-def _from(records: tuple[TransformRecord, ...], other: Sequence[TransformRecord], prefix: bool = False
-          ) -> tuple[TransformRecord, ...]:
+def _from(records: tuple[TransformRecord, ...], other: Sequence[TransformRecord], prefix: bool = False,
+          ids: bool = False) -> tuple[TransformRecord, ...]:
     """Each run of anonymous records between two named ones takes the names the other run has between the
     same two, where it has exactly as many; a run at the start (end) takes the names right before (after)
     the same neighbour, pipeline order being the same on both sides of it; a log with no named record takes
     the other's names only when it has as many (``prefix``: or fewer, from the start: another rank of the
-    same run, which runs the same pipeline and may have stopped early)."""
+    same run, which runs the same pipeline and may have stopped early). ``ids``: the other's unnamed records
+    lend their position id (``#n``) too, which names the same result in both (another rank of one run)."""
     where = {(r.transform, r.occurrence): i for i, r in enumerate(other) if r.stage != "?"}
     recs = list(records)
     i = 0
@@ -94,7 +95,7 @@ def _from(records: tuple[TransformRecord, ...], other: Sequence[TransformRecord]
             theirs = other[left:left + n] if left >= 0 else ()
         else:
             theirs = other[left:right] if left >= 0 and right >= 0 else ()
-        if len(theirs) == n and all(r.stage != "?" for r in theirs):
+        if len(theirs) == n and (ids or all(r.stage != "?" for r in theirs)):
             for k, r in enumerate(theirs):
                 recs[i + k] = replace(recs[i + k], stage=r.stage, transform=r.transform)
         i = j
@@ -112,14 +113,29 @@ def from_other(log: RunLog, other: RunLog) -> tuple[RunLog, str]:
         theirs = other.rank_log(rl.rank) or other.primary
         return _from(rl.transforms, theirs.transforms)
 
-    named = _renamed(log, name)
-    own = named.primary.transforms
-    if not _anonymous(own):
-        named = _renamed(named, lambda rl: rl.transforms if rl.rank == named.rank
-                         else _from(rl.transforms, own, prefix=True))
+    named = _same_as_primary(_renamed(log, name))
     n = before - sum(len(_anonymous(rl.transforms)) for rl in named.rank_logs())
     return named, (f"{n} result line(s) that name no transform named from the pipeline around the same "
                    "neighbours" if n else "")
+
+
+def _same_as_primary(log: RunLog) -> RunLog:
+    """Every other rank's unnamed records named as the primary rank's at the same position (positional ids
+    included): the ranks of one run run the same pipeline."""
+    own = log.primary.transforms
+    return _renamed(log, lambda rl: rl.transforms if rl.rank == log.rank
+                    else _from(rl.transforms, own, prefix=True, ids=True))
+
+
+def _by_position(log: RunLog, other: RunLog) -> RunLog | None:
+    """``log`` with every record of its primary named as the other run's at the same position (positional
+    ids included) and the other ranks as the primary; ``None`` where the primaries differ in length."""
+    mine, theirs = log.primary.transforms, other.primary.transforms
+    if len(mine) != len(theirs) or not _anonymous(mine):
+        return None
+    named = tuple(replace(r, stage=t.stage, transform=t.transform) if r.stage == "?" else r
+                  for r, t in zip(mine, theirs, strict=True))
+    return _same_as_primary(_renamed(log, lambda rl: named if rl.rank == log.rank else rl.transforms))
 
 
 def _dumps_fit(log: RunLog, names: Names) -> bool:
@@ -138,15 +154,16 @@ def name_results(log: RunLog, names: Names | None, other: RunLog, pipeline: Name
                  ) -> tuple[RunLog, list[str]]:
     """``log`` with its anonymous results named, and sentences saying how.
 
-    Where the other run is named and as long, its pipeline names every result by position, if the dumps
-    (``names``, ``None`` when the run has none) fit that naming; else the dumps name the last results they can
-    (:func:`attribute`), and the other run's pipeline, then the run's own configured ``pipeline`` (its
-    complete config, in AD's order), name the rest around their neighbours."""
+    Where the other run is as long, its pipeline names every result by position (an unnamed one of it lends
+    its position id), if the dumps (``names``, ``None`` when the run has none) fit that naming; else the
+    dumps name the last results they can (:func:`attribute`), and the other run's pipeline, then the run's
+    own configured ``pipeline`` (its complete config, in AD's order), name the rest around their
+    neighbours."""
     if not any(_anonymous(rl.transforms) for rl in log.rank_logs()):
         return log, []
-    trial, note = from_other(log, other)
-    if not any(_anonymous(rl.transforms) for rl in trial.rank_logs()) and _dumps_fit(trial, names or []):
-        return trial, [note]
+    trial = _by_position(log, other)
+    if trial is not None and _dumps_fit(trial, names or []):
+        return trial, ["result lines that name no transform named by position from the other run's pipeline"]
     notes = []
     if names is not None:
         log, said = attribute(log, names)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from ad_diff.core import limits
+
 WHAT = "an AutoDeploy log (lines like '[stage=..., transform=...] [SUMMARY] matches=N')"
 """What a log file is expected to be, for error messages."""
 
@@ -46,10 +48,11 @@ CLAIMED = re.compile(
     r"|\[CUDA MEM(?: DIFF \((?:EXPECTED|UNEXPECTED)\))?\] |\w+ config: |(?:Model|Graph) after \w+:"
     r"|Graph dumping enabled to: |\[\d+\] Visualized gm_"
     r"|(?:Saved|Restored) AutoDeploy pipeline snapshot |Skipping pipeline snapshot |Skipping boundary "
-    r"|Pipeline snapshot manifest mismatch |\[cache\] )"
+    r"|Pipeline snapshot manifest mismatch |\[cache\] |\[AD_VA_PROBE\]|\[dtype_metadata\] )"
 )
 """Messages of a transform's context that ad-diff reads or knows to be how a run printed (FORMATS.md 1.2 and
-7): cleanup and apply markers, memory lines, debug reprs, the dump folder, visualisation, cache book-keeping.
+7): cleanup and apply markers, memory lines, debug reprs, the dump folder, visualisation, cache book-keeping,
+and the output of diagnostics a user switches on (``AD_VA_PROBE``, dtype-metadata dumps).
 Every other message a transform logs is a fact the reader does not claim (:attr:`TransformRecord.said`)."""
 LEVEL_WORDS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug", "D": "debug",
                "CRITICAL": "critical", "ERROR": "error", "WARNING": "warning", "INFO": "info",
@@ -81,14 +84,14 @@ def split(text: str) -> Split | None:
     m = _L1.match(text)
     if m:
         rank = m.group(1) or m.group(3)
-        return "L1", int(rank) if rank else None, m.group(2), m.group(4) or ""
+        return "L1", limits.count(rank) if rank else None, m.group(2), m.group(4) or ""
     m = _L23.match(text)
     if m:
         rank, msg = m.group(2), m.group(3) or ""
         n = _NESTED.match(msg)
         if n:  # L2 *_once lines: '[AUTO-DEPLOY] [WARNING] [AUTO-DEPLOY] [RANK 0] msg'
             rank, msg = rank or n.group(1), n.group(2)
-        return ("L3" if rank is not None else "L2"), int(rank) if rank else None, m.group(1), msg
+        return ("L3" if rank is not None else "L2"), limits.count(rank) if rank else None, m.group(1), msg
     if text.startswith("[stage=") or V0.match(text):
         return "bare", None, "", text
     return None

@@ -64,7 +64,7 @@ def parse(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
             else:
                 for n, text, complete, launcher in lines:
                     feed(n, text, complete, launcher if launcher is not None else file_rank)
-        except ValueError as e:  # float('1..2') seconds, a count or rank beyond int()'s 4,300 digits
+        except ValueError as e:  # float('1..2') seconds, a count or rank beyond limits.INT_DIGITS
             raise InputError(
                 lf.path, f"holds a number AD never writes (a count, rank or time): {str(e)[:120]}", n
             ) from None

@@ -62,6 +62,9 @@ class LogParser:
         self.cut_mid_line = False
         self.replaced_bytes = 0
         self.anonymous = 0
+        self.early: dict[int | None, Counter[str]] = {}
+        """Unclaimed lines of a rank seen before its first transform line (they belong to its first result
+        in V0, which has no start markers)."""
 
     # -- bounded state (the caps: ad_diff.core.limits) ---------------------------------------------
     def state_for(self, rank: int | None) -> RankState:
@@ -70,6 +73,7 @@ class LogParser:
             if len(self.ranks) >= limits.LOG_RANKS:
                 raise limits.count_cap(self.path, "ranks", limits.LOG_RANKS, "LOG_RANKS", self.lines)
             st = self.ranks[rank] = RankState(self.path)
+            st.loose = self.early.pop(rank, None)
         return st
 
     def issue(self, issue: LogIssue) -> None:
@@ -151,7 +155,7 @@ class LogParser:
             elif m.group(2):
                 state, matches = State.SKIPPED, None
             else:
-                state, matches = State.APPLIED, int(m.group(1))
+                state, matches = State.APPLIED, limits.count(m.group(1))
             self.finish(st, n, stage, transform, state, matches, timing, ())
             return
         if rest.startswith(("enabled=", "num_matches=", "skipped=")):
@@ -224,7 +228,7 @@ class LogParser:
             state, matches = State.SKIPPED, None
         else:
             try:
-                state, matches = State.APPLIED, int(kv["num_matches"])
+                state, matches = State.APPLIED, limits.count(kv["num_matches"])
             except ValueError:
                 self.issue(LogIssue(n, IssueKind.UNRECOGNISED, f"num_matches={kv['num_matches']}"))
                 return
@@ -314,17 +318,23 @@ class LogParser:
             self.on_failure(st, n, stage, m2.group(1), m2.group(2))
             return
         known = self.ranks.get(rank)
-        # a rank's state begins with its first transform line or event, never with noise
-        if known is None and not msg.startswith(_EVENTS):
+        # a rank's state begins with its first transform line, event or start marker, never with other lines:
+        # those wait (their transform may be the rank's first result, in V0)
+        starts = msg.startswith(START_MARKERS) and (CLAIMED.match(msg) is not None or msg.startswith("["))
+        if known is None and not msg.startswith(_EVENTS) and not starts:
             if level in LEVELS_FATAL:
                 self.fatal[rank] = ((self.base + self.lines), n, msg[:300])
+            elif not CLAIMED.match(msg) and LEVEL_WORDS.get(level, "info") != "debug":
+                early = self.early.setdefault(rank, Counter())
+                if len(early) < limits.LOG_ISSUES:  # bounded: a log of nothing but such lines stays small
+                    early[f"{LEVEL_WORDS.get(level, 'info')} {msg}"] += 1
             return
         st = known if known is not None else self.state_for(rank)
         if self.on_event(st, n, msg):
             return
         if level in LEVELS_FATAL:
             self.fatal[rank] = ((self.base + self.lines), n, msg[:300])
-        if msg.startswith(START_MARKERS) and (CLAIMED.match(msg) or msg.startswith("[")):
+        if starts:
             # L2: a transform starts without naming itself; it is the next anonymous result (#n) and its
             # lines are its own until that result
             st.loose = None

@@ -21,7 +21,7 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import limits, safepath
+from ad_diff.core import jsonsafe, limits, safepath
 from ad_diff.errors import InputError
 
 #: safetensors dtype name -> bytes per element (the dtypes ad-diff can compare).
@@ -96,42 +96,21 @@ def _parse_json(path: Path, raw: bytes) -> dict[str, Any]:
     listed = raw.count(b'"data_offsets"')  # an upper bound of the entries, before any object is built
     if listed > limits.TENSORS_PER_FILE:
         raise limits.count_cap(path, "tensors", limits.TENSORS_PER_FILE, "TENSORS_PER_FILE")
-    depth = limits.json_depth(raw)
-    if depth > MAX_DEPTH:
-        raise InputError(path, f"not a safetensors header: JSON nested {depth} levels deep (a header has 3)")
-    try:
-        text = raw.decode("utf-8")
-        header = json.loads(
-            text, parse_int=_int, parse_float=_no_float, parse_constant=_no_float, object_pairs_hook=_unique
-        )
-    except UnicodeDecodeError as e:
-        raise InputError(path, f"not a safetensors file: header is not UTF-8 JSON (byte {e.start})") from e
-    except (ValueError, RecursionError) as e:  # JSONDecodeError is a ValueError; so are the hooks' refusals
-        raise InputError(path, f"not a safetensors file: header is not valid JSON ({str(e)[:200]})") from e
+    try:  # the one bounded JSON reader: depth measured first, integers, floats and duplicate keys refused
+        header = jsonsafe.parse(raw, depth=MAX_DEPTH, digits=MAX_INT_DIGITS, floats=False)
+    except jsonsafe.JsonProblem as e:
+        if e.problem.startswith("JSON nested"):
+            raise InputError(path, f"not a safetensors header: {e.problem}; a header nests 3") from None
+        problem = e.problem[:200]
+        if problem.startswith("is not UTF-8 ("):
+            problem = problem.removeprefix("is not UTF-8 (").removesuffix(")")
+            raise InputError(path, f"not a safetensors file: header is not UTF-8 JSON ({problem})") from None
+        raise InputError(path, f"not a safetensors file: header is not valid JSON ({problem})") from None
     if not isinstance(header, dict):
         raise InputError(path, "not a safetensors file: header is not a JSON object")
     if len(header) > limits.TENSORS_PER_FILE + ("__metadata__" in header):  # keys spelt with escapes
         raise limits.count_cap(path, "tensors", limits.TENSORS_PER_FILE, "TENSORS_PER_FILE")
     return header
-
-
-def _int(text: str) -> int:
-    if len(text.lstrip("-")) > MAX_INT_DIGITS:
-        raise ValueError(f"integer of {len(text)} digits (at most {MAX_INT_DIGITS} allowed)")
-    return int(text)
-
-
-def _no_float(text: str) -> Any:
-    raise ValueError(f"number {text[:40]} is not an integer")
-
-
-def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for k, v in pairs:
-        if k in out:
-            raise ValueError(f"key {safe_name(k)[:80]!r} appears twice")
-        out[k] = v
-    return out
 
 
 def _nonneg_ints(value: Any) -> bool:

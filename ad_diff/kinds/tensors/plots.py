@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from ad_diff.core import lazy
 from ad_diff.core.outfile import write_via
+from ad_diff.core.redact import redact_text
+from ad_diff.core.sinks import plot_text
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorComparison, TensorKind
 
 if TYPE_CHECKING:
@@ -32,9 +34,10 @@ def available() -> bool:
 
 
 def plot_files(name: str) -> tuple[str, str]:
-    """File names (histogram, scatter) for tensor ``name``: safe characters plus a short hash."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", name)[:60] or "tensor"
-    h = hashlib.sha1(name.encode()).hexdigest()[:8]
+    """File names (histogram, scatter) for tensor ``name``: safe characters plus a short hash; credentials
+    redacted first (a token in a tensor name must not reach a file name)."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", redact_text(name))[:60] or "tensor"
+    h = hashlib.sha1(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]  # any name, even undecodable
     return f"{safe}-{h}-hist.png", f"{safe}-{h}-scatter.png"
 
 
@@ -67,7 +70,7 @@ def write_plots(analysis: TensorAnalysis, out_dir: Path) -> list[Path]:
         ax.axvline(_log10(c.tolerance.atol), color="red", linestyle="--", label=f"atol {c.tolerance.atol:g}")
         ax.set_xlabel("log10 absolute error (zeros in the leftmost bin)")
         ax.set_ylabel("elements")
-        ax.set_title(f"{c.name}: error histogram", fontsize=9)
+        ax.set_title(f"{plot_text(c.name)}: error histogram", fontsize=9, parse_math=False)
         ax.legend(fontsize=8)
         fig.tight_layout()
         write_via(out_dir / hist_name, lambda buf: fig.savefig(buf, format="png", dpi=100))  # noqa: B023
@@ -81,7 +84,7 @@ def write_plots(analysis: TensorAnalysis, out_dir: Path) -> list[Path]:
             ax.plot([lo, hi], [lo, hi], color="red", linewidth=0.8)
             ax.set_xlabel("baseline")
             ax.set_ylabel("candidate")
-            ax.set_title(f"{c.name}: {len(xs)} sampled elements", fontsize=9)
+            ax.set_title(f"{plot_text(c.name)}: {len(xs)} sampled elements", fontsize=9, parse_math=False)
             fig.tight_layout()
             write_via(out_dir / scatter_name, lambda buf: fig.savefig(buf, format="png", dpi=100))  # noqa: B023
             plt.close(fig)

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import pickletools
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ad_diff.core import lazy, limits, safepath
 from ad_diff.errors import InputError
@@ -80,11 +80,19 @@ def _dtype_names() -> frozenset[str]:
     })  # fmt: skip
 
 
+def _open(path: Path, source: Path | None) -> BinaryIO:
+    """``source`` (the ``/proc/self/fd`` name of the file :func:`load_pt` opened beneath its run folder), else
+    ``path`` opened by the one opener beneath the folder it resolves to (a file the caller named)."""
+    if source is None:
+        return safepath.open_file(path, safepath.given_root(path), "a torch.save file")
+    return source.open("rb")  # not a run path: the descriptor safepath.pinned opened, by its name
+
+
 def prescan(path: Path, source: Path | None = None) -> tuple[int, int] | None:
     """Refuse a ``.pt`` whose pickle could run code, names an over-long global, or holds odd tensors.
     Returns where a zip archive's ``data.pkl`` lies (data offset, size), ``None`` for a legacy file."""
     try:
-        with (source or path).open("rb") as f:  # source: the file load_pt opened; errors name path
+        with _open(path, source) as f:
             # torch.load's own test (a local header first): zipfile.is_zipfile looks for an end record in
             # the last 64 KiB instead, so a pickle with a zip appended was scanned as the zip and loaded by
             # torch as the pickle, which the scan never saw

@@ -74,7 +74,8 @@ def _unfiltered(text: str) -> str:
     """Every pattern over the whole text, without the literal scan and line selection of a long text."""
     from ad_diff.core import redact as r
 
-    return r.SECRET_ASSIGNMENT.sub(r._assignment, r._OTHER.sub(REDACTED, r.SECRET_VALUE.sub(r._value, text)))
+    text = r._GLUED_TAIL.sub(REDACTED, r.SECRET_VALUE.sub(r._value, text))
+    return r.SECRET_ASSIGNMENT.sub(r._assignment, r._OTHER.sub(REDACTED, text))
 
 
 @pytest.mark.parametrize("secret", SECRETS)
@@ -180,6 +181,9 @@ def _whole_text_scan(text: str) -> str:
         if any(mark.encode() in raw for mark in marks):
             text = family.sub(r._value, text)
             raw = text.encode("utf-8", "surrogatepass")
+    if REDACTED in text:  # a token glued to the end of a redacted one goes with it
+        text = r._GLUED_TAIL.sub(REDACTED, text)
+        raw = text.encode("utf-8", "surrogatepass")
     words = [w for w in r._LOWER_MARKS if w.encode() in raw.lower()]
     body = r._B64_RUN in raw.translate(r._B64_TABLE)
     if not words and not body:

@@ -8,6 +8,7 @@ import json
 import re
 import unicodedata
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from xml.sax.saxutils import escape as xml_entities
 
 from hypothesis import example, given
@@ -18,6 +19,7 @@ from rich.text import Text
 from ad_diff.core import sinks
 from ad_diff.core.escape import fence_block, html_code, html_text, md_code, md_escape, md_inline
 from ad_diff.core.jsonable import dumps
+from ad_diff.core.strwalk import strings
 from ad_diff.core.terminal import console
 
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -142,3 +144,43 @@ def test_json_is_strict_and_round_trips_strings(data: object) -> None:
         return a == b
 
     assert same(data, back)
+
+
+# -- every value owns no line and is bounded (issue 45) ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Row:
+    name: str
+    items: tuple[str, ...]
+    extra: dict[str, str]
+
+
+@given(st.text(), st.text(), st.text())
+def test_values_puts_every_string_on_one_line_and_bounds_it(a: str, b: str, c: str) -> None:
+    row = _Row(a, (b, a), {c: b})
+    got = sinks.values((row, [row]))
+    for s in strings(got).values():
+        assert "\n" not in s
+        assert "\r" not in s
+        assert len(s) <= sinks.VALUE_CHARS
+    first, (again,) = got
+    assert first is again  # one object seen twice stays one object
+    kept = sinks.values(row, lines=False)  # JSON: bounded only; its strings escape line breaks themselves
+    assert kept.name == sinks.cut(a)
+
+
+def test_values_returns_the_model_itself_when_nothing_needs_changing() -> None:
+    row = _Row("plain", ("x",), {"k": "v"})
+    assert sinks.values(row) is row
+    assert sinks.values((row, row)) == (row, row)
+
+
+def test_a_long_value_keeps_its_start_and_end() -> None:
+    text = "a" * 5000 + "END"
+    out = sinks.cut(text)
+    assert out.startswith("aaa")
+    assert out.endswith("END")
+    assert "[4,043 characters omitted]" in out
+    assert len(out) <= sinks.VALUE_CHARS
+    assert sinks.one_line("x\n::notice::forged\r\n") == "x\\n::notice::forged\\r\\n"

@@ -88,8 +88,8 @@ def test_key_lines_follow_merge_keys_and_later_keys_win() -> None:
     ("text", "message"),
     [
         ('{"a": 1, "a": 2}', "duplicate key 'a'"),
-        ("[" * 100_000, "nested more than"),
-        ("[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2), "nested more than"),
+        ("[" * 100_000, r"nested 100,000 levels deep \(the cap is 64\)"),
+        ("[" * (MAX_DEPTH + 2) + "]" * (MAX_DEPTH + 2), "nested 66 levels deep"),
         ('{"a": ' + "1" * 5000 + "}", "integer of 5,000 digits"),
         ('{"a": 1,\n "b": }', "invalid JSON"),
     ],
@@ -102,3 +102,16 @@ def test_json_limits(text: str, message: str) -> None:
 
 def test_json_plain() -> None:
     assert load_json('{"a": [1, 2.5, null, true, "x"]}', "c.json") == {"a": [1, 2.5, None, True, "x"]}
+
+
+def test_aliases_are_bounded_by_the_text_they_expand_to() -> None:
+    """Few nodes, much text: 1,350 aliases of one 200 KB string (once hours downstream) are refused where
+    the node count alone let them through; a block reused a few times (how configs share one) is read."""
+    big = "x" * 200_000
+    text = f"a: &s {big}\nb: [" + ", ".join(["*s"] * 1350) + "]\n"
+    with pytest.raises(InputError, match=r"aliases expand the document to more than [0-9,]+ characters") as e:
+        load_yaml(text, "c.yaml")
+    assert e.value.line is not None
+    shared = "base: &b {stage: compile, enabled: true, note: " + "y" * 1000 + "}\n" + "".join(
+        f"t{i}: *b\n" for i in range(20))
+    assert load_yaml(shared, "c.yaml")["t19"]["stage"] == "compile"

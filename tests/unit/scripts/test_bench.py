@@ -25,6 +25,9 @@ ROWS = [
     "worst case, 160 layers: ad-diff / read floor",
     "worst case, 160 -> 320 layers: ad-diff time",
     "worst case, 160 layers: peak RSS",
+    "SwiGLU loss, 160 layers: ad-diff / read floor",
+    "SwiGLU loss, 160 -> 320 layers: ad-diff time",
+    "SwiGLU loss, 160 layers: peak RSS",
     "large log: ad-diff / read floor",
     "large log, no line twice: ad-diff / read floor",
     "160-layer pair with tensors: peak RSS",
@@ -54,6 +57,7 @@ def test_quick_run_reports_every_row(tmp_path: Path) -> None:
     assert cmds["llama160 ad-diff"]["rc"] == [1]
     assert cmds["llama160 floor"]["rc"] == [0]
     assert cmds["worst320 ad-diff"]["rc"] == [1]  # the worst-case pairs report their loss at match_repeat_kv
+    assert cmds["swiglu320 ad-diff"]["rc"] == [1]  # and the SwiGLU pairs theirs at match_swiglu_pattern
     assert got["workloads"]["llama80"]["dumps_per_run"] == 92
     assert got["workloads"]["llama80"]["tensor_bytes"] > 2048
     for line in ROWS:

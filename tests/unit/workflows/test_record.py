@@ -96,3 +96,20 @@ def test_cli_passes_options_of_the_command_through(tmp_path: Path, cli) -> None:
     )
     assert res.code == 0
     assert "['--model', 'x']" in res.out
+
+
+def test_run_json_holds_no_credential(tmp_path: Path) -> None:
+    """Tokens on the command line (by shape, as ``--flag VALUE`` and ``--flag=VALUE``) and in the ``AD_*``
+    environment are redacted in run.json; the rest of the command is kept."""
+    run = tmp_path / "r"
+    token = "hf_" + "Ab1" * 12
+    env = {"PATH": "/usr/bin:/bin", "AD_HF_TOKEN": "s3cr3t-value-1234", "AD_MODEL": "llama"}
+    info = record(run, [sys.executable, "-c", "print(1)", "--model", "m", "--hf-token", "plain-value-123",
+                        f"--api-key={token}", token], Sink(), Sink(), env=env)
+    text = (run / "run.json").read_text()
+    for secret in (token, "plain-value-123", "s3cr3t-value-1234"):
+        assert secret not in text
+        assert secret not in json.dumps(info)
+    saved = json.loads(text)
+    assert saved["command"][3:6] == ["--model", "m", "--hf-token"]
+    assert saved["env"]["AD_MODEL"] == "llama"

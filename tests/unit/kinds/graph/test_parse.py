@@ -100,7 +100,7 @@ def test_empty_and_unreadable(tmp_path: Path) -> None:
     empty.write_text("", encoding="utf-8")
     with pytest.raises(InputError, match="graph dump is empty"):
         parse(empty)
-    with pytest.raises(InputError, match="cannot read"):
+    with pytest.raises(InputError, match="missing.txt: does not exist; expected a graph dump"):
         parse(tmp_path / "missing.txt")
 
 

@@ -39,8 +39,8 @@ def test_valid_header_gives_absolute_offsets(tmp_path: Path) -> None:
         (b'{"a":{"dtype":"F32","shape":[true],"data_offsets":[0,4]}}', "integers >= 0, found [true]"),
         (b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[16,0]}}', "0 <= begin <= end"),
         (b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16],"x":1}}', "header entry expected"),
-        (b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested 100001 levels deep"),
-        (b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"a":{}}', "key 'a' appears twice"),
+        (b'{"a":' + b"[" * 100_000 + b"]" * 100_000 + b"}", "nested 100,001 levels deep"),
+        (b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"a":{}}', "duplicate key 'a'"),
         (b'{"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},"b":{"dtype":"F32","shape":[4],'
          b'"data_offsets":[8,24]}}', "tensors 'a' and 'b' overlap"),
         (b'{"__metadata__":{"k":1}}', "__metadata__ must map strings to strings"),

@@ -1,0 +1,42 @@
+"""What a run's dumps say about which run they are: the decoder layers their weights name, and the known ops
+a transform's dump adds (checked against the run's own log and config: ADG015, ADG016)."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import replace
+
+from ad_diff.core.graphops import op_name
+from ad_diff.core.known import ONE_OP_PER_MATCH
+from ad_diff.kinds.graph.diff import RunDelta
+from ad_diff.kinds.graph.model import GraphDump
+
+_LAYER = re.compile(r"(?:^|_)layers_(\d{1,6})_")
+
+
+def layers_of(dump: GraphDump) -> int | None:
+    """How many decoder layers the dump's weights name (the highest ``layers_<n>_`` plus one), if any."""
+    seen = [int(m.group(1)) for s in dump.sections for n in s.nodes for a in n.args if a.node
+            for m in (_LAYER.search(a.text),) if m is not None]
+    return max(seen) + 1 if seen else None
+
+
+def _op_counts(dump: GraphDump, ops: tuple[str, ...]) -> Counter[str]:
+    wanted = frozenset(ops)
+    return Counter(name for s in dump.sections for n in s.nodes if (name := op_name(n.target)) in wanted)
+
+
+def with_replaced(transform: str, prev: GraphDump | None, cur: GraphDump | None, d: RunDelta | None
+              ) -> RunDelta | None:
+    """``d`` with the known ops the transform's dump added (:data:`~ad_diff.core.known.ONE_OP_PER_MATCH`),
+    for a transform that writes one per match and whose run has both dumps."""
+    ops = ONE_OP_PER_MATCH.get(transform)
+    if d is None or ops is None or prev is None or cur is None:
+        return d
+    before, after = _op_counts(prev, ops), _op_counts(cur, ops)
+    rose = tuple(op for op in ops if after[op] > before[op])
+    return replace(d, replaced=sum(after[op] - before[op] for op in rose), replaced_ops=rose)
+
+
+__all__ = ["layers_of", "with_replaced"]

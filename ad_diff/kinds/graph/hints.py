@@ -23,7 +23,7 @@ from ad_diff.kinds.graph.diff import Hint, HintKind, RunDelta
 from ad_diff.kinds.graph.model import split_dump_key
 
 if TYPE_CHECKING:
-    from ad_diff.kinds.graph.align import AlignedSection
+    from ad_diff.kinds.graph.aligned import AlignedSection
     from ad_diff.kinds.graph.pair import LogIndex, TransformPair
 
 

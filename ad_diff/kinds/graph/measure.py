@@ -8,7 +8,8 @@ from dataclasses import dataclass, replace
 from operator import attrgetter
 
 from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.align import AlignedSection, SectionAlignment, align_sections
+from ad_diff.kinds.graph.align import align_sections
+from ad_diff.kinds.graph.aligned import AlignedSection, SectionAlignment
 from ad_diff.kinds.graph.diff import Coverage, MetaChange, MetaChangeKind, RunDelta
 from ad_diff.kinds.graph.index import MetaKey, meta_agrees, norm_target
 from ad_diff.kinds.graph.model import (

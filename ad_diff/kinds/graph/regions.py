@@ -16,7 +16,7 @@ from ad_diff.kinds.graph.model import Region, Unmatched
 from ad_diff.kinds.graph.render import render_node
 
 if TYPE_CHECKING:
-    from ad_diff.kinds.graph.align import SectionAlignment
+    from ad_diff.kinds.graph.aligned import SectionAlignment
 
 MAX_FRONTIER_FANOUT = 16
 """Matched nodes with more users than this (placeholders, sym sizes) do not tie regions together."""

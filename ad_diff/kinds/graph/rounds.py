@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-    from ad_diff.kinds.graph.align import SectionAlignment
+    from ad_diff.kinds.graph.aligned import SectionAlignment
 else:
     np = lazy.module("numpy")
 

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ad_diff.core.model import BASELINE, CANDIDATE
-from ad_diff.kinds.graph.align import AlignedSection
+from ad_diff.kinds.graph.aligned import AlignedSection
 from ad_diff.kinds.graph.diff import Coverage, MetaChangeKind, TransformGraphDiff
 from ad_diff.kinds.graph.measure import DumpAlignment
 from ad_diff.kinds.graph.model import GraphDump

@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ad_diff.kinds.graph import align as align_module
-from ad_diff.kinds.graph.align import SectionAlignment, align_sections, scope_of
+from ad_diff.kinds.graph.align import align_sections, scope_of
+from ad_diff.kinds.graph.aligned import SectionAlignment
 from ad_diff.kinds.graph.diff import MetaChangeKind
 from ad_diff.kinds.graph.index import GraphIndex, norm_target, strip_counter
 from ad_diff.kinds.graph.linememo import LineMemo

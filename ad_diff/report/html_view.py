@@ -49,7 +49,8 @@ class KindPages(BaseLoader):
         if not package or "/" in package or not name:
             raise TemplateNotFound(template)
         try:
-            source = importlib.resources.files(package).joinpath(name).read_text("utf-8")
+            where = importlib.resources.files(package).joinpath(name)
+            source = where.read_text("utf-8")  # not a run path: a template of the package
         except (ModuleNotFoundError, FileNotFoundError, NotADirectoryError) as e:
             raise TemplateNotFound(template) from e
         return source, None, lambda: True

@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from ad_diff.catalog import RULES  # noqa: E402
-from ad_diff.core.rules import CATEGORIES  # noqa: E402
+from ad_diff.core.rules import CATEGORIES, NAMES_NO_CAUSE, ROLE_DOC, Role  # noqa: E402
 
 CATEGORY_DOC = {
     "match_loss": "The candidate matched fewer times than the baseline, or a transform that matched "
@@ -121,8 +121,30 @@ def render() -> str:
     for r in RULES:
         lines.append(f"| [{r.code}](#{r.code.lower()}) | {r.name} | `{r.category}` | {r.severity.value} | "
                      f"`{r.template.replace('|', '/')}` |")
+    lines += [
+        "", "## Roles", "",
+        "What a finding is to the passes over all findings (grouping, titles, the reports, the history) is",
+        "data on its rule (`Rule.role`), never a branch on its code. Most rules have no role. Among a",
+        "group's findings of one severity, the rule with the lowest *heads* names the group's cause.", "",
+        "| Role | Rules | Meaning |", "|---|---|---|",
+    ]
+    for role in Role:
+        if role is Role.NONE:
+            continue
+        codes = ", ".join(f"[{r.code}](#{r.code.lower()})" for r in RULES if r.role is role)
+        lines.append(f"| `{role}` | {codes} | {ROLE_DOC[role].replace('``', '`')} |")
+    heads = sorted((r for r in RULES if r.heads != NAMES_NO_CAUSE), key=lambda r: r.heads)
+    order = ", ".join(r.code for r in heads)
+    lines += ["", f"Heads a group, first to last: {order}; then every other rule."]
+    yields = [r for r in RULES if r.yields_to is not Role.NONE]
+    if yields:
+        once = "; ".join(f"{r.code} is dropped where a `{r.yields_to}` finding is at the same transform"
+                         for r in yields)
+        lines += ["", f"Reported once: {once}."]
     for r in RULES:
-        lines += ["", f"### {r.code}", "", f"**{r.name}** ({r.category}, {r.severity.value}). {r.doc}"]
+        extra = f" Role: `{r.role}`." if r.role is not Role.NONE else ""
+        head = f"**{r.name}** ({r.category}, {r.severity.value})."
+        lines += ["", f"### {r.code}", "", f"{head} {r.doc}{extra}"]
     return "\n".join(lines) + "\n"
 
 

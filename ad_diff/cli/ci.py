@@ -19,6 +19,7 @@ from ad_diff.cli.options import build_settings, json_on_stdout, resolve_options,
 from ad_diff.cli.output import safe_text, write_output, write_reports
 from ad_diff.core import outfile
 from ad_diff.errors import UsageError
+from ad_diff.formats import Format
 
 if TYPE_CHECKING:
     from ad_diff.settings import Settings
@@ -139,7 +140,7 @@ def batch(
         from ad_diff.workflows.batch import run_batch
 
         opts = resolve_options(ctx)
-        wants_json.append(opts["format"] == "json")
+        wants_json.append(Format(opts["format"]).machine)  # an error as a JSON object
 
         def make(name: str, b: Path, c: Path) -> Settings:
             return build_settings(opts, b, c, model=name or None)

@@ -17,6 +17,7 @@ from ad_diff.cli.options import (
     tensor_options,
 )
 from ad_diff.cli.output import write_plots, write_reports
+from ad_diff.formats import Format
 
 
 class TensorDevice(str, Enum):
@@ -80,7 +81,7 @@ def compare(
         from ad_diff.progress import progress_bar
 
         opts = resolve_options(ctx)
-        wants_json.append(opts["format"] == "json")
+        wants_json.append(Format(opts["format"]).machine)  # an error as a JSON object
         settings = build_settings(opts, baseline, candidate, baseline_log=tuple(baseline_log or ()),
                                   candidate_log=tuple(candidate_log or ()), baseline_config=baseline_config,
                                   log_options=("--baseline-log", "--candidate-log"),

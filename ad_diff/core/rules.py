@@ -13,6 +13,7 @@ from typing import Any
 from ad_diff.core.escape import excerpt
 from ad_diff.core.model import Category, Finding, Severity
 from ad_diff.core.redact import redact_text
+from ad_diff.core.words import WordEnum
 
 MESSAGE_LIMIT = 500
 """Longest finding message (characters): a longer one (a 100,000-character failure line) becomes an
@@ -20,6 +21,63 @@ excerpt."""
 
 #: Fixed category names that reports, configs and users rely on.
 CATEGORIES: tuple[str, ...] = tuple(c.value for c in Category)
+
+
+class Role(WordEnum):
+    """What a finding is to the passes that read findings of every kind (explain's grouping and titles, the
+    reports, the history): written once, on the rule (:attr:`Rule.role`), so that no pass branches on a rule
+    code. Most rules have none: their category and severity say all a pass needs. :data:`ROLE_DOC` says
+    what each means (docs/rules.md lists them with their rules)."""
+
+    NONE = "none"
+    RUN_STOPPED = "run_stopped"
+    TRANSFORM_FAILED = "transform_failed"
+    TRANSFORM_STOPPED = "transform_stopped"
+    MATCH_LOST = "match_lost"
+    MATCH_GAINED = "match_gained"
+    TRANSFORM_ADDED = "transform_added"
+    OWN_CONFIG_CHANGED = "own_config_changed"
+    STATE_CHANGE_UNEXPLAINED = "state_change_unexplained"
+    FIRST_DIVERGENCE = "first_divergence"
+    REGION_REWRITTEN = "region_rewritten"
+    LOG_DUMP_CONFLICT = "log_dump_conflict"
+    TRANSFORM_MOVED = "transform_moved"
+    DRIFT = "drift"
+    FIRST_DRIFT_NODE = "first_drift_node"
+    INPUTS_DIFFER = "inputs_differ"
+
+
+ROLE_DOC: dict[Role, str] = {
+    Role.RUN_STOPPED: (
+        "A run stopped at this transform; the evidence lists the transforms it never reached "
+        "(``not_reached``)."
+    ),
+    Role.TRANSFORM_FAILED: "The transform raised in the candidate.",
+    Role.TRANSFORM_STOPPED: (
+        "The transform applied in the baseline and did not in the candidate (skipped, "
+        "disabled)."
+    ),
+    Role.MATCH_LOST: "The transform matched fewer times in the candidate (all or some of its matches).",
+    Role.MATCH_GAINED: "The transform matched more times in the candidate.",
+    Role.TRANSFORM_ADDED: "A transform only the candidate ran.",
+    Role.OWN_CONFIG_CHANGED: "The transform's own config entry changed between the runs.",
+    Role.STATE_CHANGE_UNEXPLAINED: "A transform's state changed with no config change behind it.",
+    Role.FIRST_DIVERGENCE: "The first transform after which the two runs' graphs differ structurally.",
+    Role.REGION_REWRITTEN: (
+        "A region of the graph the candidate rewrote otherwise (its evidence lists the "
+        "regions)."
+    ),
+    Role.LOG_DUMP_CONFLICT: "A run's log and its own graph dumps disagree about what a transform did.",
+    Role.TRANSFORM_MOVED: "A transform ran at another place of the pipeline, seen in the graph dumps.",
+    Role.DRIFT: "A recorded tensor drifts or is not finite (its evidence ranks the likely causes).",
+    Role.FIRST_DRIFT_NODE: "The first captured node whose values drift, and the transform that produced it.",
+    Role.INPUTS_DIFFER: "The runs recorded different inputs: what drifts after them is explained by them.",
+}
+"""What a finding of each role is (docs/rules.md)."""
+
+
+NAMES_NO_CAUSE = 1 << 30
+""":attr:`Rule.heads` of a rule that does not name a cause better than any other."""
 
 
 @dataclass(frozen=True)
@@ -33,6 +91,14 @@ class Rule:
     template: str
     doc: str
     """One paragraph for docs/rules.md: when it fires and what to do about it."""
+    role: Role = Role.NONE
+    """What a finding of this rule is to the passes over all findings (:class:`Role`)."""
+    heads: int = NAMES_NO_CAUSE
+    """How well a finding of this rule names the cause of its group: among a group's findings of one
+    severity, the lowest heads the group (its title and evidence)."""
+    yields_to: Role = Role.NONE
+    """A finding of this rule is dropped where another finding at the same transform has this role (the
+    same event seen by another kind is reported once, there)."""
 
     def __post_init__(self) -> None:
         # Rules are declared with the category's name; store the enum so a typo fails at import.

@@ -54,10 +54,11 @@ def _ignored_transforms(ctx: Context) -> tuple[str, ...]:
 def run(ctx: Context, findings: list[Finding], kinds: tuple[Kind[Any], ...]) -> Explained:
     """Explain, filter, acknowledge and group ``findings``; kinds may update their sections."""
     # lazy: the passes load when a comparison runs, not when a reader imports explain's model
-    from ad_diff.explain import events, groups, integrity
+    from ad_diff.explain import events, groups, integrity, roles
     from ad_diff.explain.accounting import account
 
-    findings = [*findings, *integrity.check(ctx)]
+    # one event two kinds saw (a transform moved: the log's order, the dumps' order) is reported once
+    findings = roles.yielded([*findings, *integrity.check(ctx)])
     for kind in kinds:
         section = ctx.sections.get(kind.key.name)
         if section is not None:

@@ -13,26 +13,15 @@ from collections.abc import Sequence
 
 from ad_diff.core.headline import evidence_rank_scope
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
+from ad_diff.core.rules import Role
 from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints
 from ad_diff.explain.model import CauseKind, TitlePart
-from ad_diff.kinds.tensors.causes import DRIFT_CODES, causes_text, drift_title, first_causes
+from ad_diff.explain.roles import first, has, heads, role
+from ad_diff.kinds.tensors.causes import causes_text, drift_title, first_causes
 
 _HINT_FORM = re.compile(
     r"^(?P<t>.+?) rewrote `(?P<b>.*)` in the baseline; in the candidate that part of the "
     r"graph is `(?P<c>.*)` since (?P<cause>\S+)$"
-)
-_CODE_ORDER = (
-    "ADL009",
-    "ADL004",
-    "ADL003",
-    "ADG001",
-    "ADG010",
-    "ADL001",
-    "ADL002",
-    "ADT009",
-    "ADT007",
-    "ADL008",
-    "ADL006",
 )
 Title = tuple[TitlePart, ...]
 Described = tuple[CauseKind, Title, str]
@@ -73,10 +62,10 @@ def marked(message: str, names: Sequence[str | None]) -> Title:
 
 
 def importance(f: Finding) -> tuple[int, int, tuple[object, ...]]:
-    """Sort key of a group's findings: worst severity first, then the codes that best name a cause."""
+    """Sort key of a group's findings: worst severity first, then the rules that best name a cause
+    (:attr:`~ad_diff.core.rules.Rule.heads`)."""
     order = {Severity.ERROR: 0, Severity.WARNING: 1, Severity.INFO: 2}
-    rank = _CODE_ORDER.index(f.code) if f.code in _CODE_ORDER else len(_CODE_ORDER)
-    return (order[f.severity], rank, f.sort_key())
+    return (order[f.severity], heads(f), f.sort_key())
 
 
 def _side(s: Side) -> str:
@@ -117,16 +106,16 @@ class Builder:
         self.graph_compared = graph_compared
         self.untraced = untraced
         self.divergence = divergence
-        """The first structural divergence of the graphs (``ADG004``), when there is one."""
+        """The first structural divergence of the graphs (:attr:`Role.FIRST_DIVERGENCE`), if any."""
 
     def describe(
         self, t: str, root: list[Finding], incoming: list[HintRef], members: list[Finding]
     ) -> Described:
         """Kind, title and evidence of the group rooted at transform ``t``."""
         row = self.rows.get(t)
-        by = {f.code: f for f in sorted(root, key=importance, reverse=True)}  # most important wins a code
-        if "ADL009" in by:
-            f = by["ADL009"]
+        by = {role(f): f for f in sorted(root, key=importance, reverse=True)}  # most important wins a role
+        if Role.RUN_STOPPED in by:
+            f = by[Role.RUN_STOPPED]
             said = dict(f.evidence)
             run = str(said.get("run") or "")
             side = None if row is None else (row.baseline if run == "baseline" else row.candidate)
@@ -143,17 +132,17 @@ class Builder:
                 (_text("run incomplete from "), _code(t)),
                 _strip(cut[0].message, t),
             )
-        if "ADL004" in by:
-            failure = (row.candidate.failure if row else None) or _strip(by["ADL004"].message, t)
+        if Role.TRANSFORM_FAILED in by:
+            failure = (row.candidate.failure if row else None) or _strip(by[Role.TRANSFORM_FAILED].message, t)
             same = any(h.kind == NO_UPSTREAM for f in root for h in hints(f))
             tail = "; the graph it received was the same in both runs" if same else ""
             return CauseKind.TRANSFORM_FAILED, (_code(t), _text(" failed")), f"{failure}{tail}"
-        if "ADL003" in by:
-            return self._stopped(t, by["ADL003"], root)
+        if Role.TRANSFORM_STOPPED in by:
+            return self._stopped(t, by[Role.TRANSFORM_STOPPED], root)
         meta = [f for f in root if f.category is Category.METADATA_LOSS and f.severity is Severity.ERROR]
         if meta:
             return CauseKind.METADATA_LOST, (_text("metadata lost at "), _code(t)), _strip(meta[0].message, t)
-        losses = [f for f in root if f.code in ("ADL001", "ADL002")]
+        losses = [f for f in root if has(f, Role.MATCH_LOST)]
         if losses:  # it lost matches itself: what it no longer wrote is why later transforms lose theirs
             return self._lost(t, losses[0])
         meta_hints = [h for h in incoming if h.kind == "metadata_lost_upstream"]
@@ -164,11 +153,11 @@ class Builder:
             return self._form(t, form[0], root)
         config = [f for f in members if f.explained_by and f.transform != t]
         if config:
-            own = next((f for f in root if f.code == "ADC001"), None)
+            own = first(root, Role.OWN_CONFIG_CHANGED)
             ev = own.message if own else (config[0].explained_by or "").removeprefix("likely cause: ")
             return CauseKind.CONFIG_CHANGED, (_text("config of "), _code(t), _text(" changed")), ev
-        if "ADT007" in by:
-            f = by["ADT007"]
+        if Role.FIRST_DRIFT_NODE in by:
+            f = by[Role.FIRST_DRIFT_NODE]
             return CauseKind.NUMERIC_DRIFT, (_text("drift first at node "), _code(f.node or t)), f.message
         if self._improved(root, row):
             return self._improvement(t, root, row)
@@ -187,7 +176,7 @@ class Builder:
         cfg = ev.get("config_explanation")
         if f.explained_by and cfg == "explained":
             return CauseKind.TRANSFORM_DISABLED, (_code(t), _text(" disabled by config")), f.explained_by
-        unexplained = next((g for g in root if g.code == "ADC008"), None)
+        unexplained = first(root, Role.STATE_CHANGE_UNEXPLAINED)
         if unexplained is not None:
             return (
                 CauseKind.TRANSFORM_DISABLED,
@@ -203,10 +192,10 @@ class Builder:
         return CauseKind.TRANSFORM_DISABLED, (_code(t), _text(" disabled in the candidate")), matched
 
     def _form(self, t: str, h: HintRef, root: list[Finding]) -> Described:
-        first = self.rows.get(t)
-        if first is None or first.stage not in ("factory", "export"):
+        row = self.rows.get(t)
+        if row is None or row.stage not in ("factory", "export"):
             return CauseKind.OP_FORM_CHANGED, (_text("op form changed by "), _code(t)), _op_form(h)
-        region = next((f for f in root if f.code == "ADG005"), None)
+        region = first(root, Role.REGION_REWRITTEN)
         regions = dict(region.evidence).get("regions") if region else None
         node = None
         if isinstance(regions, list) and regions and isinstance(regions[0], dict):
@@ -266,7 +255,7 @@ class Builder:
         else:
             title = (_code(t), _text(f" now runs and matches ({_count_text(row)})"))
         said = [f for f in root if f.category is Category.IMPROVEMENT] + [
-            f for f in root if f.code == "ADC001"
+            f for f in root if has(f, Role.OWN_CONFIG_CHANGED)
         ]
         ev = "; ".join(_strip(f.message, t) for f in said) or _strip(
             sorted(root, key=importance)[0].message, t
@@ -284,7 +273,7 @@ def drift_described(drift: Sequence[Finding], otherwise: Described) -> Described
     title = drift_title(drift)
     if title is None:
         return otherwise
-    head = next(f for f in drift if f.code in DRIFT_CODES and "causes" in dict(f.evidence))
+    head = next(f for f in drift if has(f, Role.DRIFT) and "causes" in dict(f.evidence))
     causes = first_causes(drift)
     names = [head.tensor, *(n for c in causes[:2] for n in c.names)]
     return CauseKind.NUMERIC_DRIFT, marked(title, names), causes_text(drift)
@@ -307,9 +296,9 @@ def drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int)
     titled = drift_title(drift)
     if titled is not None:
         kind, title, ev = drift_described(drift, (CauseKind.NUMERIC_DRIFT, (), ""))
-        head = [f for f in drift if f.code in DRIFT_CODES][:1]
+        head = [f for f in drift if has(f, Role.DRIFT)][:1]
         return kind, title, ev, None, n_rows, head, [f for f in drift if f not in head]
-    node = next((f for f in drift if f.code == "ADT007"), None)
+    node = first(drift, Role.FIRST_DRIFT_NODE)
     if node is not None:
         return (
             CauseKind.NUMERIC_DRIFT,

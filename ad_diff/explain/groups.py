@@ -15,8 +15,8 @@
    explained ones, then improvements, then notes; within each band in pipeline order (run-level first,
    tensors last).
 
-A rewritten region (``ADG005``) at a transform whose match count changed is how that count change looks in
-the graph; it is kept as that change's evidence at info level instead of a warning of its own.
+A rewritten region (``Role.REGION_REWRITTEN``) at a transform whose match count changed is how that count
+change looks in the graph; it is kept as that change's evidence at info level instead of a warning of its own.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from ad_diff.core.escape import excerpt
 from ad_diff.core.headline import cap_parts
 from ad_diff.core.model import Category, Finding, Severity, TransformComparison
 from ad_diff.core.redact import redact_text
-from ad_diff.core.rules import MESSAGE_LIMIT
+from ad_diff.core.rules import MESSAGE_LIMIT, Role
 from ad_diff.explain.describe import (
     DRIFT_TITLED,
     LOG_ONLY,
@@ -43,6 +43,7 @@ from ad_diff.explain.describe import (
 )
 from ad_diff.explain.links import hints, parent, positions, rank_links, root_of, stop_links
 from ad_diff.explain.model import CauseGroup, CauseKind
+from ad_diff.explain.roles import first, has
 from ad_diff.gate import report_rank
 from ad_diff.kinds.tensors.causes import cause_transform
 from ad_diff.settings import FailOn
@@ -56,7 +57,8 @@ def _fold_regions(findings: Sequence[Finding], rows: dict[str, TransformComparis
     out = []
     for f in findings:
         row = rows.get(f.transform or "")
-        if f.code == "ADG005" and f.severity is Severity.WARNING and row is not None and row.changed:
+        folds = has(f, Role.REGION_REWRITTEN) and f.severity is Severity.WARNING
+        if folds and row is not None and row.changed:
             ev = dict(f.evidence) | {"folded_into": "the match count change at this transform"}
             f = dataclasses.replace(f, severity=Severity.INFO, evidence=tuple(sorted(ev.items())))
         out.append(f)
@@ -81,9 +83,9 @@ def build(
     at: dict[str, list[Finding]] = {}
     alone: list[Finding] = []
     drift: list[Finding] = []
-    inputs_differ = [f for f in findings if f.code == "ADT009"]
+    inputs_differ = [f for f in findings if has(f, Role.INPUTS_DIFFER)]
     for f in findings:
-        if f.code == "ADT009":
+        if has(f, Role.INPUTS_DIFFER):
             continue
         if f.category in STANDALONE or f.transform is None or f.transform not in pos:
             named = f.category is Category.NUMERIC_DRIFT or "drift_cause" in dict(f.evidence)
@@ -96,13 +98,14 @@ def build(
     members: dict[str, list[str]] = {}
     for t in sorted(at, key=lambda t: pos[t]):
         members.setdefault(root_of(t, parents), []).append(t)
-    node_drift = next((f for fs in at.values() for f in fs if f.code == "ADT007"), None)
+    node_drift = first((f for fs in at.values() for f in fs), Role.FIRST_DRIFT_NODE)
     drift_root = root_of(node_drift.transform or "", parents) if node_drift is not None else None
     caused_at = cause_transform(drift)
     if drift_root is None and caused_at in at:  # the drift's first cause is at a transform: grouped there
         drift_root = root_of(caused_at or "", parents)
-    first = next((f for f in findings if f.code == "ADG004" and f.transform in pos), None)
-    builder = Builder(by_row, pos, graph_compared, first, SNAPSHOT_BASELINE if from_snapshot else LOG_ONLY)
+    divergence = first((f for f in findings if f.transform in pos), Role.FIRST_DIVERGENCE)
+    untraced = SNAPSHOT_BASELINE if from_snapshot else LOG_ONLY
+    builder = Builder(by_row, pos, graph_compared, divergence, untraced)
     for r, ts in members.items():
         root = sorted(at.get(r, []), key=importance)
         cons = sorted(

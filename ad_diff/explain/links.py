@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ad_diff.core.model import BASELINE, CANDIDATE, Finding, State, TransformComparison
+from ad_diff.core.rules import Role
+from ad_diff.explain.roles import has
 
 #: Hint kinds that point upstream at the transform where the cause appeared.
 UPSTREAM_HINTS = ("metadata_lost_upstream", "op_form_changed_upstream")
@@ -85,10 +87,11 @@ def positions(rows: Iterable[TransformComparison]) -> dict[str, int]:
 def stop_links(
     findings: Iterable[Finding], rows: tuple[TransformComparison, ...], pos: Mapping[str, int]
 ) -> dict[str, str]:
-    """Transform -> the transform where a run stopped (``ADL009``), for the transforms it never reached."""
+    """Transform -> the transform where a run stopped (:attr:`Role.RUN_STOPPED`), for the transforms it never
+    reached."""
     out: dict[str, str] = {}
     for f in findings:
-        if f.code != "ADL009" or f.transform is None or f.transform not in pos:
+        if not has(f, Role.RUN_STOPPED) or f.transform is None or f.transform not in pos:
             continue
         ev = dict(f.evidence)
         never = ev.get("not_reached")

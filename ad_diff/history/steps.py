@@ -19,6 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from ad_diff.core.model import Finding, Side, State, TransformComparison
+from ad_diff.core.rules import Role
+from ad_diff.explain.roles import has
 from ad_diff.gate import decide
 from ad_diff.history.logkind import LogEnd, RunLog, classify_log
 from ad_diff.history.model import Cell, Change, Flaky, RunValue, Value
@@ -26,7 +28,7 @@ from ad_diff.history.segments import Segments, decode
 from ad_diff.settings import FailOn
 
 _LOG = RunLog(Path("history"), (), None, (), (), (), (), LogEnd.COMPLETE, "")
-_GAINS = ("ADL006", "ADL008")  # transform-added (with matches), match-gain
+_GAINS = (Role.TRANSFORM_ADDED, Role.MATCH_GAINED)  # a transform new with matches, one that matches more
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +50,7 @@ def category(findings: list[Finding]) -> str:
     losses = [f for f in findings if f.category == "match_loss"]
     if losses:
         return "collapse" if any(f.collapse for f in losses) else "partial_loss"
-    if any(f.code in _GAINS for f in findings):
+    if any(has(f, *_GAINS) for f in findings):
         return "new_matches"
     return "state_change"
 

@@ -15,7 +15,9 @@ from pathlib import PurePath
 
 from ad_diff.core.headline import ELLIPSIS, HEADLINE_MAX, cap_parts
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
+from ad_diff.core.rules import Role
 from ad_diff.explain.model import CauseGroup, TitlePart
+from ad_diff.explain.roles import has
 from ad_diff.gate import Band, GroupVerdict, Verdict
 from ad_diff.kinds.base import Skipped, SkipReason
 from ad_diff.kinds.log.model import RunLog
@@ -57,8 +59,6 @@ def side_text(s: Side) -> str:
     return word
 
 
-CONFLICT_CODES = frozenset({"ADG007", "ADG012"})
-"""Findings that say a run's log and its own dumps disagree about a transform (ad-conf-check's CONFLICT)."""
 
 
 def status_text(s: Side, conflict: bool = False) -> str:
@@ -74,11 +74,11 @@ def status_text(s: Side, conflict: bool = False) -> str:
 
 
 def conflicts(findings: tuple[Finding, ...] | list[Finding]) -> frozenset[tuple[str, str]]:
-    """``(transform, run)`` pairs whose log and dumps disagree (:data:`CONFLICT_CODES`)."""
+    """``(transform, run)`` pairs whose log and dumps disagree (:attr:`Role.LOG_DUMP_CONFLICT`)."""
     out = set()
     for f in findings:
         run = dict(f.evidence).get("run")
-        if f.code in CONFLICT_CODES and f.transform and isinstance(run, str):
+        if has(f, Role.LOG_DUMP_CONFLICT) and f.transform and isinstance(run, str):
             out.add((f.transform, run))
     return frozenset(out)
 
@@ -280,7 +280,7 @@ def not_compared(result: DiffResult) -> int:
         or State.INCOMPLETE in (r.baseline.state, r.candidate.state)
     }
     for f in result.findings:
-        if f.code == "ADL009":
+        if has(f, Role.RUN_STOPPED):
             names.update(str(t) for t in dict(f.evidence).get("not_reached") or ())
     return len(names)
 

@@ -11,10 +11,12 @@ from collections.abc import Callable, Sequence
 
 from ad_diff.core.escape import html_code, html_text, md_code, md_escape, md_inline, md_text
 from ad_diff.core.model import Finding, Severity, TransformComparison
+from ad_diff.core.rules import Role
 from ad_diff.explain.links import hints
 from ad_diff.explain.model import CauseGroup, CauseKind
+from ad_diff.explain.roles import has
 from ad_diff.gate import FindingVerdict, GroupVerdict
-from ad_diff.kinds.tensors.causes import DRIFT_CODES, first_causes
+from ad_diff.kinds.tensors.causes import first_causes
 from ad_diff.report.common import consequence_text, look, plural, render_parts, side_text
 
 ICON = {Severity.ERROR: "\u274c", Severity.WARNING: "\u26a0\ufe0f", Severity.INFO: "\u2139\ufe0f"}
@@ -150,7 +152,7 @@ def drift_table(findings: Sequence[Finding]) -> str:
     rows = []
     for f in findings:
         ev = dict(f.evidence)
-        if f.code not in DRIFT_CODES or "statistic" not in ev:
+        if not has(f, Role.DRIFT) or "statistic" not in ev:
             continue
         cells = [md_code(f.tensor or ""), md_escape(str(ev["statistic"]))]
         cells += [_num(ev.get(k)) for k in ("value", "limit", "reference_ratio", "nrmse", "cosine")]

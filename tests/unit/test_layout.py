@@ -30,6 +30,7 @@ The layers, lowest first (a module may import its own layer and the layers below
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -406,3 +407,87 @@ def test_a_file_name_means_one_stage_in_every_kind() -> None:
         for f in ("find.py", "parse.py"):
             drawn = [n for n in defs.get(f, {}) if n.startswith(("render", "view"))]
             assert not drawn, f"kinds/{kind.name}/{f}"
+
+
+CODE = re.compile(r"AD[A-Z][0-9]{3}")
+"""A rule code (``ADL001``)."""
+REPORT_FORMATS = frozenset({"terminal", "markdown", "json", "junit", "html", "step_summary", "text"})
+"""The words of :class:`ad_diff.formats.Format`."""
+
+
+def _documentation(tree: ast.AST) -> set[int]:
+    """Ids of the string statements (docstrings, attribute docstrings): prose, not code."""
+    return {id(n.value) for n in ast.walk(tree)
+            if isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant)
+            and isinstance(n.value.value, str)}
+
+
+def rule_code_literals(root: Path) -> list[str]:
+    """String constants that are a rule code, outside a ``rules.py``: a rule's part (what a finding is to a
+    pass) is data on the rule (``Rule.role``, ``heads``, ``yields_to``), so no pass names a code. Prose that
+    mentions a code (a docstring, a message) is no literal of one."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        if path.name == "rules.py":
+            continue
+        tree = ast.parse(path.read_text("utf-8"))
+        prose = _documentation(tree)
+        for n in ast.walk(tree):
+            if isinstance(n, ast.Constant) and isinstance(n.value, str) and id(n) not in prose \
+                    and CODE.fullmatch(n.value):
+                bad.append(f"{path.relative_to(root)}:{n.lineno}: {n.value!r}")
+    return bad
+
+
+def _names_a_format(node: ast.AST) -> bool:
+    if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name):
+        return node.value.id == "Format"
+    return isinstance(node, ast.Constant) and node.value in REPORT_FORMATS
+
+
+def format_dispatch(root: Path, registry: str = "formats.py") -> list[str]:
+    """Choices between report formats outside the registry: a comparison with a format (``fmt is
+    Format.json``, ``fmt == "markdown"``), a table keyed by formats or a ``match`` over them."""
+    bad = []
+    for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).as_posix() == registry:
+            continue
+        for n in ast.walk(ast.parse(path.read_text("utf-8"))):
+            found = (isinstance(n, ast.Compare) and any(map(_names_a_format, [n.left, *n.comparators]))) or (
+                isinstance(n, ast.Dict) and any(k is not None and isinstance(k, ast.Attribute)
+                                                and _names_a_format(k) for k in n.keys)) or (
+                isinstance(n, ast.match_case) and _names_a_format(getattr(n.pattern, "value", n.pattern)))
+            if found:
+                line = n.pattern.lineno if isinstance(n, ast.match_case) else getattr(n, "lineno", 0)
+                bad.append(f"{path.relative_to(root)}:{line}: {ast.unparse(n)[:80]}")
+    return bad
+
+
+def test_no_rule_code_literal_outside_the_rule_files() -> None:
+    assert rule_code_literals(PKG) == []
+
+
+def test_no_format_dispatch_outside_the_registry() -> None:
+    assert format_dispatch(PKG) == []
+
+
+def test_the_rule_code_check_finds_a_code_in_code_and_not_in_prose(tmp_path: Path) -> None:
+    root = _package(tmp_path, {
+        "a.py": '"""ADL009 stops a run."""\nX = 1\n"""Attribute doc naming ADG004."""\n'
+                'def f(c):\n    return c == "ADL009"\n',
+        "b.py": 'GAINS = ("ADL006", "ADL008")\nMSG = "see ADL006 for more"\n',
+        "k/rules.py": 'R = ("ADL001",)\n',
+    })
+    assert rule_code_literals(root) == ["a.py:5: 'ADL009'", "b.py:1: 'ADL006'", "b.py:1: 'ADL008'"]
+
+
+def test_the_format_check_finds_a_choice_by_format(tmp_path: Path) -> None:
+    root = _package(tmp_path, {
+        "formats.py": 'T = {Format.json: 1}\nif fmt is Format.json: pass\n',
+        "a.py": 'if fmt is Format.json:\n    pass\n',
+        "b.py": 'R = {Format.markdown: render}\nok = {"json": 1}\n',
+        "c.py": 'if chosen == "markdown":\n    pass\nif kind == "csv":\n    pass\n',
+        "d.py": 'match fmt:\n    case Format.html:\n        pass\n',
+    })
+    assert [b.split(":")[0] + ":" + b.split(":")[1] for b in format_dispatch(root)] == [
+        "a.py:1", "b.py:1", "c.py:1", "d.py:2"]

@@ -10,7 +10,7 @@ in one place.
 from __future__ import annotations
 
 from ad_diff.core.model import Category, Severity
-from ad_diff.core.rules import Rule
+from ad_diff.core.rules import Role, Rule
 
 TRANSFORM_CONFIG_CHANGED = Rule(
     code="ADC001",
@@ -22,6 +22,7 @@ TRANSFORM_CONFIG_CHANGED = Rule(
     "moved, another option changed, or the key exists in one config only. Informational: it documents an "
     "intended change and is what ad-diff uses to explain state and match-count changes of that transform "
     "and of the transforms after it.",
+    role=Role.OWN_CONFIG_CHANGED,
 )
 SETTING_CHANGED = Rule(
     code="ADC002",
@@ -97,6 +98,7 @@ UNEXPLAINED_STATE_CHANGE = Rule(
     "or stopped being `disabled`, or appeared or vanished from a complete log), yet neither its entry in "
     "the two configs nor any other config key explains it. This is the change a reviewer must look at: "
     "an unintended toggle, a config that was not saved, or a code change in AD.",
+    role=Role.STATE_CHANGE_UNEXPLAINED,
 )
 CONFIG_MISSING = Rule(
     code="ADC009",

@@ -11,7 +11,7 @@ stage. Every ``doc`` says whether and why the rule gates.
 from __future__ import annotations
 
 from ad_diff.core.model import Category, Severity
-from ad_diff.core.rules import Rule
+from ad_diff.core.rules import Role, Rule
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -27,6 +27,7 @@ METADATA_LOST = Rule(
     "a match loss further down the pipeline often traces back here. It gates: metadata the baseline had is "
     "gone. Fix the transform so that it copies or re-propagates `meta[\"val\"]` on the nodes it creates (or "
     "request shape propagation in its post-cleanup).",
+    heads=3,
 )
 
 COVERAGE_DROPPED = Rule(
@@ -62,6 +63,7 @@ FIRST_DIVERGENCE = Rule(
     "that appear there as evidence (`graph_regions`). Everything before it is the same graph up to node "
     "names. It is informational: whether the difference is a regression is decided by the match counts and "
     "the other rules.",
+    role=Role.FIRST_DIVERGENCE,
 )
 
 REGION_REWRITTEN = Rule(
@@ -77,6 +79,7 @@ REGION_REWRITTEN = Rule(
     "at the first divergence they are ADG004's evidence. This rule fires only for the rest: the graph was "
     "rewritten differently although the log reports the same result, which deserves a look; it warns and "
     "does not gate.",
+    role=Role.REGION_REWRITTEN,
 )
 
 ONE_SIDED_CHANGE = Rule(
@@ -95,6 +98,7 @@ LOG_SAYS_NOTHING_BUT_GRAPH_CHANGED = Rule(
     "`disabled`, yet nodes were added or removed between the previous dump and its dump. Either the "
     "transform reports its match count wrongly, or its cleanup changed the graph; counts in the log then "
     "understate what happened. A post-cleanup may legitimately rewrite the graph, so it warns.",
+    role=Role.LOG_DUMP_CONFLICT,
 )
 
 LOG_SAYS_MATCHES_BUT_GRAPH_SAME = Rule(
@@ -153,6 +157,7 @@ SNAPSHOT_COVERAGE = Rule(
     "than the snapshot recorded has lost metadata. Without the baseline's dumps no node-level alignment is "
     "possible, so the finding names the transform and the counts; compare against a run folder for the "
     "nodes involved.",
+    heads=4,
 )
 
 DUMPS_TRUNCATED = Rule(
@@ -178,6 +183,7 @@ LOG_DUMP_CONFLICT = Rule(
     "and the dumps cannot describe the same run (artifacts copied from different jobs, a stale dump folder). "
     "It gates: the comparison would rest on inputs that contradict each other. Transforms that act outside "
     "the graph (weights, caches, compilation) are ADG008 and do not gate.",
+    role=Role.LOG_DUMP_CONFLICT,
 )
 
 TRANSFORM_MOVED = Rule(
@@ -188,6 +194,7 @@ TRANSFORM_MOVED = Rule(
     "dumps are still paired by transform key, so every graph after it is compared, but the graphs between "
     "its two positions differ because of the move, not because of a transform there. Reported once per "
     "moved transform; it warns (an order change is rarely meant to be silent) and does not gate by itself.",
+    role=Role.TRANSFORM_MOVED,
 )
 
 DUMP_NOT_LOGGED = Rule(

@@ -23,10 +23,6 @@ from ad_diff.kinds.log.notes import log_notes
 from ad_diff.kinds.log.ranks import with_primary
 from ad_diff.kinds.log.rules import INCOMPLETE
 
-_DUMPS_MOVED = "ADG013"
-"""The graph kind's transform-moved finding (ad_diff.kinds.graph.rules.TRANSFORM_MOVED), named by code so the
-log kind imports nothing of the graph kind."""
-
 if TYPE_CHECKING:
     from ad_diff.core.facts import Evidence, Facts
     from ad_diff.core.model import Finding
@@ -119,11 +115,9 @@ class LogKind:
 
     def explain(self, section: LogComparison, findings: list[Finding], ctx: Context) -> tuple[LogComparison,
                                                                                                list[Finding]]:
-        """A move the graph dumps report too (ADG013) is reported once, there: drop this kind's ADL015."""
-        moved = {f.transform for f in findings if f.code == _DUMPS_MOVED}
-        if not moved:
-            return section, findings
-        return section, [f for f in findings if not (f.code == rules.REORDERED.code and f.transform in moved)]
+        """Nothing to add: what the log shows that another kind saw too (a moved transform) is settled by the
+        rules' data (``REORDERED.yields_to``, :mod:`ad_diff.explain.roles`)."""
+        return section, findings
 
     def facts(self, section: LogComparison, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
         """This kind's facts for the accounting pass:

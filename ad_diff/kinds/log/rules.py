@@ -7,7 +7,7 @@ This module only describes the findings; :mod:`.classify` draws them (through :m
 from __future__ import annotations
 
 from ad_diff.core.model import Category, Severity
-from ad_diff.core.rules import RANK_SILENT, Rule
+from ad_diff.core.rules import RANK_SILENT, Role, Rule
 
 ERR, WARN, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 
@@ -23,6 +23,7 @@ COLLAPSE = Rule(
     "collapse fraction (default 50%) of its matches. Usually a pattern that no longer recognises the "
     "graph (an upstream rewrite changed the op form, or metadata it needs was dropped). Look at the graph "
     "section for the first divergence and root-cause hints." + _RANKS_DOC,
+    role=Role.MATCH_LOST, heads=5,
 )
 PARTIAL = Rule(
     "ADL002", "partial-match-loss", Category.MATCH_LOSS, ERR,
@@ -30,6 +31,7 @@ PARTIAL = Rule(
     "The candidate matched fewer times than the baseline, by less than the collapse fraction. Counts "
     "are exact, so any drop is real: typically one layer or one branch no longer fits the pattern."
     + _RANKS_DOC,
+    role=Role.MATCH_LOST, heads=6,
 )
 STOPPED = Rule(
     "ADL003", "transform-stopped", Category.MATCH_LOSS, ERR,
@@ -38,12 +40,14 @@ STOPPED = Rule(
     "skipped, failed or missing from the log of a candidate that finished its pipeline), so every one of its "
     "matches is lost. When it was disabled on purpose, record that in the expected-changes file. Transforms "
     "a pipeline-cache restore skipped are `restored`, not compared, and never reported here.",
+    role=Role.TRANSFORM_STOPPED, heads=2,
 )
 FAILED = Rule(
     "ADL004", "transform-failed", Category.STATE_CHANGE, ERR,
     "{transform}: failed in candidate: {failure}",
     "The candidate logged `Transform <t> failed: ...` (swallowed by skip_on_error) where the baseline did "
     "not fail. Even without lost matches this hides a bug.",
+    role=Role.TRANSFORM_FAILED, heads=1,
 )
 STATE = Rule(
     "ADL005", "state-change", Category.STATE_CHANGE, WARN,
@@ -55,6 +59,7 @@ ADDED = Rule(
     "ADL006", "transform-added", Category.STATE_CHANGE, INFO,
     "{transform}: new in candidate ({cstate}, {after} matches)",
     "A transform ran in the candidate only and made matches. Informational.",
+    role=Role.TRANSFORM_ADDED, heads=10,
 )
 REMOVED = Rule(
     "ADL007", "transform-removed", Category.STATE_CHANGE, INFO,
@@ -68,6 +73,7 @@ GAIN = Rule(
     "The candidate matched more often than the baseline, including a transform that was disabled or "
     "skipped in the baseline and now runs and matches (a fusion switched on). Usually the point of the "
     "change; listed so a reviewer can confirm it.",
+    role=Role.MATCH_GAINED, heads=9,
 )
 INCOMPLETE = Rule(
     "ADL009", "run-incomplete", Category.INCOMPLETE_RUN, ERR,
@@ -83,6 +89,7 @@ INCOMPLETE = Rule(
     "A candidate that finished its pipeline but lacks a later transform the baseline ran has that transform "
     "reported as removed (ADL003/ADL007). Every rank counts: rank 1 dying while rank 0 completes makes the "
     "run incomplete, and the finding names the rank. When both runs stop at the same place, it says so.",
+    role=Role.RUN_STOPPED, heads=0,
 )
 RANKS = Rule(
     "ADL010", "rank-disagreement", Category.CONSISTENCY, WARN,
@@ -129,6 +136,7 @@ REORDERED = Rule(
     "overlay key order): the pipeline is not the same even when every count is. It does not gate by itself; "
     "when the new order loses matches, those losses gate. A transform whose stage changed is reported as "
     "ADL013 instead, and one whose graph dumps show the same move as ADG013 only (reported once).",
+    yields_to=Role.TRANSFORM_MOVED,
 )
 
 RULES: tuple[Rule, ...] = (

@@ -107,7 +107,7 @@ class TensorsKind:
         drift = [f for f in findings if f.code in C.DRIFT_CODES]
         if isinstance(section, Skipped) or not drift:
             return section, findings
-        node = next((f for f in findings if f.code == "ADT007"), None)
+        node = next((f for f in findings if f.code == rules.FIRST_NODE.code), None)
         graph, config = ctx.graph_facts, ctx.config_facts
         evidence = (("graph dumps", graph), ("config", config))
         unchecked = [what for what, there in evidence if there is None]

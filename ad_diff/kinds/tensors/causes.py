@@ -33,10 +33,11 @@ from typing import Any
 
 from ad_diff.core.facts import ConfigFacts, GraphFacts
 from ad_diff.core.jsonable import json_pairs, to_jsonable
-from ad_diff.core.model import Finding, Side, State, TransformComparison
+from ad_diff.core.model import Category, Finding, Side, State, TransformComparison
 from ad_diff.core.words import WordEnum
+from ad_diff.kinds.tensors import rules as R
 
-DRIFT_CODES = ("ADT001", "ADT002")
+DRIFT_CODES = (R.DRIFT.code, R.NONFINITE.code)
 """Findings of a drifting tensor: each carries the causes."""
 NUMERIC_KEYS = (
     "quant_config", "quant_config.*", "*quant*", "*dtype*", "*precision*", "*backend*", "*kernel*",
@@ -134,7 +135,7 @@ def structural_causes(
 ) -> list[DriftCause]:
     """Tier 2, in pipeline order (see the module doc); ``graph``: what the graph kind measured, if it ran."""
     regions = {t: (list(rm), list(ad), swap) for t, rm, ad, swap in graph.region_ops} if graph else {}
-    shape = {f.transform: f for f in findings if f.code == "ADG003" and f.transform}
+    shape = {f.transform: f for f in findings if f.category is Category.SHAPE_CHANGE and f.transform}
     out: list[DriftCause] = []
     seen: set[str] = set()
     for r in rows:
@@ -198,13 +199,13 @@ def routing_causes(findings: Iterable[Finding]) -> tuple[list[DriftCause], list[
     possible: list[DriftCause] = []
     for f in findings:
         ev = dict(f.evidence)
-        if f.code == "ADT015":
+        if f.code == R.ROUTING_REGRESSION.code:
             what = ("router logits drift" if ev.get("router_passed") is False
                     else f"{ev.get('clear')} of {ev.get('tokens')} tokens changed experts at clear margins")
             regression.append(DriftCause(
                 CauseTier.ROUTING, f"routing regression at MoE layer {ev.get('layer')} ({f.node})",
                 detail=what, evidence=(("finding", f.code), ("node", f.node))))  # fmt: skip
-        elif f.code == "ADT016" and not possible:
+        elif f.code == R.ROUTING_POSSIBLE.code and not possible:
             possible.append(DriftCause(  # fmt: skip
                 CauseTier.ROUTING_POSSIBLE, "possible routing flip (drift in a few rows of a MoE model)",
                 detail="capture the routers to tell", evidence=(("finding", f.code),)))
@@ -292,7 +293,7 @@ TITLE_LIMIT = 160
 
 def stat_text(f: Finding) -> str:
     """The drift in a few words: ``NRMSE 0.0249``, ``9.45x the baseline's error vs the reference``."""
-    if f.code == "ADT002":
+    if f.code == R.NONFINITE.code:
         return "new NaN/Inf"
     ev = dict(f.evidence)
     stat, value = ev.get("statistic"), ev.get("value")

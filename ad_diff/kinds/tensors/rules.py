@@ -7,7 +7,7 @@ findings: the report's tensor table shows them as acceptable drift.
 from __future__ import annotations
 
 from ad_diff.core.model import Category, Severity
-from ad_diff.core.rules import Rule
+from ad_diff.core.rules import Role, Rule
 
 DRIFT = Rule(
     "ADT001", "drift-beyond-tolerance", Category.NUMERIC_DRIFT, Severity.ERROR,
@@ -21,6 +21,7 @@ DRIFT = Rule(
     "lists the share of elements beyond the elementwise assert_close tolerance, cosine similarity and, for "
     "logits, top-1/top-k agreement. Look at the first drifting node (ADT007) to find the transform; if the "
     "change is intended, loosen the tolerance for this tensor in the config's `tolerances:`.",
+    role=Role.DRIFT,
 )  # fmt: skip
 NONFINITE = Rule(
     "ADT002", "nonfinite-introduced", Category.NUMERIC_DRIFT, Severity.ERROR,
@@ -29,6 +30,7 @@ NONFINITE = Rule(
     "The candidate's tensor holds more NaN or Inf values than the baseline's. This is never rounding "
     "noise: an overflow (e.g. a dropped upcast before a reduction), a division by zero or an "
     "uninitialised buffer. No tolerance can accept it.",
+    role=Role.DRIFT,
 )  # fmt: skip
 SHAPE = Rule(
     "ADT003", "shape-changed", Category.NUMERIC_DRIFT, Severity.ERROR,
@@ -64,6 +66,7 @@ FIRST_NODE = Rule(
     "dump, named in the message. When graph dumps show which transform created or rewrote the node, it is "
     "named. Warning when outputs were compared too (their own findings gate), error when only node "
     "captures exist.",
+    role=Role.FIRST_DRIFT_NODE, heads=8,
 )  # fmt: skip
 NODES_UNORDERED = Rule(
     "ADT011", "drifting-nodes-unordered", Category.NUMERIC_DRIFT, Severity.WARNING,
@@ -86,6 +89,7 @@ INPUTS = Rule(
     "the runs recorded different inputs ({detail}); output differences may not be the candidate's fault",
     "tensors/inputs.safetensors differs between the runs (names, shapes or values). Outputs of different "
     "prompts cannot be compared meaningfully. Record both runs from the same inputs.",
+    role=Role.INPUTS_DIFFER, heads=7,
 )  # fmt: skip
 REFERENCE = Rule(
     "ADT010", "reference-unusable", Category.INPUT, Severity.WARNING,

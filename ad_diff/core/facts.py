@@ -189,6 +189,8 @@ class Evidence:
                 name = row[0] if isinstance(row, list | tuple) and row else row
                 if isinstance(name, str) and name != f.tensor:
                     self.by_tensor.setdefault(name, []).append(f)
+            for name in _strings(ev.get("tensors")):  # one finding about several tensors (ADT009)
+                self.by_tensor.setdefault(name, []).append(f)
             for name in _strings(ev.get("files")):
                 self.files_named.add(name)
             for key in _strings(ev.get("setting")):

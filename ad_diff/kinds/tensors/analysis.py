@@ -110,6 +110,7 @@ def analyze_tensors(
             "per-node captures compared without graph order (no graph dumps in both runs): "
             "the first drifting node cannot be named"
         )
+    problems = _input_problems(base, cand)
     return TensorAnalysis(
         comparisons=tuple(comparisons),
         unmatched=tuple(unmatched),
@@ -117,7 +118,8 @@ def analyze_tensors(
         first_drift=drift,
         device=device,
         notes=tuple(notes),
-        input_problems=tuple(_input_problems(base, cand)),
+        input_problems=tuple(p for _, p in problems),
+        inputs_differing=tuple(n for n, _ in problems),
         rows_origin=rows_origin(comparisons, node_order),
         untrusted_references=tuple(untrusted),
         reference_source=source,
@@ -313,17 +315,18 @@ def read_reference_dir(folder: Path) -> dict[str, TensorRecord]:
     return out
 
 
-def _input_problems(base: RunTensors, cand: RunTensors) -> list[str]:
-    """How the recorded inputs differ between the runs (names, dtypes and shapes, values)."""
-    problems: list[str] = []
+def _input_problems(base: RunTensors, cand: RunTensors) -> list[tuple[str, str]]:
+    """``(name, how)`` of each recorded input that differs between the runs (names, dtypes and shapes,
+    values)."""
+    problems: list[tuple[str, str]] = []
     for name in sorted(set(base.inputs) | set(cand.inputs)):
         b, c = base.inputs.get(name), cand.inputs.get(name)
         if b is None or c is None:
-            problems.append(f"{name} recorded in one run only")
+            problems.append((name, f"{name} recorded in one run only"))
         elif (b.dtype, b.shape) != (c.dtype, c.shape):
-            problems.append(f"{name}: {b.dtype}{list(b.shape)} vs {c.dtype}{list(c.shape)}")
+            problems.append((name, f"{name}: {b.dtype}{list(b.shape)} vs {c.dtype}{list(c.shape)}"))
         elif not _same_values(b, c):
-            problems.append(f"{name}: values differ")
+            problems.append((name, f"{name}: values differ"))
     return problems
 
 

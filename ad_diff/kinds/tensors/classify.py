@@ -51,7 +51,9 @@ def classify(analysis: TensorAnalysis) -> list[Finding]:
     """Every tensor finding of one analysis, in the report's order."""
     findings = unreadable_findings(analysis.unreadable)
     if analysis.input_problems:
-        findings.append(INPUTS.make(detail="; ".join(analysis.input_problems)))
+        # the inputs it is about, by name: the accounting's differences in those tensors are this one event
+        findings.append(INPUTS.make(detail="; ".join(analysis.input_problems),
+                                    evidence={"tensors": list(analysis.inputs_differing)}))
     findings += [
         UNTRUSTED_REFERENCE.make(tensor=u.name, why=_UNTRUSTED_WHY.get(u.why, u.why), evidence={"why": u.why})
         for u in analysis.untrusted_references

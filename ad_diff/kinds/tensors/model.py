@@ -242,6 +242,8 @@ class TensorAnalysis:
     """Sentences about the inputs (e.g. reference missing, plots unavailable)."""
     input_problems: tuple[str, ...] = field(default=(), metadata=json_omit())
     """How the runs' recorded inputs differ (names, shapes, values); empty when they agree."""
+    inputs_differing: tuple[str, ...] = field(default=(), metadata=json_omit())
+    """The names of the inputs :attr:`input_problems` is about."""
     rows_origin: str | None = None
     """The first node capture (graph order) whose outlier rows are an output's outlier rows: where the bad
     rows appear. ``None`` without per-node captures or graph order."""

@@ -50,21 +50,29 @@ def save_tensors(
     file: str = "outputs",
     reference: bool = False,
     metadata: Mapping[str, str] | None = None,
+    rank: int | None = None,
 ) -> Path:
     """Save ``tensors`` (name -> tensor) into ``run_dir/tensors/`` and return the written file.
 
     ``inputs`` (name -> tensor, e.g. ``{"input_ids": ids}``) are saved to ``inputs.safetensors`` beside
     them. ``reference=True`` stores the tensors as the higher-precision reference of the outputs with the
     same names. ``metadata`` (str -> str) goes into the safetensors header and ``record.json``.
-    Existing files of the same name are replaced.
+    Existing files of the same name are replaced. ``rank`` (a tensor-parallel run: each rank's whole
+    outputs) saves the outputs and inputs into ``tensors/rank<rank>/``; ad-diff compares each rank's outputs
+    with the other run's (an unsharded run's, or the same rank's). A reference is the run's, not a rank's.
     """
     save_file = safetensors_torch.save_file
 
     if not _FILE_RE.match(file):
         raise ValueError(f"file name {file!r}: use letters, digits, '_', '.', '-'")
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or not 0 <= rank < 1 << 20):
+        raise ValueError(f"rank {rank!r}: a rank is a whole number from 0")
+    if rank is not None and reference:
+        raise ValueError("a reference is the run's, not a rank's: save it without rank=")
     run = Path(run_dir)
     run.mkdir(parents=True, exist_ok=True)
-    folder = run / "tensors"
+    top = run / "tensors"
+    folder = top if rank is None else top / f"rank{rank}"
     target_dir = folder / "reference" if reference else folder
     # the one writer: a tensors/ or reference/ planted as a link, or a file there that is one, is refused
     outfile.folder(target_dir, within=run)
@@ -72,13 +80,13 @@ def save_tensors(
     meta = {"torch": torch.__version__, **(metadata or {})}
     cpu = _cpu(tensors)
     outfile.write_via_name(path, lambda name: save_file(cpu, name, metadata=meta))
-    entries = {str(path.relative_to(folder)): {"metadata": meta, "tensors": _describe(tensors)}}
+    entries = {path.relative_to(top).as_posix(): {"metadata": meta, "tensors": _describe(tensors)}}
     if inputs:
         ipath = folder / "inputs.safetensors"
         cpu_inputs = _cpu(inputs)
         outfile.write_via_name(ipath, lambda name: save_file(cpu_inputs, name, metadata=meta))
-        entries[ipath.name] = {"metadata": meta, "tensors": _describe(inputs)}
-    _update_index(folder, entries)
+        entries[ipath.relative_to(top).as_posix()] = {"metadata": meta, "tensors": _describe(inputs)}
+    _update_index(top, entries)
     return path
 
 

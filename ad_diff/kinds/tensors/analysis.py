@@ -19,6 +19,7 @@ import numpy as np  # loaded with this module anyway: .gpu imports it
 from ad_diff.core.model import BASELINE, CANDIDATE, other_run
 from ad_diff.core.moe import MoeRouting
 from ad_diff.errors import AdDiffError, UsageError
+from ad_diff.kinds.tensors import ranks
 from ad_diff.kinds.tensors.find import SUFFIXES, RunTensors, discover, read_index
 from ad_diff.kinds.tensors.gpu import device_note, resolve_device
 from ad_diff.kinds.tensors.measure import MeasureOptions, measure
@@ -70,6 +71,7 @@ def analyze_tensors(
     base = discover(baseline_tensors, BASELINE)
     cand = discover(candidate_tensors, CANDIDATE)
     notes: list[str] = []
+    base, cand = _across_ranks(base, cand, notes)
     cand_outputs, n_renamed = _paired_names(cand.outputs, renamed or {})
     if n_renamed:
         notes.append(
@@ -170,6 +172,15 @@ def _paired_names(
     return out, n_renamed
 
 
+def _across_ranks(base: RunTensors, cand: RunTensors, notes: list[str]) -> tuple[RunTensors, RunTensors]:
+    """Both runs' outputs and inputs keyed so that each rank one run recorded meets its counterpart in the
+    other (:mod:`.ranks`: a sharded run against an unsharded one, or two world sizes)."""
+    bo, co, said = ranks.spread(base.outputs, cand.outputs)
+    bi, ci, _ = ranks.spread(base.inputs, cand.inputs)  # the inputs follow the outputs: said once
+    notes += said
+    return replace(base, outputs=bo, inputs=bi), replace(cand, outputs=co, inputs=ci)
+
+
 @dataclass(frozen=True)
 class _Ctx:
     base: RunTensors
@@ -208,7 +219,7 @@ def _explained_shape(
     name: str, b: TensorRecord, c: TensorRecord, ref: TensorRecord | None, ctx: _Ctx
 ) -> tuple[TensorRecord, TensorRecord, TensorRecord | None, str] | None:
     """Records to compare when a known transform explains the shape change, plus the note saying so."""
-    if b.kind is not TensorKind.OUTPUT or not fnmatchcase(name, LOGITS_GLOB):
+    if b.kind is not TensorKind.OUTPUT or not fnmatchcase(ranks.plain(name), LOGITS_GLOB):
         return None
     for run, (full, kept) in ((CANDIDATE, (b, c)), (BASELINE, (c, b))):
         why = ctx.gathered.get(run)
@@ -237,11 +248,12 @@ def _compare(
 ) -> TensorComparison:
     """One pair measured and judged; ``exclude``: rows left out (tokens a near-tie routing flip moved)."""
     settings, device, plots = ctx.settings, ctx.device, ctx.plots
-    tol = resolve(name, b.dtype, settings.tolerances)
+    plain = ranks.plain(name)  # a rank's tensor is judged as the tensor it is (tolerances, reference, logits)
+    tol = resolve(plain, b.dtype, settings.tolerances)
     mismatch = None
     if b.dtype != c.dtype:
-        tol, mismatch = merge_dtypes(tol, resolve(name, c.dtype, settings.tolerances)), Mismatch.DTYPE
-    ref = ctx.references.get(name)
+        tol, mismatch = merge_dtypes(tol, resolve(plain, c.dtype, settings.tolerances)), Mismatch.DTYPE
+    ref = ctx.references.get(name) or ctx.references.get(plain)
     note = None
     if b.shape != c.shape:
         explained = _explained_shape(name, b, c, ref, ctx)
@@ -254,7 +266,7 @@ def _compare(
         mb, mc = b, c
     if ref is not None and ref.shape != mb.shape:
         ref = None
-    logits = b.kind is TensorKind.OUTPUT and fnmatchcase(name, LOGITS_GLOB)
+    logits = b.kind is TensorKind.OUTPUT and fnmatchcase(plain, LOGITS_GLOB)
     opts = MeasureOptions(
         atol=tol.atol, rtol=tol.rtol, device=device, topk=TOPK if logits else 0,
         histogram=plots or tol.statistic == "quantile", samples=PLOT_SAMPLES if plots else 0,

@@ -22,6 +22,7 @@ from ad_diff.core import safepath
 from ad_diff.core.facts import Difference, Evidence, Facts, Item
 from ad_diff.discover import TENSOR_SUFFIXES
 from ad_diff.errors import InputError
+from ad_diff.kinds.tensors import ranks
 from ad_diff.kinds.tensors.header import read_header
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
 from ad_diff.kinds.tensors.rules import FIRST_NODE, NODES_UNORDERED
@@ -118,8 +119,22 @@ def _judged(a: TensorAnalysis, ctx: Context, ev: Evidence
             said = "recorded" if same or i == 0 else cmp.verdict.value
             out[i].setdefault(rel, {})[rec.name] = f"{rec.dtype} {list(rec.shape)} {said}"
             if cmp.passed:
-                ev.tensors_within.add(f"{rel}:{rec.name}")
+                rank = ranks.split(cmp.name)[1]  # the rank it was compared as (an unsharded side: each)
+                ev.tensors_within.add(_of_rank(_normal(f"{rel}:{rec.name}"), rank))
     return out
+
+
+def _normal(key: str) -> str:
+    """A fact's key with its rank folder written as the rank (``rank1/outputs.safetensors:logits`` ->
+    ``outputs.safetensors:logits@rank1``): where a run stored a rank's tensors is layout; which rank's
+    tensor it is, is the fact (:mod:`.ranks`)."""
+    head, sep, rest = key.partition("/")
+    m = ranks.RANK_FOLDER.fullmatch(head) if sep else None
+    return ranks.key(rest, int(m[1])) if m else key
+
+
+def _of_rank(key: str, rank: int | None) -> str:
+    return key if rank is None or ranks.split(key)[1] is not None else ranks.key(key, rank)
 
 
 def facts(a: TensorAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]) -> Facts:
@@ -129,6 +144,8 @@ def facts(a: TensorAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]
     ev.node_drift_codes = frozenset({FIRST_NODE.code, NODES_UNORDERED.code})
     jb, jc = _judged(a, ctx, ev)
     b, c = tensors(ctx.baseline.tensors, jb), tensors(ctx.candidate.tensors, jc)
+    # each rank's tensors meet the other run's as the kind paired them: unsharded against each rank
+    b, c, _ = ranks.spread({_normal(k): v for k, v in b.items()}, {_normal(k): v for k, v in c.items()})
 
     def make(key: str, bv: Any, cv: Any) -> Difference:
         name = key.rpartition(":")[2] if ":" in key else None

@@ -26,6 +26,7 @@ from ad_diff.core import limits, safepath
 from ad_diff.core.lazy import require
 from ad_diff.core.model import RunId
 from ad_diff.errors import InputError
+from ad_diff.kinds.tensors import ranks
 from ad_diff.kinds.tensors.header import ITEMSIZE, read_header
 from ad_diff.kinds.tensors.model import FileFormat, TensorKind, TensorRecord, Unreadable
 
@@ -77,6 +78,26 @@ def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> lis
     return files
 
 
+def _rank_folders(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> list[tuple[Path, int]]:
+    """The per-rank folders of ``tensors/`` (``rank<r>/``, :mod:`.ranks`), by rank; one that is a link out
+    of the run folder is refused like a file."""
+    try:
+        names = safepath.list_names(folder, root, "a folder of recorded tensors")
+    except InputError:
+        return []  # the listing of the files said why already
+    out = []
+    for n in names:
+        m = ranks.RANK_FOLDER.fullmatch(n)
+        if m is None:
+            continue
+        sub = folder / n
+        if sub.is_symlink() or sub.is_dir():  # a link is listed through the opener, which refuses it
+            out.append((sub, int(m[1])))
+        else:
+            bad.append(Unreadable(run, sub, "is not a folder; expected a folder of one rank's tensors"))
+    return sorted(out, key=lambda x: x[1])
+
+
 def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
     """Index every tensor file under ``folder`` (a run's ``tensors/``; ``root``, the run folder, defaults to
     the folder holding it); bad files become ``Unreadable``."""
@@ -90,6 +111,11 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
     ref_dir = folder / "reference"
     if ref_dir.is_dir():
         files += _listing(ref_dir, root, bad, run)
+    rank_of: dict[Path, int] = {}
+    for sub, rank in _rank_folders(folder, root, bad, run):
+        listed = _listing(sub, root, bad, run)
+        rank_of.update(dict.fromkeys(listed, rank))
+        files += listed
     for path in files:
         if path.parent == ref_dir:
             kind, target = TensorKind.REFERENCE, references
@@ -110,13 +136,13 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
         if total > limits.TENSORS_PER_RUN:  # this file and the ones after it are reported, not compared
             bad.append(Unreadable(run, path, over.detail))
             continue
+        of_rank = rank_of.get(path)
         for rec in records:
-            if rec.name in target:
-                bad.append(
-                    Unreadable(run, path, f"tensor '{rec.name}' is also in {target[rec.name].path.name}")
-                )
+            k = rec.name if of_rank is None else ranks.key(rec.name, of_rank)
+            if k in target:
+                bad.append(Unreadable(run, path, f"tensor '{rec.name}' is also in {target[k].path.name}"))
                 continue
-            target[rec.name] = rec
+            target[k] = rec
     return RunTensors(outputs, references, inputs, tuple(bad))
 
 

@@ -83,21 +83,7 @@ def analyze_tensors(
     wants_png = getattr(settings, "plots_dir", None) is not None
     if plots and wants_png and importlib.util.find_spec("matplotlib") is None:
         notes.append("plots were requested but matplotlib is not installed (pip install 'ad-diff[plots]')")
-    pairs: list[tuple[str, TensorRecord, TensorRecord]] = []
-    unmatched: list[Unmatched] = []
-    for name in sorted(set(base.outputs) | set(cand_outputs)):
-        b, c = base.outputs.get(name), cand_outputs.get(name)
-        if b is None or c is None:
-            rec = b or c
-            assert rec is not None
-            side = BASELINE if b is not None else CANDIDATE
-            lost = (cand if b is not None else base).unreadable
-            why = f"not recorded by the {other_run(side)} run"
-            if lost:
-                why += ", which has unreadable tensor files"
-            unmatched.append(Unmatched(name, rec.kind, side, why))
-            continue
-        pairs.append((name, b, c))
+    pairs, unmatched = _pairs(base, cand, cand_outputs)
     refs, untrusted, source = trusted_references(base, cand, getattr(settings, "reference_dir", None))
     if source and source not in ("baseline", "both runs"):
         notes.append(f"references given with --reference {source}; the runs' own tensors/reference/ not used")
@@ -170,6 +156,27 @@ def _paired_names(
         n_renamed += k != n
         out[k] = r
     return out, n_renamed
+
+
+def _pairs(base: RunTensors, cand: RunTensors, cand_outputs: Mapping[str, TensorRecord]
+           ) -> tuple[list[tuple[str, TensorRecord, TensorRecord]], list[Unmatched]]:
+    """The outputs both runs recorded, by name, and the ones only one run did (with why)."""
+    pairs: list[tuple[str, TensorRecord, TensorRecord]] = []
+    unmatched: list[Unmatched] = []
+    for name in sorted(set(base.outputs) | set(cand_outputs)):
+        b, c = base.outputs.get(name), cand_outputs.get(name)
+        if b is None or c is None:
+            rec = b or c
+            assert rec is not None
+            side = BASELINE if b is not None else CANDIDATE
+            lost = (cand if b is not None else base).unreadable
+            why = f"not recorded by the {other_run(side)} run"
+            if lost:
+                why += ", which has unreadable tensor files"
+            unmatched.append(Unmatched(name, rec.kind, side, why))
+            continue
+        pairs.append((name, b, c))
+    return pairs, unmatched
 
 
 def _across_ranks(base: RunTensors, cand: RunTensors, notes: list[str]) -> tuple[RunTensors, RunTensors]:

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ad_diff.core.model import Finding, Severity
+from ad_diff.core.rules import Role
 from ad_diff.core.words import WordEnum
 
 
@@ -119,6 +120,9 @@ class Evidence:
     by_transform: dict[str, list[Finding]] = field(default_factory=dict)
     by_tensor: dict[str, list[Finding]] = field(default_factory=dict)
     codes: set[str] = field(default_factory=set)
+    roles: set[Role] = field(default_factory=set)
+    """The roles of the findings' rules (filled by the accounting, which looks them up): what coverage
+    reads of a rule, never its code."""
     files_named: set[str] = field(default_factory=set)
     """Dump file names findings carry in their evidence (``files``): ADI003, a copy numbered like another."""
     settings_named: set[str] = field(default_factory=set)
@@ -159,9 +163,6 @@ class Evidence:
     """Tensor keys (``file:name``) the tensor kind judged identical or within tolerance."""
     user_reference: bool = False
     """``--reference DIR`` judges the candidate: the runs' own references are not used (a note says so)."""
-    node_drift_codes: frozenset[str] = frozenset()
-    """The tensor kind's codes of the finding that says where drift starts; every later drifting capture
-    follows from it."""
     # -- the config kind's facts --
     config_diffs: set[str] = field(default_factory=set)
     """Transforms with a key under ``transforms.<t>.`` that differs."""
@@ -169,11 +170,6 @@ class Evidence:
     """Both runs' configs declare the same ``world_size``: a rank logged by one run only is then missing."""
     config_one_sided: bool = False
     """One run has an AD config and the other none, and the config kind reported it."""
-    # -- the rule codes coverage names (set by the kinds that own them) --
-    incomplete_code: str = ""
-    world_size_code: str = ""
-    silent_rank_code: str = ""
-    restart_code: str = ""
 
     def add_findings(self, findings: list[Finding]) -> None:
         """Index ``findings`` by what they name."""
@@ -234,12 +230,12 @@ class Evidence:
         side = "baseline" if d.baseline is None else "candidate" if d.candidate is None else None
         if side is None:
             return False
-        if (side, d.rank) in self.stopped and self.incomplete_code in self.codes:
+        if (side, d.rank) in self.stopped and Role.RUN_STOPPED in self.roles:
             return True
         rank_absent = (side, d.rank) not in self.ranks
-        if rank_absent and self.silent_rank_code in self.codes:  # the config's world size names the rank
+        if rank_absent and Role.RANK_SILENT in self.roles:  # the config's world size names the rank
             return True
-        return rank_absent and not self.same_world_size and self.world_size_code in self.codes
+        return rank_absent and not self.same_world_size and Role.WORLD_SIZE_CHANGED in self.roles
 
 
 def _strings(value: Any) -> list[str]:

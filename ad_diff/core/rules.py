@@ -45,6 +45,10 @@ class Role(WordEnum):
     DRIFT = "drift"
     FIRST_DRIFT_NODE = "first_drift_node"
     INPUTS_DIFFER = "inputs_differ"
+    DRIFT_NODES_UNORDERED = "drift_nodes_unordered"
+    RUN_RESTARTED = "run_restarted"
+    WORLD_SIZE_CHANGED = "world_size_changed"
+    RANK_SILENT = "rank_silent"
 
 
 ROLE_DOC: dict[Role, str] = {
@@ -72,6 +76,13 @@ ROLE_DOC: dict[Role, str] = {
     Role.DRIFT: "A recorded tensor drifts or is not finite (its evidence ranks the likely causes).",
     Role.FIRST_DRIFT_NODE: "The first captured node whose values drift, and the transform that produced it.",
     Role.INPUTS_DIFFER: "The runs recorded different inputs: what drifts after them is explained by them.",
+    Role.DRIFT_NODES_UNORDERED: (
+        "Node captures drift but without graph order the first cannot be named: every later drifting "
+        "capture follows from the drift it reports."
+    ),
+    Role.RUN_RESTARTED: "A run's log started the pipeline more than once; the last attempt is compared.",
+    Role.WORLD_SIZE_CHANGED: "The runs logged different sets of ranks: a rank one run lacks is no loss.",
+    Role.RANK_SILENT: "A rank the run's config names logged nothing: its absence is this finding.",
 }
 """What a finding of each role is (docs/rules.md)."""
 
@@ -215,5 +226,6 @@ RANK_SILENT = Rule(
     "consequence, not the cause. A log of rank 0 alone in both runs is how some jobs are captured and gives "
     "no finding; untagged lines say nothing about ranks. The config kind checks it, as it holds the world "
     "size.",
+    role=Role.RANK_SILENT,
 )
 

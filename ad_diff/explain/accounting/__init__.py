@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.facts import Difference, Evidence, Facts, Item, SaidKey
 from ad_diff.core.model import Finding
+from ad_diff.explain import roles
 from ad_diff.explain.accounting import inventory as inv
 from ad_diff.explain.accounting.coverage import covered
 from ad_diff.explain.accounting.model import Accounting, RuleCount
@@ -161,6 +162,7 @@ def account(ctx: Context, findings: list[Finding], kinds: Sequence[Kind[Any]]
         return [], None
     ev = Evidence()
     ev.add_findings(findings)
+    ev.roles = {roles.role(f) for f in findings}  # what coverage reads of a rule (docs/rules.md, Roles)
     ignored = _ignored(ctx)
     gathered = Facts()
     switched_off: list[str] = []

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 from ad_diff.core.facts import Difference, Evidence, Item
 from ad_diff.core.model import Category
+from ad_diff.core.rules import Role
 
 
 def _count_changed(d: Difference) -> bool:
@@ -70,7 +71,7 @@ def covered(d: Difference, ev: Evidence) -> bool:
         )
     if d.item is Item.LOG_LINE:
         extra = "baseline" if d.baseline is not None else "candidate"
-        retried = extra in ev.restarted and ev.restart_code in ev.codes
+        retried = extra in ev.restarted and Role.RUN_RESTARTED in ev.roles
         return t is not None and (t in ev.record_diffs or ev.named(t) or retried)
     if d.item is Item.TENSOR:
         fs = ev.by_tensor.get(d.tensor or "", [])
@@ -79,7 +80,8 @@ def covered(d: Difference, ev: Evidence) -> bool:
         if d.key.startswith("reference/"):  # the baseline's own reference is the designed standard
             return d.candidate is None or any(f.category is Category.INPUT for f in fs)
         capture = d.key.partition(":")[0].rpartition("/")[2].startswith("nodes")
-        if capture and not ev.node_drift_codes.isdisjoint(ev.codes) and d.candidate is not None \
+        drift_starts = not ev.roles.isdisjoint({Role.FIRST_DRIFT_NODE, Role.DRIFT_NODES_UNORDERED})
+        if capture and drift_starts and d.candidate is not None \
                 and d.baseline is not None:
             return True  # captures after the first drifting node drift because it does: its finding says so
         return bool(fs)

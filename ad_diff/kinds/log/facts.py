@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING
 
 from ad_diff.core.facts import Difference, Evidence, Facts, Item, SaidKey
 from ad_diff.core.model import BASELINE, CANDIDATE, State
-from ad_diff.core.rules import RANK_SILENT
 from ad_diff.kinds.log.model import LogComparison, LogEnd, RunLog
-from ad_diff.kinds.log.rules import INCOMPLETE, RETRY, WORLD_SIZE
 
 if TYPE_CHECKING:
     from ad_diff.kinds.base import Context
@@ -71,8 +69,6 @@ def facts(section: LogComparison, ctx: Context, ev: Evidence, ignored: frozenset
         out.differences.append(Difference(Item.TRANSFORM, f"{who}{transform} result", bv and bv[0],
                                           cv and cv[0], transform=transform, stage=stage, rank=rank, key=key))
     ev.record_diffs = {d.transform for d in out.differences if d.transform}
-    ev.incomplete_code, ev.world_size_code = INCOMPLETE.code, WORLD_SIZE.code
-    ev.silent_rank_code, ev.restart_code = RANK_SILENT.code, RETRY.code
     ev.primary.add(primary)
     for run, log in logs.items():
         if log.pipelines > 1:

@@ -113,6 +113,7 @@ RETRY = Rule(
     "{run} log: the pipeline started {count} times (restart at line {line}); the last one is compared",
     "A transform key appeared twice in one log, which means the pipeline ran again in the same process or "
     "log (a retry). Only the last pipeline is compared.",
+    role=Role.RUN_RESTARTED,
 )
 STAGE_MOVED = Rule(
     "ADL013", "stage-moved", Category.STATE_CHANGE, INFO,
@@ -127,6 +128,7 @@ WORLD_SIZE = Rule(
     "ranks both runs have are compared; the others are not. A deliberate change reads as a warning; if the "
     "candidate was meant to run on as many ranks as the baseline, a rank that logged nothing may have died "
     "at start: check its output.",
+    role=Role.WORLD_SIZE_CHANGED,
 )
 REORDERED = Rule(
     "ADL015", "pipeline-reordered", Category.STATE_CHANGE, WARN,

@@ -25,7 +25,6 @@ from ad_diff.errors import InputError
 from ad_diff.kinds.tensors import ranks
 from ad_diff.kinds.tensors.header import read_header
 from ad_diff.kinds.tensors.model import TensorAnalysis, TensorVerdict
-from ad_diff.kinds.tensors.rules import FIRST_NODE, NODES_UNORDERED
 
 if TYPE_CHECKING:
     from ad_diff.kinds.base import Context
@@ -141,7 +140,6 @@ def facts(a: TensorAnalysis, ctx: Context, ev: Evidence, ignored: frozenset[str]
     """Both runs' recorded tensors; fills the tensor part of ``ev``."""
     out = Facts()
     ev.user_reference = ctx.settings.reference_dir is not None
-    ev.node_drift_codes = frozenset({FIRST_NODE.code, NODES_UNORDERED.code})
     jb, jc = _judged(a, ctx, ev)
     b, c = tensors(ctx.baseline.tensors, jb), tensors(ctx.candidate.tensors, jc)
     # each rank's tensors meet the other run's as the kind paired them: unsharded against each rank

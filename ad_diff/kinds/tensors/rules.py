@@ -76,6 +76,7 @@ NODES_UNORDERED = Rule(
     "nothing about where drift starts, so no node is named; the tensor table lists the drifting captures. "
     "Record graph dumps (AD_DUMP_GRAPHS_DIR) in both runs to locate the first one. Warning when outputs were "
     "compared too, error when only node captures exist.",
+    role=Role.DRIFT_NODES_UNORDERED,
 )  # fmt: skip
 UNREADABLE = Rule(
     "ADT008", "tensor-file-unreadable", Category.INPUT, Severity.ERROR,

@@ -289,20 +289,35 @@ def _spots(text: str, words: list[str]) -> list[int] | None:
     return sorted(out)
 
 
+NETRC_LINES = 3
+"""Lines after one holding ``login`` that a netrc entry may still take (its four tokens one a line)."""
+
+
 def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
-    """The spans of the lines of ``text`` holding ``spots`` (offsets, sorted), merged, in order."""
+    """The spans of the lines of ``text`` holding ``spots`` (offsets, sorted), merged, in order; a line
+    holding ``login`` takes the :data:`NETRC_LINES` after it along (a netrc entry across lines)."""
     spans: list[tuple[int, int]] = []
     for at in spots:
         if spans and at < spans[-1][1]:
             continue
         start = text.rfind("\n", 0, at) + 1
         end = text.find("\n", at)
-        spans.append((start, len(text) if end < 0 else end))
+        end = len(text) if end < 0 else end
+        if "login" in text[start:end].lower():
+            for _ in range(NETRC_LINES):
+                nxt = text.find("\n", end + 1)
+                end = len(text) if nxt < 0 or end >= len(text) else nxt
+        spans.append((start, end))
     return spans
 
 
-_NETRC = re.compile(r"(?i)(?<![A-Za-z])(login[ \t]++\S++[ \t]++pass(?:word)?+[ \t]++)([^ \t\r\n]++)")
-"""A ``.netrc`` entry (``machine h login u password p``): the password follows a space, not ``=``."""
+_GAP = r"(?:[ \t\r\n\f\v]|\\[nrt])++"
+"""What separates netrc tokens: blanks and line ends, also as a JSON string writes them (``\\n``)."""
+_NETRC = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{_GAP}(?:(?!\\[nrt])[^ \t\r\n\f\v])++{_GAP}"
+                    rf"pass(?:word)?+{_GAP})([^ \t\r\n\f\v]++)")
+"""A ``.netrc`` entry (``machine h login u password p``): the password follows a space, not ``=``. Its tokens
+are separated by blanks, a line break or a carriage return included, as netrc's are; a value ends at a real
+blank only (a unit separator is no end: ``str.isspace`` says it is blank, so no backslash-s here)."""
 
 
 def _free_text(text: str) -> str:

@@ -98,6 +98,8 @@ CORPUS: list[tuple[str, str, str]] = [
     ("discord-webhook", f"https://discord.com/api/webhooks/{_rand(DIG, 18)}/{(k := _rand(ALNUM, 68))}", k),
     ("docker-auth", f'{{"auths": {{"nvcr.io": {{"auth": "{(k := _rand(B64, 60) + "==")}"}}}}}}', k),
     ("netrc", f"machine api.ngc.nvidia.com login $oauthtoken password {(k := _rand(ALNUM, 20))}", k),
+    ("netrc-lines", "machine api.ngc.nvidia.com\r\nlogin $oauthtoken\n"
+                    f"password {(k := _rand(ALNUM, 20))}", k),
     ("redis-no-user", f"REDIS_URL=redis://:{(k := 'pw' + _rand(ALNUM, 16))}@cache:6379/0", k),
     ("value-with-ampersand", f"db_password=Xy&{(k := _rand(ALNUM, 14))} next", k),
     ("db-pass-yaml", f"db_pass: {(k := _rand(ALNUM, 14))}", k),
@@ -130,7 +132,8 @@ DETECT_SECRETS = {
     "IPPublicDetector": "no entry: an address is not a credential",
     "JwtTokenDetector": ["jwt", "jwt-split-by-escape", "jwt-split-by-zero-width"],
     "KeywordDetector": ["password-free", "passwd", "pwd", "db-pass", "db-pass-yaml", "ssh-passphrase",
-                        "ngc-key", "secret-json", "netrc", "value-with-ampersand", "docker-auth"],
+                        "ngc-key", "secret-json", "netrc", "netrc-lines", "value-with-ampersand",
+                        "docker-auth"],
     "MailchimpDetector": "no entry: a `*_key` key name catches it; the bare shape is 32 hex (a hash's)",
     "NpmDetector": ["npm"],
     "OpenAIDetector": ["openai", "openai-free"],

@@ -314,10 +314,12 @@ def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
 _GAP = r"(?:[ \t\r\n\f\v]|\\[nrt])++"
 """What separates netrc tokens: blanks and line ends, also as a JSON string writes them (``\\n``)."""
 _NETRC = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{_GAP}(?:(?!\\[nrt])[^ \t\r\n\f\v])++{_GAP}"
-                    rf"pass(?:word)?+{_GAP})([^ \t\r\n\f\v]++)")
+                    rf"pass(?:word)?+{_GAP})([^ \t\n]++)")
 """A ``.netrc`` entry (``machine h login u password p``): the password follows a space, not ``=``. Its tokens
-are separated by blanks, a line break or a carriage return included, as netrc's are; a value ends at a real
-blank only (a unit separator is no end: ``str.isspace`` says it is blank, so no backslash-s here)."""
+are separated by blanks, a line break or a carriage return included, as netrc's are. The password ends only at
+a space, a tab or a line break, what an output keeps as it is: a carriage return, form feed or unit
+separator after it is written visibly (``\\x0d``) and would read as more of the value, so it is taken
+along."""
 
 
 def _free_text(text: str) -> str:

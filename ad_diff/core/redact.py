@@ -311,15 +311,16 @@ def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
     return spans
 
 
-_GAP = r"(?:[ \t\r\n\f\v]|\\[nrt])++"
-"""What separates netrc tokens: blanks and line ends, also as a JSON string writes them (``\\n``)."""
-_NETRC = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{_GAP}(?:(?!\\[nrt])[^ \t\r\n\f\v])++{_GAP}"
-                    rf"pass(?:word)?+{_GAP})([^ \t\n]++)")
-"""A ``.netrc`` entry (``machine h login u password p``): the password follows a space, not ``=``. Its tokens
-are separated by blanks, a line break or a carriage return included, as netrc's are. The password ends only at
-a space, a tab or a line break, what an output keeps as it is: a carriage return, form feed or unit
-separator after it is written visibly (``\\x0d``) and would read as more of the value, so it is taken
-along."""
+_NETRC_GAP = r"(?:[ \t\n]|\\[nrt])++"
+"""What separates netrc tokens: a space, tab or line break (also as a JSON string writes one, ``\\n``): the
+separators an output writes as they are."""
+_NETRC_TOKEN = r"(?:(?!\\[nrt])[^ \t\n])++"
+"""A netrc token: everything up to a separator. A carriage return, form feed or other control is part of the
+token: an output writes it visibly (``\\x0d``), so counting it as a separator would make the output read
+differently from the text (a CRLF line end still separates: its ``\\n`` does)."""
+_NETRC = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{_NETRC_GAP}{_NETRC_TOKEN}{_NETRC_GAP}"
+                    rf"pass(?:word)?+{_NETRC_GAP})({_NETRC_TOKEN})")
+"""A ``.netrc`` entry (``machine h login u password p``): the password follows a separator, not ``=``."""
 
 
 def _free_text(text: str) -> str:

@@ -210,7 +210,8 @@ _FAMILIES: tuple[tuple[tuple[str, ...], Any], ...] = tuple(
     (("glpat-",), r"glpat-[A-Za-z0-9_-]{20,}"),
     (("xox", "xapp-"), r"xox[abeoprs]-[A-Za-z0-9-]{10,}|xapp-[0-9]-[A-Za-z0-9-]{10,}"),
     (("AKIA", "ASIA", "ABIA", "ACCA", "AIza"),
-     r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Z])|AIza[0-9A-Za-z_-]{35}"),
+     # an access key id ends where no id character follows, or where the next id starts (glued ids)
+     r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?:(?![0-9A-Z])|(?=A(?:KIA|SIA|BIA|CCA)))|AIza[0-9A-Za-z_-]{35}"),
     (("hf_", "sk-", "k_live_"), r"hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{20,}|[sr]k_live_[A-Za-z0-9]{20,}"),
     (("npm_", "pypi-"), r"npm_[A-Za-z0-9]{36}|pypi-[A-Za-z0-9_-]{40,}"),
     # NVIDIA API keys, Google OAuth access tokens, HashiCorp Vault tokens (service, batch, recovery)

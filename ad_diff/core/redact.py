@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ad_diff.core.jwt import Jwt
+from ad_diff.core.sinks import visible
 
 REDACTED = "[redacted]"
 
@@ -341,13 +342,21 @@ _HIDDEN = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]{0,256}+(?:\x
 def redact_text(text: str) -> str:
     """``text`` with every credential-shaped part replaced by :data:`REDACTED` (see :func:`_redact`). A
     text holding escape sequences or invisible characters is also read without them: a token they split
-    is still found, and then the text is given back without them (they only hid it)."""
+    is still found, and then the text is given back without them (they only hid it). A text holding
+    characters outputs write as escapes is also read as shown (:func:`ad_diff.core.sinks.visible`): an
+    escape's letters and digits may join a run into a credential's shape, and what any output shows must
+    hold nothing this function would redact; then it is given back as shown."""
     out = _redact(text)
     if ("\x1b" in out or not out.isascii()) and _HIDDEN.search(out):
         bare = _HIDDEN.sub("", out)
         redacted = _redact(bare)
         if redacted != bare:  # the hidden characters split a credential the first pass could not see
             return redacted
+    shown = visible(out)
+    if shown is not out:  # it holds characters every output writes as escapes (``\x0d``, ``\udcc5``)
+        again = _redact(shown)
+        if again != shown:  # read as shown, it holds a credential the text did not: give it back as shown
+            return again
     return out
 
 

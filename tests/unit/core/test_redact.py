@@ -233,3 +233,11 @@ def test_a_secret_across_every_block_boundary_is_found(secret: str, monkeypatch:
         text = filler[:where] + f" {secret} " + filler[where:]
         assert redact_text(text) == _whole_text_scan(text), where
         assert redact_text(text) != text, where
+
+
+def test_glued_access_key_ids_are_each_redacted() -> None:
+    ids = "AKIAABCDEFGHIJKLMNOP" + "ASIAQRSTUVWXYZ234567"
+    for text in (ids, f"keys: {ids} end", f"\x08{ids}"):
+        out = redact_text(text)
+        assert "AKIAABCDEFGHIJKLMNOP" not in out
+        assert "QRSTUVWXYZ234567" not in out

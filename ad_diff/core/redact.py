@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from ad_diff.core import netrc
 from ad_diff.core.jwt import Jwt
 from ad_diff.core.sinks import visible
 
@@ -291,13 +292,9 @@ def _spots(text: str, words: list[str]) -> list[int] | None:
     return sorted(out)
 
 
-NETRC_LINES = 3
-"""Lines after one holding ``login`` that a netrc entry may still take (its four tokens one a line)."""
-
-
 def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
     """The spans of the lines of ``text`` holding ``spots`` (offsets, sorted), merged, in order; a line
-    holding ``login`` takes the :data:`NETRC_LINES` after it along (a netrc entry across lines)."""
+    holding ``login`` takes the :data:`ad_diff.core.netrc.LINES` after it along (an entry across lines)."""
     spans: list[tuple[int, int]] = []
     for at in spots:
         if spans and at < spans[-1][1]:
@@ -306,28 +303,16 @@ def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
         end = text.find("\n", at)
         end = len(text) if end < 0 else end
         if "login" in text[start:end].lower():
-            for _ in range(NETRC_LINES):
+            for _ in range(netrc.LINES):
                 nxt = text.find("\n", end + 1)
                 end = len(text) if nxt < 0 or end >= len(text) else nxt
         spans.append((start, end))
     return spans
 
 
-_NETRC_GAP = r"(?:[ \t\n]|\\[nrt])++"
-"""What separates netrc tokens: a space, tab or line break (also as a JSON string writes one, ``\\n``): the
-separators an output writes as they are."""
-_NETRC_TOKEN = r"(?:(?!\\[nrt])[^ \t\n])++"
-"""A netrc token: everything up to a separator. A carriage return, form feed or other control is part of the
-token: an output writes it visibly (``\\x0d``), so counting it as a separator would make the output read
-differently from the text (a CRLF line end still separates: its ``\\n`` does)."""
-_NETRC = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{_NETRC_GAP}{_NETRC_TOKEN}{_NETRC_GAP}"
-                    rf"pass(?:word)?+{_NETRC_GAP})({_NETRC_TOKEN})")
-"""A ``.netrc`` entry (``machine h login u password p``): the password follows a separator, not ``=``."""
-
-
 def _free_text(text: str) -> str:
     if "login" in text.lower():
-        text = _NETRC.sub(lambda m: m[1] + REDACTED, text)
+        text = netrc.ENTRY.sub(lambda m: m[1] + REDACTED, text)
     return SECRET_ASSIGNMENT.sub(_assignment, _OTHER.sub(REDACTED, text))
 
 

@@ -21,7 +21,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ad_diff.core import escape, redact
+from ad_diff.core import escape, netrc, redact
 from ad_diff.core.escape import WORD_CAP, active_spans, html_text, md_escape
 from ad_diff.core.jwt import Jwt
 
@@ -106,7 +106,7 @@ def _backtracking(tree: Any, out: list[str], atomic: bool = False) -> list[str]:
 
 
 def test_the_rewritten_redaction_patterns_cannot_backtrack() -> None:
-    for pattern in (redact.SECRET_ASSIGNMENT, Jwt._TAIL, Jwt._RUNS, escape._WORD):
+    for pattern in (redact.SECRET_ASSIGNMENT, Jwt._TAIL, Jwt._RUNS, escape._WORD, netrc.ENTRY):
         assert _backtracking(P.parse(pattern.pattern, pattern.flags), []) == [], pattern.pattern
     # the check itself finds the shapes it is about
     assert _backtracking(P.parse(r"a[bc]*d"), []) == ["MAX_REPEAT 0,∞"]

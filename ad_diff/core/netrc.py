@@ -1,0 +1,24 @@
+"""A ``.netrc`` entry in free text (``machine h login u password p``), for :mod:`ad_diff.core.redact`.
+
+Its tokens are separated by white space, as netrc's are; here only by what every output writes as it is (a
+space, a tab, a line break, or JSON's ``\\n``), so that a redacted text reads the same once an output has
+shown its control characters as escapes (``\\x0d``): every output stays a fixed point of the redactor.
+"""
+
+from __future__ import annotations
+
+import re
+
+GAP = r"(?:[ \t\n]|\\[nrt])++"
+"""What separates netrc tokens: a space, tab or line break (also as a JSON string writes one, ``\\n``): the
+separators an output writes as they are."""
+TOKEN = r"(?:(?!\\[nrt])[^ \t\n])++"
+"""A netrc token: everything up to a separator. A carriage return, form feed or other control is part of the
+token: an output writes it visibly (``\\x0d``), so counting it as a separator would make the output read
+differently from the text (a CRLF line end still separates: its ``\\n`` does)."""
+ENTRY = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{GAP}{TOKEN}{GAP}"
+                   rf"pass(?:word)?+{GAP})({TOKEN})")
+"""A ``.netrc`` entry (``machine h login u password p``): the password follows a separator, not ``=``."""
+
+LINES = 3
+"""Lines after one holding ``login`` that a netrc entry may still take (its four tokens one a line)."""

@@ -46,22 +46,30 @@ def _one_event(findings: list[Finding]) -> list[Finding]:
 
 LAYERS_KEY = "model_kwargs.num_hidden_layers"
 """Where an AD config sets how many decoder layers the model is built with."""
+IDENTITY = (
+    (LAYERS_KEY, "layers", "{} decoder layer(s)"),
+    ("model_kwargs.hidden_size", "hidden_size", "an embedding of hidden size {}"),
+    ("model_kwargs.vocab_size", "vocab_size", "an embedding of {} vocabulary entries"),
+)
+"""What a run's dumps show of its model, checked against its own config: the config key, what the dumps
+show (:attr:`GraphAnalysis.layers`, :attr:`GraphAnalysis.sizes`) and how a finding says it."""
 
 
 def _identity(section: GraphAnalysis, ctx: Context) -> list[Finding]:
-    """ADG016 per run whose dumps hold another number of decoder layers than its config builds."""
+    """ADG016 per run and model size whose dumps show another value than the run's config builds."""
     out = []
     explicit = (ctx.settings.baseline_config, ctx.settings.candidate_config)
-    for art, layers, given in zip((ctx.baseline, ctx.candidate), section.layers, explicit, strict=True):
-        declared = ctx.config.setting(art.root, given, LAYERS_KEY)
-        if layers is None or not isinstance(declared, int) or isinstance(declared, bool):
-            continue
-        if declared == layers:
-            continue
-        out.append(rules.DUMP_LAYERS_MISMATCH.make(run=art.run_id, layers=layers, declared=declared,
-                                                   key=LAYERS_KEY,
-                                                   evidence={"layers": layers, "declared": declared,
-                                                             "run": art.run_id}))
+    runs = zip((ctx.baseline, ctx.candidate), section.layers, section.sizes, explicit, strict=True)
+    for art, layers, sizes, given in runs:
+        shown = {"layers": layers, **sizes}
+        for key, what, says in IDENTITY:
+            found, declared = shown.get(what), ctx.config.setting(art.root, given, key)
+            judged = found is not None and isinstance(declared, int) and not isinstance(declared, bool)
+            if not judged or declared == found:
+                continue
+            out.append(rules.DUMP_MODEL_MISMATCH.make(
+                run=art.run_id, found=says.format(found), declared=declared, key=key,
+                evidence={"found": found, "declared": declared, "key": key, "run": art.run_id}))
     return out
 
 

@@ -39,7 +39,7 @@ from ad_diff.kinds.graph.diff import (
     UnreadableDump,
 )
 from ad_diff.kinds.graph.hints import find_hints
-from ad_diff.kinds.graph.identity import layers_of, with_replaced
+from ad_diff.kinds.graph.identity import layers_of, sizes_of, with_replaced
 from ad_diff.kinds.graph.measure import (
     BodyChange,
     NodeTable,
@@ -122,6 +122,7 @@ def _analyze(baseline_graphs: Path, candidate_graphs: Path, baseline_log: RunLog
         final=final,
         listings=listings,
         layers=(rb.layers, rc.layers),
+        sizes=(rb.sizes or {}, rc.sizes or {}),
     )
 
 
@@ -264,7 +265,7 @@ def _step(
     dc, dig_c = _load_side(tp.candidate, CANDIDATE, loader, unreadable, formats[CANDIDATE])
     for st, dump in ((rb, db), (rc, dc)):
         if dump is not None and st.dump is None:  # the run's first readable dump: how many layers it holds
-            st.layers = layers_of(dump)
+            st.layers, st.sizes = layers_of(dump), sizes_of(dump)
     same_b, same_c = dig_b == rb.digest, dig_c == rc.digest
     at = (tp.transform, tp.occurrence)
     reuse = cross.covers is not None

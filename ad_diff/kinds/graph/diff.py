@@ -268,6 +268,8 @@ class GraphAnalysis:
     layers: tuple[int | None, int | None] = (None, None)
     """Decoder layers the baseline's and the candidate's first readable dump hold, by the layer numbers in
     their weight names (``model_layers_3_...``); ``None`` where no name carries one."""
+    sizes: tuple[dict[str, int], dict[str, int]] = field(default=({}, {}), metadata=json_omit())
+    """Vocabulary and hidden size each run's first readable dump shows (empty where it shows none)."""
     """Names in the runs' last dumps (``None`` unless both runs' last dump files were read)."""
     listings: tuple[FolderScan, FolderScan] | None = field(default=None, metadata=json_omit())
     """The baseline's and the candidate's ``graphs/`` listings the analysis read (for ADI002-005)."""

@@ -1,5 +1,6 @@
-"""What a run's dumps say about which run they are: the decoder layers their weights name, and the known ops
-a transform's dump adds (checked against the run's own log and config: ADG015, ADG016)."""
+"""What a run's dumps say about which run they are: the decoder layers their weights name, the embedding's
+vocabulary and hidden size, and the known ops a transform's dump adds (checked against the run's own log
+and config: ADG015, ADG016)."""
 
 from __future__ import annotations
 
@@ -22,6 +23,26 @@ def layers_of(dump: GraphDump) -> int | None:
     return max(seen) + 1 if seen else None
 
 
+UNSHARDED_STAGES = frozenset({"factory", "export", "post_export", "pattern_matcher"})
+"""Stages before sharding: a weight's shape in their dumps is the model's, not one rank's slice."""
+
+
+def sizes_of(dump: GraphDump) -> dict[str, int]:
+    """``{"vocab_size": V, "hidden_size": H}`` from the first embedding lookup's weight (``V x H``), for a
+    dump of a stage before sharding; empty where the dump shows none or could hold one rank's slice."""
+    if dump.stage not in UNSHARDED_STAGES:
+        return {}
+    for s in dump.sections:
+        for n in s.nodes:
+            if op_name(n.target) != "embedding" or not n.args or n.args[0].meta is None:
+                continue
+            dims = (n.args[0].meta.shape or "").split("x")
+            if len(dims) == 2 and all(d.isdigit() and len(d) <= 9 for d in dims):
+                return {"vocab_size": int(dims[0]), "hidden_size": int(dims[1])}
+            return {}
+    return {}
+
+
 def _op_counts(dump: GraphDump, ops: tuple[str, ...]) -> Counter[str]:
     wanted = frozenset(ops)
     return Counter(name for s in dump.sections for n in s.nodes if (name := op_name(n.target)) in wanted)
@@ -39,4 +60,4 @@ def with_replaced(transform: str, prev: GraphDump | None, cur: GraphDump | None,
     return replace(d, replaced=sum(after[op] - before[op] for op in rose), replaced_ops=rose)
 
 
-__all__ = ["layers_of", "with_replaced"]
+__all__ = ["UNSHARDED_STAGES", "layers_of", "sizes_of", "with_replaced"]

@@ -125,15 +125,17 @@ LOG_DUMP_COUNT_MISMATCH = Rule(
     "adds none of the op is not judged (the op may be named otherwise in another AD version).",
 )
 
-DUMP_LAYERS_MISMATCH = Rule(
-    "ADG016", "dump-layers-mismatch", Category.CONSISTENCY, ERR,
-    "{run}: its graph dumps hold {layers} decoder layer(s) but its config builds {declared} ({key}): the "
-    "dumps are not this run's",
+DUMP_MODEL_MISMATCH = Rule(
+    "ADG016", "dump-model-mismatch", Category.CONSISTENCY, ERR,
+    "{run}: its graph dumps hold {found} but its config builds {declared} ({key}): the dumps are not this "
+    "run's",
     "Cross-check of one run's dumps against its own AD config: the layer numbers in the dumps' weight names "
     "(`model_layers_3_...`) must reach the number of layers the config builds the model with "
-    "(`model_kwargs.num_hidden_layers`). When they differ, the dumps are left over from another model's run "
-    "(a reused AD_DUMP_GRAPHS_DIR) and nothing compared from them can be trusted, so it gates. A config that "
-    "says nothing, or dumps whose weights name no layer, are not judged.",
+    "(`model_kwargs.num_hidden_layers`), and the embedding's weight in a dump before sharding "
+    "(`vocab x hidden`) must have the config's `model_kwargs.vocab_size` and `model_kwargs.hidden_size`. "
+    "When one differs, the dumps are left over from another model's run (a reused AD_DUMP_GRAPHS_DIR) and "
+    "nothing compared from them can be trusted, so it gates. A config that says nothing, or dumps that show "
+    "no layer or embedding, are not judged.",
 )
 
 DUMP_UNREADABLE = Rule(
@@ -249,7 +251,7 @@ FOLDER_RULES: tuple[Rule, ...] = (DUMP_GAP, DUMP_DUPLICATE, DUMPS_EMPTY, DUMP_EN
 """The ``graphs/`` folder's own rules (``ADI``: input findings, listed before the ``ADG`` rules)."""
 
 FOREIGN_DUMPS: tuple[Rule, ...] = (LOG_DUMP_CONFLICT, DUMP_NOT_LOGGED, LOG_DUMP_COUNT_MISMATCH,
-                                   DUMP_LAYERS_MISMATCH)
+                                   DUMP_MODEL_MISMATCH)
 """The findings that say one run's dumps are not its log's or config's: one event (dumps left over from
 another run or model), reported as one root cause per run."""
 
@@ -269,5 +271,5 @@ RULES: tuple[Rule, ...] = (
     TRANSFORM_MOVED,
     DUMP_NOT_LOGGED,
     LOG_DUMP_COUNT_MISMATCH,
-    DUMP_LAYERS_MISMATCH,
+    DUMP_MODEL_MISMATCH,
 )

@@ -26,6 +26,8 @@ class RunState:
     cover: Coverage | None = None
     layers: int | None = None
     """Decoder layers its first readable dump holds (by weight names), when they say."""
+    sizes: dict[str, int] | None = None
+    """Vocabulary and hidden size its first readable dump's embedding shows (:func:`.identity.sizes_of`)."""
     simple: bool | None = None
     """Whether the latest dump is simple (:class:`~ad_diff.kinds.graph.measure.NodeTable`; ``None`` until a
     table of it was made)."""

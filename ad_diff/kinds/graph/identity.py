@@ -28,13 +28,15 @@ UNSHARDED_STAGES = frozenset({"factory", "export", "post_export", "pattern_match
 
 
 def sizes_of(dump: GraphDump) -> dict[str, int]:
-    """``{"vocab_size": V, "hidden_size": H}`` from the first embedding lookup's weight (``V x H``), for a
-    dump of a stage before sharding; empty where the dump shows none or could hold one rank's slice."""
+    """``{"vocab_size": V, "hidden_size": H}`` from the weight (``V x H``) of the embedding lookup of the
+    graph's ``input_ids`` (the token embedding, not a position embedding), for a dump of a stage before
+    sharding; empty where the dump shows none or could hold one rank's slice."""
     if dump.stage not in UNSHARDED_STAGES:
         return {}
     for s in dump.sections:
         for n in s.nodes:
-            if op_name(n.target) != "embedding" or not n.args or n.args[0].meta is None:
+            if op_name(n.target) != "embedding" or len(n.args) < 2 or n.args[0].meta is None \
+                    or n.args[1].text != "input_ids":
                 continue
             dims = (n.args[0].meta.shape or "").split("x")
             if len(dims) == 2 and all(d.isdigit() and len(d) <= 9 for d in dims):

@@ -1,4 +1,5 @@
-"""A ``.netrc`` entry in free text (``machine h login u password p``), for :mod:`ad_diff.core.redact`.
+"""A ``.netrc`` entry in free text (``machine h login u password p``), for :mod:`ad_diff.core.redact`: its
+pattern, and the lines a long text's scan reads around a ``login``.
 
 Its tokens are separated by white space, as netrc's are; here only by what every output writes as it is (a
 space, a tab, a line break, or JSON's ``\\n``), so that a redacted text reads the same once an output has
@@ -22,3 +23,21 @@ ENTRY = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{GAP}{TOKEN}{GAP}"
 
 LINES = 3
 """Lines after one holding ``login`` that a netrc entry may still take (its four tokens one a line)."""
+
+
+def line_spans(text: str, spots: list[int]) -> list[tuple[int, int]]:
+    """The spans of the lines of ``text`` holding ``spots`` (offsets, sorted), merged, in order; a line
+    holding ``login`` takes the :data:`LINES` after it along (an entry across lines)."""
+    spans: list[tuple[int, int]] = []
+    for at in spots:
+        if spans and at < spans[-1][1]:
+            continue
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        end = len(text) if end < 0 else end
+        if "login" in text[start:end].lower():
+            for _ in range(LINES):
+                nxt = text.find("\n", end + 1)
+                end = len(text) if nxt < 0 or end >= len(text) else nxt
+        spans.append((start, end))
+    return spans

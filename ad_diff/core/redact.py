@@ -26,7 +26,7 @@ from typing import Any
 
 from ad_diff.core import netrc
 from ad_diff.core.jwt import Jwt
-from ad_diff.core.sinks import visible
+from ad_diff.core.sinks import output
 
 REDACTED = "[redacted]"
 
@@ -292,24 +292,6 @@ def _spots(text: str, words: list[str]) -> list[int] | None:
     return sorted(out)
 
 
-def _lines_at(text: str, spots: list[int]) -> list[tuple[int, int]]:
-    """The spans of the lines of ``text`` holding ``spots`` (offsets, sorted), merged, in order; a line
-    holding ``login`` takes the :data:`ad_diff.core.netrc.LINES` after it along (an entry across lines)."""
-    spans: list[tuple[int, int]] = []
-    for at in spots:
-        if spans and at < spans[-1][1]:
-            continue
-        start = text.rfind("\n", 0, at) + 1
-        end = text.find("\n", at)
-        end = len(text) if end < 0 else end
-        if "login" in text[start:end].lower():
-            for _ in range(netrc.LINES):
-                nxt = text.find("\n", end + 1)
-                end = len(text) if nxt < 0 or end >= len(text) else nxt
-        spans.append((start, end))
-    return spans
-
-
 def _free_text(text: str) -> str:
     if "login" in text.lower():
         text = netrc.ENTRY.sub(lambda m: m[1] + REDACTED, text)
@@ -328,20 +310,33 @@ def redact_text(text: str) -> str:
     """``text`` with every credential-shaped part replaced by :data:`REDACTED` (see :func:`_redact`). A
     text holding escape sequences or invisible characters is also read without them: a token they split
     is still found, and then the text is given back without them (they only hid it). A text holding
-    characters outputs write as escapes is also read as shown (:func:`ad_diff.core.sinks.visible`): an
-    escape's letters and digits may join a run into a credential's shape, and what any output shows must
+    characters outputs write as escapes is also read as shown (:func:`ad_diff.core.sinks.output`): an
+    escape's letters and digits may join a run into a credential's shape, and what an output shows must
     hold nothing this function would redact; then it is given back as shown."""
+    out = _read(text)
+    for _ in range(SHOWN_PASSES):
+        shown = output(out)
+        if shown == out:
+            return out
+        again = _read(shown)
+        if again == shown:  # shown, it holds nothing more: the text as it is
+            return out
+        out = again  # read as shown, it holds a credential the text did not: given back as shown
+    return out
+
+
+SHOWN_PASSES = 3
+"""Readings as shown at most (each one that finds more redacts more: it ends well within this)."""
+
+
+def _read(text: str) -> str:
+    """:func:`_redact`, and again without the escape sequences and invisible characters that hid a token."""
     out = _redact(text)
     if ("\x1b" in out or not out.isascii()) and _HIDDEN.search(out):
         bare = _HIDDEN.sub("", out)
         redacted = _redact(bare)
         if redacted != bare:  # the hidden characters split a credential the first pass could not see
             return redacted
-    shown = visible(out)
-    if shown is not out:  # it holds characters every output writes as escapes (``\x0d``, ``\udcc5``)
-        again = _redact(shown)
-        if again != shown:  # read as shown, it holds a credential the text did not: give it back as shown
-            return again
     return out
 
 
@@ -380,7 +375,7 @@ def _redact(text: str) -> str:
         spots = sorted(spots + [m.start() for m in _BODY.finditer(text)])
     out: list[str] = []
     last = 0
-    for start, end in _lines_at(text, spots):
+    for start, end in netrc.line_spans(text, spots):
         line = text[start:end]
         done = _free_text(line)
         if done != line:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from ad_diff.core import netrc
 from ad_diff.core.redact import REDACTED, is_secret_key, redact_text
 from ad_diff.core.redactwalk import redact_tree
 
@@ -195,7 +196,7 @@ def _whole_text_scan(text: str) -> str:
     if body:
         spots = sorted(spots + [m.start() for m in r._BODY.finditer(text)])
     out, last = [], 0
-    for start, end in r._lines_at(text, spots):
+    for start, end in netrc.line_spans(text, spots):
         out += (text[last:start], r._free_text(text[start:end]))
         last = end
     return "".join([*out, text[last:]])

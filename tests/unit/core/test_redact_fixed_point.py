@@ -14,9 +14,9 @@ from ad_diff.core.redact import REDACTED, redact_text
 
 TOKENS = ["machine", "h", "login", "u", "password", "pass", "pig", "$oauthtoken", "[redacted]", "=", "x",
           "eyJhbGciOiJIUzI1NiJ9", "bGciOiJbGciOiJbGciOiJ", "AKIAABCDEFGHIJKLMNOP", "token",
-          "0123456789abcdef"]
-GAPS = [" ", "\t", "\r", "\n", "\x0c", "\x0b", "\x1f", "\x08", "\udcc5", "\u200b", "\\n", "\\t", "\r\n",
-        "", ".", ":"]
+          "0123456789abcdef", "yJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "sig"]
+GAPS = [" ", "\t", "\r", "\n", "\x0c", "\x0b", "\x1f", "\x08", "\udcc5", "\udcde", "\u200b", "\\n", "\\t",
+        "\r\n", "", ".", ":", "\x1b[0m"]
 
 
 @settings(max_examples=1500, deadline=None)

@@ -295,7 +295,9 @@ def _spots(text: str, words: list[str]) -> list[int] | None:
 def _free_text(text: str) -> str:
     if "login" in text.lower():
         text = netrc.ENTRY.sub(lambda m: m[1] + REDACTED, text)
-    return SECRET_ASSIGNMENT.sub(_assignment, _OTHER.sub(REDACTED, text))
+    done = SECRET_ASSIGNMENT.sub(_assignment, _OTHER.sub(REDACTED, text))
+    # a token glued to the end of one these patterns took goes with it, as after the families' patterns
+    return _GLUED_TAIL.sub(REDACTED, done) if REDACTED in done else done
 
 
 _GLUED_TAIL = re.compile(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")

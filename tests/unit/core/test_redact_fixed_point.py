@@ -14,7 +14,8 @@ from ad_diff.core.redact import REDACTED, redact_text
 
 TOKENS = ["machine", "h", "login", "u", "password", "pass", "pig", "$oauthtoken", "[redacted]", "=", "x",
           "eyJhbGciOiJIUzI1NiJ9", "bGciOiJbGciOiJbGciOiJ", "AKIAABCDEFGHIJKLMNOP", "token",
-          "0123456789abcdef", "yJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "sig"]
+          "0123456789abcdef", "yJhbGciOiJIUzI1NiJ9", "eyJzdWIiOiIxMjM0In0", "sig", "password=hun2er2",
+          "ghp_", "hf_AbAbAbAbAbAbAbAbAbAbA", "a1" * 33, "]]>"]
 GAPS = [" ", "\t", "\r", "\n", "\x0c", "\x0b", "\x1f", "\x08", "\udcc5", "\udcde", "\u200b", "\\n", "\\t",
         "\r\n", "", ".", ":", "\x1b[0m"]
 

@@ -119,7 +119,6 @@ class Evidence:
     findings: list[Finding] = field(default_factory=list)
     by_transform: dict[str, list[Finding]] = field(default_factory=dict)
     by_tensor: dict[str, list[Finding]] = field(default_factory=dict)
-    codes: set[str] = field(default_factory=set)
     roles: set[Role] = field(default_factory=set)
     """The roles of the findings' rules (filled by the accounting, which looks them up): what coverage
     reads of a rule, never its code."""
@@ -175,7 +174,6 @@ class Evidence:
         """Index ``findings`` by what they name."""
         self.findings += findings
         for f in findings:
-            self.codes.add(f.code)
             if f.transform:
                 self.by_transform.setdefault(f.transform, []).append(f)
             if f.tensor:

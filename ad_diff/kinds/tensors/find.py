@@ -58,15 +58,15 @@ def dtype_name(dtype: Any) -> str:
     return short.upper()
 
 
-def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> list[Path]:
-    """Tensor files directly in ``folder``, sorted; entries named like one that may not be read go to
-    ``bad`` with the reason."""
+def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> tuple[list[Path], list[str]]:
+    """Tensor files directly in ``folder``, sorted, and every name in it; entries named like a tensor file
+    that may not be read go to ``bad`` with the reason."""
     files: list[Path] = []
     try:  # listed through a descriptor opened beneath the run folder: one linked out is not listed
         names = safepath.list_names(folder, root, "a folder of recorded tensors")
     except InputError as e:
         bad.append(Unreadable(run, folder, e.detail))
-        return files
+        return files, []
     for p in (folder / n for n in names):
         if p.suffix not in SUFFIXES:
             continue
@@ -75,16 +75,13 @@ def _listing(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> lis
             files.append(p)
         else:
             bad.append(Unreadable(run, p, f"{why}; expected a tensor file"))
-    return files
+    return files, names
 
 
-def _rank_folders(folder: Path, root: Path, bad: list[Unreadable], run: RunId) -> list[tuple[Path, int]]:
-    """The per-rank folders of ``tensors/`` (``rank<r>/``, :mod:`.ranks`), by rank; one that is a link out
-    of the run folder is refused like a file."""
-    try:
-        names = safepath.list_names(folder, root, "a folder of recorded tensors")
-    except InputError:
-        return []  # the listing of the files said why already
+def _rank_folders(folder: Path, names: list[str], bad: list[Unreadable], run: RunId
+                  ) -> list[tuple[Path, int]]:
+    """The per-rank folders among ``names`` (``folder``'s listing: ``rank<r>/``, :mod:`.ranks`), by rank;
+    one that is a link out of the run folder is refused like a file when it is listed."""
     out = []
     for n in names:
         m = ranks.RANK_FOLDER.fullmatch(n)
@@ -107,13 +104,13 @@ def discover(folder: Path, run: RunId, root: Path | None = None) -> RunTensors:
     bad: list[Unreadable] = []
     total = 0
     root = folder.parent if root is None else root
-    files = _listing(folder, root, bad, run)
+    files, names = _listing(folder, root, bad, run)
     ref_dir = folder / "reference"
     if ref_dir.is_dir():
-        files += _listing(ref_dir, root, bad, run)
+        files += _listing(ref_dir, root, bad, run)[0]
     rank_of: dict[Path, int] = {}
-    for sub, rank in _rank_folders(folder, root, bad, run):
-        listed = _listing(sub, root, bad, run)
+    for sub, rank in _rank_folders(folder, names, bad, run):
+        listed = _listing(sub, root, bad, run)[0]
         rank_of.update(dict.fromkeys(listed, rank))
         files += listed
     for path in files:

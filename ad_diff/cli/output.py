@@ -207,7 +207,8 @@ def write_error_reports(message: str, code: int, json_text: str | None) -> None:
               and not (fmt.machine and json_text is None)]
     # The outputs are all or nothing: where one of them is refused (a hard link of an input, say; the
     # error may be about that very path), the command writes none, its error included.
-    if any(refusal(path, deep=True) is not None for path in (*planned(), *(p for p, _ in wanted))):
+    every = dict.fromkeys((*planned(), *(p for p, _ in wanted)))  # each path checked once (a deep check)
+    if any(refusal(path, deep=True) is not None for path in every):
         return
     for path, fmt in wanted:
         try:

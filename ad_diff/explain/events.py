@@ -14,7 +14,6 @@ so no finding is ever made of them.)
 from __future__ import annotations
 
 import dataclasses
-from fractions import Fraction
 from typing import TYPE_CHECKING
 
 from ad_diff.core.model import Category, Finding, Severity
@@ -22,6 +21,8 @@ from ad_diff.kinds.config.rules import SETTING_CHANGED
 from ad_diff.kinds.log.rules import WORLD_SIZE
 
 if TYPE_CHECKING:
+    from fractions import Fraction
+
     from ad_diff.kinds.base import Context
 
 SHARDING_STAGE = "sharding"
@@ -60,7 +61,7 @@ def sliced(before: str, after: str, ratio: Fraction) -> bool:
     for x, y in zip(b[0], c[0], strict=True):
         if x == y:
             continue
-        if not (x.isdigit() and y.isdigit()) or Fraction(int(x)) * ratio != int(y):
+        if not (x.isdigit() and y.isdigit()) or int(x) * ratio != int(y):
             return False
         scaled += 1
     return scaled > 0
@@ -86,6 +87,9 @@ def world_size(ctx: Context, findings: list[Finding]) -> list[Finding]:
     b, c, source = _sizes(ctx, event)
     if not b or not c or b == c:
         return findings
+    # lazy: exact ratios only where the world size changed (fractions costs ~2 ms of every start-up)
+    from fractions import Fraction
+
     ratio = Fraction(b, c)
     why = f"world size {b} -> {c} ({source}): the sharding stage shards for it"
     sharding = {r.transform for r in ctx.rows if r.stage == SHARDING_STAGE}

@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 from ad_diff.core.facts import ConfigFacts, Evidence, Facts, GraphFacts
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.core.rules import Rule
-from ad_diff.core.view import SectionView, ViewContext
 from ad_diff.core.words import WordEnum
 from ad_diff.discover import RunArtifacts
 from ad_diff.progress import ProgressFn, no_progress
@@ -29,6 +28,7 @@ from ad_diff.settings import Settings
 
 if TYPE_CHECKING:
     from ad_diff.core.runlog import RunLog
+    from ad_diff.core.view import SectionView, ViewContext  # a comparison that renders no view never loads it
 
 S = TypeVar("S")
 

@@ -6,10 +6,11 @@ Kind-specific models live in their kind's folder (``ad_diff.kinds.<kind>.model``
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, NewType
 
+from ad_diff.core.strwalk import UNRENDERED
 from ad_diff.core.words import WordEnum
 
 RunId = NewType("RunId", str)
@@ -94,10 +95,11 @@ class TransformRecord:
     """The exception text of a ``failed`` transform."""
     flags: tuple[tuple[str, str], ...] = ()
     """Extra key/values of the result line (``is_clean``, ``has_valid_shapes``, ``enabled`` ...)."""
-    said: tuple[tuple[str, int], ...] = ()
+    said: tuple[tuple[str, int], ...] = field(default=(), metadata=UNRENDERED)
     """What the transform logged that no reader of ad-diff claims (``info Applied 4 TP shards``: the level
     word, a space and the message, without logger prefix or ``[APPLY]`` context) with how often, sorted.
-    Only lines at info level and above: verbosity is how a run printed, not what it did."""
+    Only lines at info level and above: verbosity is how a run printed, not what it did. Read by the
+    accounting only (a line shown in a report is a finding's own copy): no output pass walks it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,23 +5,35 @@ them shared (the verdict and the result hold the same findings; reports index fi
 :func:`strings` lists every string in it by ``id`` (iteratively: no recursion limit), and
 :func:`map_strings` returns a copy with a function applied to some of them, sharing every part that held
 none of those and keeping one object seen twice one object.
+
+A dataclass field declared with :data:`UNRENDERED` metadata is left out of both: it holds what only the
+comparison reads (a transform's unclaimed log lines, read by the accounting), never a renderer, and a log
+of tens of thousands of such lines would otherwise cost every output pass a walk over them. What such a
+field holds reaches a report only as a finding's own strings, which are walked.
+tests/unit/test_layout.py checks that no renderer reads one.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
+from types import MappingProxyType
 from typing import Any
+
+UNRENDERED: Mapping[str, bool] = MappingProxyType({"ad_diff.unrendered": True})
+"""``field(metadata=UNRENDERED)``: a field no renderer reads, which :func:`strings` and
+:func:`map_strings` (redaction, the sinks' value pass) leave out."""
 
 
 @functools.cache
 def _init_fields(cls: type) -> tuple[str, ...] | None:
-    """The ``__init__`` fields of a dataclass type (``None``: not a dataclass), looked up once per type: a
-    result holds thousands of dataclass objects of a few dozen types."""
+    """The ``__init__`` fields of a dataclass type that a renderer may read (``None``: not a dataclass),
+    looked up once per type: a result holds thousands of dataclass objects of a few dozen types."""
     if not dataclasses.is_dataclass(cls):
         return None
-    return tuple(f.name for f in dataclasses.fields(cls) if f.init)
+    shown = (f for f in dataclasses.fields(cls) if not f.metadata.get("ad_diff.unrendered"))
+    return tuple(f.name for f in shown if f.init)
 
 
 def strings(obj: Any) -> dict[int, str]:
@@ -76,4 +88,4 @@ def map_strings(obj: Any, fn: Callable[[str], str], only: Collection[int] | None
     return walk(obj)
 
 
-__all__ = ["map_strings", "strings"]
+__all__ = ["UNRENDERED", "map_strings", "strings"]

@@ -491,3 +491,60 @@ def test_the_format_check_finds_a_choice_by_format(tmp_path: Path) -> None:
     })
     assert [b.split(":")[0] + ":" + b.split(":")[1] for b in format_dispatch(root)] == [
         "a.py:1", "b.py:1", "c.py:1", "d.py:2"]
+
+
+#: Modules that show a result (every layer above ``result``, and each kind's view of its section): none may
+#: read a field marked ``UNRENDERED``, which redaction and the sinks' value pass leave out.
+SHOWING = ("report/", "formats.py", "history/", "candidates/", "workflows/", "cli/")
+SHOWING_IN_KINDS = ("section.py", "page.py", "render.py")
+
+
+def _unrendered_fields(root: Path) -> set[str]:
+    """The names of the dataclass fields declared ``field(..., metadata=UNRENDERED)``."""
+    names = set()
+    for path in root.rglob("*.py"):
+        for n in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if not (isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+                    and isinstance(n.value, ast.Call)):
+                continue
+            if any(k.arg == "metadata" and isinstance(k.value, ast.Name) and k.value.id == "UNRENDERED"
+                   for k in n.value.keywords):
+                names.add(n.target.id)
+    return names
+
+
+def unrendered_reads(root: Path) -> list[str]:
+    """Reads of an ``UNRENDERED`` field (``x.said``, or ``.said`` in a template) in a module that shows a
+    result."""
+    fields = _unrendered_fields(root)
+    bad = []
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        if not (rel.startswith(SHOWING) or (rel.startswith("kinds/") and path.name in SHOWING_IN_KINDS)
+                or path.name.endswith(".j2")):
+            continue
+        if path.suffix == ".py":
+            bad += [f"{rel}:{n.lineno}: .{n.attr}" for n in ast.walk(ast.parse(path.read_text("utf-8")))
+                    if isinstance(n, ast.Attribute) and n.attr in fields]
+        elif path.name.endswith(".j2"):
+            text = path.read_text("utf-8")
+            bad += [f"{rel}:{text.count(chr(10), 0, m.start()) + 1}: .{m.group(1)}"
+                    for m in re.finditer(r"\.(\w+)\b", text) if m.group(1) in fields]
+    return bad
+
+
+def test_no_renderer_reads_an_unrendered_field() -> None:
+    assert "said" in _unrendered_fields(PKG)  # the check has something to check
+    assert unrendered_reads(PKG) == []
+
+
+def test_the_unrendered_check_finds_a_read_in_a_renderer(tmp_path: Path) -> None:
+    root = _package(tmp_path, {
+        "core/model.py": "@dataclass\nclass R:\n    said: tuple = field(default=(), metadata=UNRENDERED)\n",
+        "kinds/log/facts.py": "x = r.said\n",
+        "kinds/log/section.py": "x = r.said\n",
+        "report/json.py": "y = [r.said for r in rows]\n",
+        "report/templates/a.html.j2": "<p>\n{{ r.said }}</p>\n",
+    })
+    assert unrendered_reads(root) == [
+        "kinds/log/section.py:1: .said", "report/json.py:1: .said", "report/templates/a.html.j2:2: .said"]

@@ -260,3 +260,34 @@ def test_ordinary_logs_dumps_and_reports_redact_nothing() -> None:
         if redact_text(text) != text:
             changed.append(p)
     assert changed == []
+
+
+def test_a_credential_in_a_transforms_unclaimed_line_reaches_no_medium(tmp_path: Path) -> None:
+    """A transform's unclaimed lines are a field no output pass walks (``TransformRecord.said``, marked
+    ``UNRENDERED``): such a line reaches a report only as an ADA002 finding's own text, which is redacted in
+    every medium like any other."""
+    import shutil
+
+    from ad_diff import gate, pipeline
+    from ad_diff.core.strwalk import strings
+    from ad_diff.settings import Settings
+
+    scen = FIXTURES / "scenarios" / "identical"
+    base, cand = tmp_path / "baseline", tmp_path / "candidate"
+    shutil.copytree(scen / "baseline", base)
+    shutil.copytree(scen / "candidate", cand)
+    secret = "hf_" + _rand(UP + LOW, 34)
+    log = cand / "ad.log"
+    log.write_text(log.read_text().replace("Skipping sharding for single device",
+                                           f"Sharding with {secret} on 2 devices"))
+    result = pipeline.run(Settings(baseline=base, candidate=cand))
+    assert result.candidate_log is not None
+    said = [s for r in result.candidate_log.transforms for s, _ in r.said]
+    assert any(secret in s for s in said)  # the parsed model holds the line as logged
+    bare = dataclasses.replace(result, findings=(), groups=())  # the findings hold ADA002's own copy
+    assert not any(secret in s for s in strings(bare).values())  # the output passes never see it in said
+    assert [f.transform for f in result.findings if f.code == "ADA002"] == ["detect_sharding"]
+    bodies = _reports(result, gate.judge(result.findings, result.groups, "error"), tmp_path / "out")
+    for medium, body in bodies.items():
+        assert secret not in body, medium
+    assert all("Sharding with" in bodies[m] for m in ("terminal", "r.md", "r.json", "r.html"))

@@ -18,8 +18,8 @@ _LAYER = re.compile(r"(?:^|_)layers_(\d{1,6})_")
 
 def layers_of(dump: GraphDump) -> int | None:
     """How many decoder layers the dump's weights name (the highest ``layers_<n>_`` plus one), if any."""
-    seen = [int(m.group(1)) for s in dump.sections for n in s.nodes for a in n.args if a.node
-            for m in (_LAYER.search(a.text),) if m is not None]
+    names = {a.text for s in dump.sections for n in s.nodes for a in n.args if a.node}  # each name once
+    seen = [int(m.group(1)) for text in names for m in (_LAYER.search(text),) if m is not None]
     return max(seen) + 1 if seen else None
 
 
@@ -47,7 +47,13 @@ def sizes_of(dump: GraphDump) -> dict[str, int]:
 
 def _op_counts(dump: GraphDump, ops: tuple[str, ...]) -> Counter[str]:
     wanted = frozenset(ops)
-    return Counter(name for s in dump.sections for n in s.nodes if (name := op_name(n.target)) in wanted)
+    # counted by target first: a dump of 10,000 nodes has a few dozen targets to name
+    targets = Counter(n.target for s in dump.sections for n in s.nodes)
+    out: Counter[str] = Counter()
+    for target, k in targets.items():
+        if (name := op_name(target)) in wanted:
+            out[name] += k
+    return out
 
 
 def with_replaced(transform: str, prev: GraphDump | None, cur: GraphDump | None, d: RunDelta | None

@@ -72,15 +72,24 @@ def _reenter(real_root: str, target: str) -> list[str] | None:
     return list(Path(norm[len(prefix):]).parts) if norm.startswith(prefix) else None
 
 
+def _below(path: str, root: str) -> list[str] | None:
+    """``Path(path).relative_to(root).parts`` for two absolute paths as :class:`~pathlib.Path` writes them
+    (no empty or ``.`` component), ``None`` where ``path`` is not written below ``root``: string work, as
+    every file read pays it (``relative_to`` parses both paths anew each time)."""
+    if path == root:
+        return []
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    return path[len(prefix):].split(os.sep) if path.startswith(prefix) else None  # noqa: PTH206 (speed)
+
+
 def _parts(path: Path, root: Path, place: str) -> list[str]:
     """``path``'s components below ``root``: lexically when ``path`` is written below ``root``, else from
     its folder's real path (a file named through a link to its folder), else from its own real path (a
     file named through a link, whose real folder is ``root``). The walk then opens them from ``root``
     without following links, whatever was resolved here."""
-    try:
-        return list(path.absolute().relative_to(root.absolute()).parts)
-    except ValueError:
-        pass
+    lexical = _below(os.fspath(path.absolute()), os.fspath(root.absolute()))
+    if lexical is not None:
+        return lexical
     real_root = os.path.realpath(root)
     parts = _reenter(real_root, os.path.realpath(path.parent))
     if parts is not None:

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ad_diff.core import openat, safepath
 from ad_diff.errors import InputError
@@ -160,3 +162,21 @@ def test_a_file_named_through_a_link_is_read_from_where_it_resolves(tmp_path: Pa
     (tmp_path / "link.yaml").symlink_to(tmp_path / "else" / "exp.yaml")
     link = tmp_path / "link.yaml"
     assert safepath.read_bytes(link, safepath.given_root(link), "an expected-changes file") == b"a: 1\n"
+
+
+_PART = st.sampled_from(["a", "b", "ab", "..", ".x", "a.b", "run", "dumps", " ", "é"])
+
+
+@given(root=st.lists(_PART, max_size=4), rest=st.lists(_PART, max_size=4), other=st.booleans())
+def test_the_lexical_components_are_pathlibs(root: list[str], rest: list[str], other: bool) -> None:
+    """``_below`` (string work) gives what ``Path.relative_to(...).parts`` gives, for paths below the root,
+    the root itself, and paths beside it (a sibling sharing the root's name as a prefix among them)."""
+    from ad_diff.core.openat import _below
+
+    r = Path("/", *root)
+    p = Path(str(r) + "x", *rest) if other else r.joinpath(*rest)
+    try:
+        want: list[str] | None = list(p.relative_to(r).parts)
+    except ValueError:
+        want = None
+    assert _below(str(p), str(r)) == want

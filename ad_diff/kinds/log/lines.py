@@ -79,19 +79,32 @@ def kv_pairs(text: str) -> dict[str, str] | None:
     return out
 
 
+_RANKS: dict[str, int] = {}
+"""Rank tags read so far (a log has a handful, on every line): :func:`limits.count` once each."""
+
+
+def _rank(tag: str) -> int:
+    got = _RANKS.get(tag)
+    if got is None:
+        got = limits.count(tag)
+        if len(_RANKS) < 4096:  # bounded whatever the logs hold
+            _RANKS[tag] = got
+    return got
+
+
 def split(text: str) -> Split | None:
     """Return (prefix kind, rank, level, message) for AD lines, None for other lines."""
     m = _L1.match(text)
     if m:
         rank = m.group(1) or m.group(3)
-        return "L1", limits.count(rank) if rank else None, m.group(2), m.group(4) or ""
+        return "L1", _rank(rank) if rank else None, m.group(2), m.group(4) or ""
     m = _L23.match(text)
     if m:
         rank, msg = m.group(2), m.group(3) or ""
         n = _NESTED.match(msg)
         if n:  # L2 *_once lines: '[AUTO-DEPLOY] [WARNING] [AUTO-DEPLOY] [RANK 0] msg'
             rank, msg = rank or n.group(1), n.group(2)
-        return ("L3" if rank is not None else "L2"), limits.count(rank) if rank else None, m.group(1), msg
+        return ("L3" if rank is not None else "L2"), _rank(rank) if rank else None, m.group(1), msg
     if text.startswith("[stage=") or V0.match(text):
         return "bare", None, "", text
     return None

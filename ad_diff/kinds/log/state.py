@@ -205,8 +205,11 @@ class LogParser:
             st.loose = st.loose or Counter()
             bucket = st.loose
         else:
-            bucket = st.said.setdefault(key, Counter())
-        bucket[f"{word} {msg}"] += 1
+            bucket = st.said.get(key)  # (setdefault would build a Counter for every line)
+            if bucket is None:
+                bucket = st.said[key] = Counter()
+        line = f"{word} {msg}"
+        bucket[line] = bucket.get(line, 0) + 1  # a dict's get: a new line costs no __missing__ call
 
     def on_event(self, st: RankState, n: int, msg: str) -> bool:
         """A run-level event (cache restore, load, save, rebuild); ``False`` if ``msg`` is none."""

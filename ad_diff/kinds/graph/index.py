@@ -155,6 +155,11 @@ class GraphIndex:
     def __len__(self) -> int:
         return self.n
 
+    def drop_positions(self) -> None:
+        """Let go of :attr:`pos` (the match chain's steps after ``exact`` resolve no name); reading it after
+        is an error, not a miss."""
+        del self.pos
+
     def _metadata(self, nodes: tuple[GraphNode, ...]) -> None:
         """Per node: whether its metadata is known, ids of its shape (symbols as ``s?``; -1 without one),
         dtype and whole text (-1 without metadata). The parser shares one object per text: each is read

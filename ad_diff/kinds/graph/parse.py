@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import fields
+from itertools import repeat
 from pathlib import Path
 from sys import intern
 from typing import Any
@@ -81,7 +82,8 @@ def split_lines(text: str, path: Path) -> list[str]:
 
 
 def parse_lines(lines: list[str], path: Path, memo: LineMemo | None = None, tag: object = None) -> GraphDump:
-    """:func:`parse_text` of the text split by :func:`split_lines`."""
+    """:func:`parse_text` of the text split by :func:`split_lines`. ``lines`` is used up: the SSA lines are
+    emptied as they are parsed (their texts let go: see :func:`_parse_nodes`)."""
     with paused_gc():
         return _parse_lines(lines, path, memo, tag)
 
@@ -162,7 +164,6 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
         start += 1
     while stop > start and not lines[stop - 1]:  # the blank lines before the next section header
         stop -= 1
-    chunk = lines[start:stop]
     # Identical metadata and argument texts repeat a lot (a node read by several users renders the same
     # argument text each time): share one object per distinct text, which halves the allocations. Names,
     # targets, shapes and dtypes are interned: one string per text across every dump (a node's name is also
@@ -170,14 +171,20 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
     own, sources, metas, args = io
     # A node depends on its line's text alone, so a line met before (in this body or in the memo's bodies)
     # is that same node object: most of a body is found with one dict lookup per line, in the newest body.
-    keys = line_keys(chunk)
+    keys = line_keys(lines[start:stop])
     got = list(map(sources[0].get if sources else own.get, keys))
     rest = sources[1:]
+    # The lines found need no text, the others only until their node is made: every text is let go here but
+    # theirs, and each of theirs once parsed. Held to the end, a dump's lines (about 200 bytes each) were
+    # there with all the nodes made from them, the parse's peak memory; let go as they are used, their
+    # memory takes the new nodes.
+    todo = [k for k, hit in enumerate(got) if hit is None]
+    texts = [lines[start + k] for k in todo]
+    lines[start:stop] = repeat("", stop - start)
     blank = False
-    for k, hit in enumerate(got):
-        if hit is not None:
-            continue
-        ln = chunk[k]
+    for q, k in enumerate(todo):
+        ln = texts[q]
+        texts[q] = ""
         if not ln:
             blank = True
             continue
@@ -194,7 +201,7 @@ def _parse_nodes(lines: list[str], start: int, stop: int, path: Path, fmt: str,
     own.update(zip(keys, got, strict=True))
     if not blank:
         return tuple(got), range(start + 1, start + 1 + len(got))  # type: ignore[arg-type]
-    keep = [k for k, ln in enumerate(chunk) if ln]
+    keep = [k for k, hit in enumerate(got) if hit is not None]  # (a blank line has no node, every other one)
     return tuple(got[k] for k in keep), tuple(start + 1 + k for k in keep)  # type: ignore[misc]
 
 

@@ -6,6 +6,7 @@ sequence). Each visits the unmatched nodes one at a time; they read the packed i
 from __future__ import annotations
 
 import re
+from array import array
 from collections.abc import Callable
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING
@@ -40,7 +41,9 @@ def scope_of(name: str) -> str | None:
 def propagate(al: SectionAlignment, rounds: int = 12) -> None:
     """Match nodes by target, literals and the pair ids of matched inputs (then users), until no progress."""
     B, C = al.b, al.c
-    mb, mc = al.mb.tolist(), al.mc.tolist()
+    # The pairing as machine integers: a list of every node's partner was an int object a node, and with
+    # the columns below as whole lists these were this alignment's peak memory (14 MB on a MoE pair).
+    mb, mc = array("q", al.mb.astype(np.int64).tobytes()), array("q", al.mc.astype(np.int64).tobytes())
     # The unmatched nodes, found once and narrowed as pairs are made: a round looks at them alone, not at
     # every node again (up to 24 passes over a 75,000-node section cost a MoE pair a second).
     fb, fc = np.flatnonzero(al.mb < 0), np.flatnonzero(al.mc < 0)
@@ -48,8 +51,9 @@ def propagate(al: SectionAlignment, rounds: int = 12) -> None:
     # Their inputs and users as lists (only theirs: every node's would be most of a MoE pair's memory).
     in_b, in_c = rows_of(B.in_ptr, B.in_src, fb), rows_of(C.in_ptr, C.in_src, fc)
     us_b, us_c = _users(B, fb), _users(C, fc)
-    tb, tc, lb, lc, eb, ec = (B.tid.tolist(), C.tid.tolist(), B.lits.tolist(), C.lits.tolist(),
-                              B.ext.tolist(), C.ext.tolist())
+    # Target, literal and external-name ids are read of the unmatched nodes alone: theirs only, by node.
+    tb, lb, eb = (_column(col, fb) for col in (B.tid, B.lits, B.ext))
+    tc, lc, ec = (_column(col, fc) for col in (C.tid, C.lits, C.ext))
 
     def fwd_b(i: int) -> object:
         ins = tuple(k if mb[k] >= 0 else -1 for k in in_b[i])
@@ -78,6 +82,11 @@ def propagate(al: SectionAlignment, rounds: int = 12) -> None:
         al.pair(got[:, 0], got[:, 1], MatchKind.STRUCTURAL)
 
 
+def _column(col: NDArray[np.int64], rows: NDArray[np.intp]) -> dict[int, int]:
+    """``col``'s values at ``rows``, by row."""
+    return dict(zip(rows.tolist(), col[rows].tolist(), strict=True))
+
+
 def _users(x: GraphIndex, rows: NDArray[np.intp]) -> dict[int, list[tuple[int, int]]]:
     """Who reads each node of ``rows`` and at which argument, by node."""
     nodes, args = rows_of(x.us_ptr, x.us_node, rows), rows_of(x.us_ptr, x.us_arg, rows)
@@ -95,8 +104,8 @@ def rows_of(ptr: NDArray[np.intp], values: NDArray[np.intp], rows: NDArray[np.in
     return out
 
 
-def _unique2(mb: list[int], mc: list[int], key_b: NodeKey, key_c: NodeKey, free: tuple[list[int], list[int]],
-             made: list[tuple[int, int]]) -> int:
+def _unique2(mb: array[int], mc: array[int], key_b: NodeKey, key_c: NodeKey,
+             free: tuple[list[int], list[int]], made: list[tuple[int, int]]) -> int:
     """Pair the nodes of ``free`` (each side's unmatched nodes, in dump order; narrowed here to those still
     unmatched) whose key is unique among them on each side (the pairs go into ``mb``/``mc`` and ``made``)."""
     free[0][:] = [i for i in free[0] if mb[i] < 0]

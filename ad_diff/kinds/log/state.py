@@ -201,9 +201,9 @@ class LogParser:
         if len(st.said) >= limits.LOG_TRANSFORMS:
             raise limits.count_cap(self.path, "transforms with lines of their own", limits.LOG_TRANSFORMS,
                                    "LOG_TRANSFORMS", self.lines)
+        bucket: Counter[str] | None
         if key is None:
-            st.loose = st.loose or Counter()
-            bucket = st.loose
+            bucket = st.loose = st.loose or Counter()
         else:
             bucket = st.said.get(key)  # (setdefault would build a Counter for every line)
             if bucket is None:

@@ -18,16 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ad_diff.core import lazy
 from ad_diff.core.sinks import cut, visible
 
 # Characters with markdown meaning inside table cells and inline text: '|' breaks tables, '`' opens code
 # spans, '*' '~' emphasis, '[' ']' links/images. '_' only matters at a word boundary (GFM ignores
 # intraword underscores), so names like match_rope_pattern stay readable in the raw comment. '<' and '&'
 # become entities so no HTML can be injected (GitHub sanitises, but we must not rely on it).
-_MD_SPECIAL = re.compile(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_SPECIAL = lazy.pattern(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 # What GitHub turns into a link, a mention or a cross-reference in prose (never inside a code span).
-_ACTIVE = re.compile(
+_ACTIVE = lazy.pattern(
     r"(?i:(?:https?|ftp)://|www\.)[^\s<>`]*[^\s<>`.,;:!?'\")\]]"  # bare URLs (GFM extended autolinks)
     r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # e-mail addresses (mailto links)
     r"|(?<![\w`])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9](?:[\w.-]*[\w-])?)?"  # @user, @org/team
@@ -112,7 +113,7 @@ def excerpt(text: str, limit: int = 300) -> str:
 # (where markdown is not parsed and the browser decodes the entity) and in a table cell (where markdown is
 # parsed first: an entity is never a delimiter, a pipe entity never splits the cell). '_' only at a word
 # boundary, as in md_escape (intraword underscores never emphasise), so names stay readable in the raw text.
-_HTML_SPECIAL = re.compile(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_HTML_SPECIAL = lazy.pattern(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def _html_plain(s: str) -> str:

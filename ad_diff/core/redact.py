@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ad_diff.core import netrc
+from ad_diff.core import lazy, netrc
 from ad_diff.core.jwt import Jwt
 from ad_diff.core.sinks import output
 
@@ -69,8 +69,8 @@ also parts of names (``mask-…``, ``fuse_hf_…``): see :func:`_value`."""
 # Prefixes that count only at the start of a word ('mask-…', 'fuse_hf_…' are names), unless the body has a
 # format no name has (``ghp_`` + 36, ``hf_`` + 34 letters of mixed case, ``sk-proj-``); the other formats
 # count glued to any character (``xAKIA…``, ``tokenglpat-…``).
-_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
-                       r"|sk-(?:proj|ant|svcacct|admin)-")
+_GLUED_OK = lazy.pattern(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
+                          r"|sk-(?:proj|ant|svcacct|admin)-")
 _WORDISH = re.compile(r"[A-Za-z0-9_]")
 _B64CHAR = re.compile(r"[A-Za-z0-9+/]")
 
@@ -130,8 +130,8 @@ SECRET_ASSIGNMENT = re.compile(
 """A credential given as ``key = value`` in free text (logs, messages, URLs, rendered reports): the value
 is redacted, the key kept."""
 
-_STRONG_WORDS = re.compile(r"(?i)pass|pwd|secret|credential|private|api[_-]?key|access[_-]?key|account|"
-                           r"shared|signing|cookie|session|" + "|".join(_SERVICES))
+_STRONG_WORDS = lazy.pattern(r"(?i)pass|pwd|secret|credential|private|api[_-]?key|access[_-]?key|"
+                             r"account|shared|signing|cookie|session|" + "|".join(_SERVICES))
 _NOT_A_VALUE = frozenset({"none", "null", "true", "false", "nil", "undefined", "", "redacted"})
 
 
@@ -205,7 +205,7 @@ def is_secret_key(key: str) -> bool:
 
 
 _FAMILIES: tuple[tuple[tuple[str, ...], Any], ...] = tuple(
-    (marks, re.compile(alt) if isinstance(alt, str) else alt) for marks, alt in (
+    (marks, lazy.pattern(alt) if isinstance(alt, str) else alt) for marks, alt in (
     # every literal the pattern needs, in full: "gh" alone is in every "weight"
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),

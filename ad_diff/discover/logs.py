@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ad_diff.core import safepath
+from ad_diff.core import lazy, safepath
 from ad_diff.core.model import RunId
 from ad_diff.discover.capture import COMPRESSED_SUFFIXES, open_text
 from ad_diff.errors import InputError
@@ -36,7 +36,7 @@ HEAD_BYTES = 256 << 10
 """How much of a text file is read to decide whether it is an AutoDeploy log."""
 _TEXT_SUFFIXES = (".out", ".txt", ".err", "")
 _PREFERRED = ("ad", "run")
-_AD_HINT = re.compile(
+_AD_HINT = lazy.pattern(
     rb"stage=[a-z_][a-z0-9_]*, transform=\w|AUTO-DEPLOY\] \[[A-Z]+\](?: \[RANK \d+\])? \[SUMMARY\]"
 )
 _SKIP_DIRS = frozenset({"graphs", "tensors", "config", ".git"})

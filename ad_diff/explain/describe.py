@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ad_diff.core import lazy
 from ad_diff.core.headline import evidence_rank_scope
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.core.rules import Role
@@ -19,7 +20,7 @@ from ad_diff.explain.model import CauseKind, TitlePart
 from ad_diff.explain.roles import first, has, heads, role
 from ad_diff.kinds.tensors.causes import causes_text, drift_title, first_causes
 
-_HINT_FORM = re.compile(
+_HINT_FORM = lazy.pattern(
     r"^(?P<t>.+?) rewrote `(?P<b>.*)` in the baseline; in the candidate that part of the "
     r"graph is `(?P<c>.*)` since (?P<cause>\S+)$"
 )

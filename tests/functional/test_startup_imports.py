@@ -27,8 +27,8 @@ with open(os.environ["AD_DIFF_PROBE"], "w") as f:
 """
 NEVER = ("torch", "pandas", "deepdiff", "matplotlib", "scipy")
 """Never imported by a comparison whose inputs do not need them (torch: only .pt files or a CUDA device)."""
-LIGHT = (*NEVER, "numpy", "yaml", "rich")
-"""Not imported where no tensor, YAML file or terminal report is involved."""
+LIGHT = (*NEVER, "numpy", "yaml", "rich", "jinja2")
+"""Not imported where no tensor, YAML file, terminal or HTML report is involved."""
 
 
 def _run(tmp_path: Path, *args: str | Path) -> tuple[int, str, set[str]]:
@@ -74,7 +74,12 @@ def test_log_only_comparison_loads_no_graph_or_tensor_code(tmp_path: Path) -> No
                    # neither run holds a config: its model, loader and parser stay unloaded
                    "ad_diff.kinds.config.model", "ad_diff.kinds.config.parse", "ad_diff.kinds.config.load",
                    # only the command that runs is registered
-                   "ad_diff.cli.ci", "ad_diff.cli.fusion", "ad_diff.cli.history")
+                   "ad_diff.cli.ci", "ad_diff.cli.fusion", "ad_diff.cli.history",
+                   # the graph kind's alignment, the other formats' renderers, what graph and config kinds
+                   # tell the others, a snapshot baseline's reader, the naming of anonymous results
+                   "ad_diff.kinds.graph.index", "ad_diff.kinds.graph.align", "ad_diff.report.html",
+                   "ad_diff.report.terminal", "ad_diff.core.kindfacts", "ad_diff.discover.snapshot",
+                   "ad_diff.kinds.log.attribute")
     assert _loaded(modules, heavy_parts) == []
 
 

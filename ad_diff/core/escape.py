@@ -36,7 +36,7 @@ _ACTIVE = lazy.pattern(
     r"|(?<![\w`])GH-\d+\b"
 )
 
-_PIPE = re.compile(r"(\\*)\|")
+_PIPE = lazy.pattern(r"(\\*)\|")
 WORD_CAP = 256
 """Longest word (a run of characters but spaces, ``<`` and ``>``) :data:`_ACTIVE` is run on. Every link,
 mention and reference lies inside one word, so running it word by word finds what it finds on the whole
@@ -44,7 +44,7 @@ text; and the pattern's work on a word grows with the square of its length (an e
 at any of its characters: an 80 KB name took minutes), so a longer word is not searched: if it holds any
 mark of an active form it is shown whole as code (inert), else as text. Work: at most ``WORD_CAP`` steps a
 character, linear in the text."""
-_WORD = re.compile(r"[^\s<>]++")
+_WORD = lazy.pattern(r"[^\s<>]++")
 _MARKS = ("@", "#", "://", "www.", "gh-")
 """What every match of :data:`_ACTIVE` holds (lower case)."""
 
@@ -140,7 +140,7 @@ def html_code(text: object) -> str:
     return f"<code>{_html_plain(str(text))}</code>"
 
 
-_SPAN = re.compile(r"`([^`\r\n]+)`")
+_SPAN = lazy.pattern(r"`([^`\r\n]+)`")
 
 
 def code_spans(text: object) -> list[tuple[str, bool]]:

@@ -71,8 +71,8 @@ also parts of names (``mask-…``, ``fuse_hf_…``): see :func:`_value`."""
 # count glued to any character (``xAKIA…``, ``tokenglpat-…``).
 _GLUED_OK = lazy.pattern(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
                           r"|sk-(?:proj|ant|svcacct|admin)-")
-_WORDISH = re.compile(r"[A-Za-z0-9_]")
-_B64CHAR = re.compile(r"[A-Za-z0-9+/]")
+_WORDISH = lazy.pattern(r"[A-Za-z0-9_]")
+_B64CHAR = lazy.pattern(r"[A-Za-z0-9+/]")
 
 
 def _value(m: re.Match[str]) -> str:
@@ -175,7 +175,7 @@ _NOT_SECRET_TOKEN = frozenset({
     "pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end", "stop", "image", "video",
     "audio", "max", "min", "num", "decoder", "placeholder", "default",
 })
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = lazy.pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def _words(key: str) -> list[str]:
@@ -300,7 +300,7 @@ def _free_text(text: str) -> str:
     return _GLUED_TAIL.sub(REDACTED, done) if REDACTED in done else done
 
 
-_GLUED_TAIL = re.compile(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")
+_GLUED_TAIL = lazy.pattern(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")
 """What a redaction left glued to its end: a second token run into the first (``ghp_…hf_…``: the first
 pattern took the second's prefix, the rest of it would be shown)."""
 _HIDDEN = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]{0,256}+(?:\x07|\x1b\\)|.?)"

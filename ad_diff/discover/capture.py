@@ -124,7 +124,7 @@ _AD_MARK = re.compile(
     r"|\[stage=[a-z_][a-z0-9_]*, transform=|(?<![\w=\[])stage=[a-z_][a-z0-9_]*, transform=\w+, "
 )
 """Where an AutoDeploy line starts (its logger prefix or, without one, its transform context)."""
-_GROUP = re.compile(r"##\[(?:end)?group\]")
+_GROUP = lazy.pattern(r"##\[(?:end)?group\]")
 _GITLAB = next(x for x in LAYERS if x.name == "gitlab-section")
 
 SNIFF_AD_LINES = 50

@@ -23,7 +23,6 @@ log found", a dropped rank must not make a run look smaller).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -42,8 +41,8 @@ _AD_HINT = lazy.pattern(
 _SKIP_DIRS = frozenset({"graphs", "tensors", "config", ".git"})
 _MAX_DEPTH = 5
 _MAX_ENTRIES = 20_000
-_TORCHRUN = re.compile(r"^attempt_(\d+)$")
-_MPI_RANK = re.compile(r"^rank\.(\d+)$")
+_TORCHRUN = lazy.pattern(r"^attempt_(\d+)$")
+_MPI_RANK = lazy.pattern(r"^rank\.(\d+)$")
 _STREAMS = {"stdout.log": "stdout", "stderr.log": "stderr", "stdout": "stdout", "stderr": "stderr"}
 
 

@@ -38,7 +38,7 @@ comma or table bar of the medium."""
 # Every pattern below starts with a literal (or is run on the few lines a literal was found on): the regex
 # engine then scans a whole report for that literal at memchr speed instead of trying every branch at
 # every position (a 500 KB report costs milliseconds, not seconds).
-SECRET_VALUE = re.compile(
+SECRET_VALUE = lazy.pattern(  # the redactor runs it by family (_FAMILIES): compiled for callers only
     r"gh[pousr]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
     r"|glpat-[A-Za-z0-9_-]{20,}"

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, make_run, v3
 
 PROBE = """
@@ -103,3 +105,17 @@ def test_logs_dumps_and_safetensors_load_no_torch(tmp_path: Path) -> None:
     assert "ad_diff.kinds.graph.parse" in modules
     assert "numpy" in modules
     assert _loaded(modules, NEVER) == []
+
+
+def test_the_program_imports_the_cli_with_the_collector_off_and_frozen_out(tmp_path: Path) -> None:
+    """``python -m ad_diff`` and the ``ad-diff`` script (``ad_diff.__main__:main``) import the CLI with the
+    cyclic collector off and freeze what it built out of later collections; collection is on again after."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["ad-diff"] == "ad_diff.__main__:main"
+    probe = ("import gc, json; import ad_diff.__main__ as m; "
+             "print(json.dumps([gc.isenabled(), gc.get_freeze_count() > 1000, callable(m.main)]))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert json.loads(proc.stdout) == [True, True, True], proc.stderr

@@ -114,3 +114,21 @@ def test_a_pattern_that_cannot_compile_fails_at_its_first_use() -> None:
     pat = lazy.pattern(r"(unclosed")
     with pytest.raises(re.error):
         pat.match("x")
+
+
+def test_every_pattern_of_the_package_compiles() -> None:
+    """A pattern compiled where it is first used would show a mistake only on the run that first uses it: the
+    suite compiles every one of them (a module-level pattern, a class attribute, one inside a table)."""
+    import gc
+    import importlib
+    import pkgutil
+
+    import ad_diff
+
+    for m in pkgutil.walk_packages(ad_diff.__path__, "ad_diff."):
+        if m.name != "ad_diff.__main__":  # the program: it sets the process's collector policy
+            importlib.import_module(m.name)
+    patterns = [o for o in gc.get_objects() if type(o) is lazy.LazyPattern]  # isinstance reads __class__
+    assert len(patterns) >= 40
+    for p in patterns:
+        assert p.groups >= 0, p.pattern  # compiled by the read

@@ -16,7 +16,7 @@ from ad_diff import __version__
 from ad_diff.core.gcpause import paused_gc
 from ad_diff.core.model import BASELINE, CANDIDATE, Finding
 from ad_diff.core.rules import SHARED_WITH_BASELINE
-from ad_diff.discover import RunArtifacts, check_runs, discover, identity, snapshot
+from ad_diff.discover import RunArtifacts, check_runs, discover, identity, is_snapshot
 from ad_diff.explain import run as explain
 from ad_diff.kinds import CONFIG, KINDS, LOG
 from ad_diff.kinds.base import Context, Kind, Skipped
@@ -31,7 +31,10 @@ def _runs(settings: Settings) -> tuple[RunArtifacts, RunArtifacts, bool]:
     check_runs(settings.baseline, settings.candidate, settings.log_options)  # names both when both are bad
     identity.check_distinct(settings.baseline, settings.candidate, (BASELINE, CANDIDATE))
     cand = discover(settings.candidate, CANDIDATE, settings.candidate_log, settings.log_options[1])
-    if snapshot.is_snapshot(settings.baseline):
+    if is_snapshot(settings.baseline):
+        # lazy: the snapshot reader only for a snapshot baseline (start-up, docs/benchmark.md)
+        from ad_diff.discover import snapshot
+
         base, _ = snapshot.load_as_run(settings.baseline)
         return base, cand, True
     return discover(settings.baseline, BASELINE, settings.baseline_log, settings.log_options[0]), cand, False
@@ -88,6 +91,7 @@ def take_snapshot(run: Path, rank: int = 0, log: Path | None = None) -> dict[str
     """Read run folder ``run`` and return its snapshot as plain data (``ad-diff snapshot``; written out by
     :func:`ad_diff.discover.snapshot.dump`): the log's per-transform states and counts, and the dumps'
     metadata coverage."""
+    from ad_diff.discover import snapshot  # lazy: only when a snapshot is taken
     from ad_diff.kinds.graph.snapshot import coverage_to_record  # parses dumps: only when a snapshot is taken
     art = discover(run, BASELINE, log, "--log")  # `ad-diff snapshot --log FILE`
     assert art.log is not None  # discover raises otherwise

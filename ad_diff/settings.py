@@ -15,13 +15,12 @@ and TOML only after :func:`_prescan_toml` (``tomllib`` is quadratic in the parts
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ad_diff.core import safepath
+from ad_diff.core import lazy, safepath
 from ad_diff.core.escape import excerpt
 from ad_diff.core.words import WordEnum
 from ad_diff.errors import ConfigError, InputError
@@ -160,7 +159,7 @@ MAX_TOML_DOTS_PER_LINE = 256
 """Most dots (outside strings and comments) on one TOML line: dotted keys cost tomllib quadratic time."""
 MAX_TOML_DOTS = 20_000
 """Most dots (outside strings and comments) in one TOML file."""
-_TOML_TOKEN = re.compile(r'"""|' r"'''" r'|["\'#\n\[\]{}.]')
+_TOML_TOKEN = lazy.pattern(r'"""|' r"'''" r'|["\'#\n\[\]{}.]')
 
 
 def _prescan_toml(text: str, path: Path) -> None:

@@ -8,7 +8,6 @@ imported: :func:`load_commands` imports the ones a call needs (:data:`COMMANDS`)
 from __future__ import annotations
 
 import os
-import re
 import sys
 import traceback
 from collections.abc import Callable, Iterable
@@ -18,6 +17,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from ad_diff import __version__
+from ad_diff.core import lazy
 from ad_diff.core.redact import redact_text
 from ad_diff.core.sinks import guard_streams, terminal
 from ad_diff.errors import AdDiffError
@@ -179,7 +179,7 @@ def _commands() -> set[str]:
 #: Words that are ad-diff's own root options, not the start of a ``compare`` shorthand.
 _ROOT_OPTIONS = ("--help", "-h", "--version")
 #: A first word spelled like a command (no path separator, no suffix) can be a mistyped command.
-_COMMAND_LIKE = re.compile(r"[A-Za-z][A-Za-z_-]*")
+_COMMAND_LIKE = lazy.pattern(r"[A-Za-z][A-Za-z_-]*")
 
 
 def suggest_command(word: str, commands: Iterable[str]) -> str | None:
@@ -240,7 +240,7 @@ def _main(argv: list[str] | None) -> None:
 
 
 #: ``--format json`` / ``-f json`` / ``--format=json`` anywhere on the command line.
-_JSON_FORMAT = re.compile(r"(?:--format|-f)(?:=|\x00)json")
+_JSON_FORMAT = lazy.pattern(r"(?:--format|-f)(?:=|\x00)json")
 
 
 def _wants_json(args: list[str]) -> bool:

@@ -18,16 +18,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from ad_diff.core import lazy
 from ad_diff.core.sinks import cut, visible
 
 # Characters with markdown meaning inside table cells and inline text: '|' breaks tables, '`' opens code
 # spans, '*' '~' emphasis, '[' ']' links/images. '_' only matters at a word boundary (GFM ignores
 # intraword underscores), so names like match_rope_pattern stay readable in the raw comment. '<' and '&'
 # become entities so no HTML can be injected (GitHub sanitises, but we must not rely on it).
-_MD_SPECIAL = re.compile(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_MD_SPECIAL = lazy.pattern(r"([\\`*\[\]|~])|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 # What GitHub turns into a link, a mention or a cross-reference in prose (never inside a code span).
-_ACTIVE = re.compile(
+_ACTIVE = lazy.pattern(
     r"(?i:(?:https?|ftp)://|www\.)[^\s<>`]*[^\s<>`.,;:!?'\")\]]"  # bare URLs (GFM extended autolinks)
     r"|[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # e-mail addresses (mailto links)
     r"|(?<![\w`])@[A-Za-z0-9][A-Za-z0-9-]*(?:/[A-Za-z0-9](?:[\w.-]*[\w-])?)?"  # @user, @org/team
@@ -35,7 +36,7 @@ _ACTIVE = re.compile(
     r"|(?<![\w`])GH-\d+\b"
 )
 
-_PIPE = re.compile(r"(\\*)\|")
+_PIPE = lazy.pattern(r"(\\*)\|")
 WORD_CAP = 256
 """Longest word (a run of characters but spaces, ``<`` and ``>``) :data:`_ACTIVE` is run on. Every link,
 mention and reference lies inside one word, so running it word by word finds what it finds on the whole
@@ -43,7 +44,7 @@ text; and the pattern's work on a word grows with the square of its length (an e
 at any of its characters: an 80 KB name took minutes), so a longer word is not searched: if it holds any
 mark of an active form it is shown whole as code (inert), else as text. Work: at most ``WORD_CAP`` steps a
 character, linear in the text."""
-_WORD = re.compile(r"[^\s<>]++")
+_WORD = lazy.pattern(r"[^\s<>]++")
 _MARKS = ("@", "#", "://", "www.", "gh-")
 """What every match of :data:`_ACTIVE` holds (lower case)."""
 
@@ -112,7 +113,7 @@ def excerpt(text: str, limit: int = 300) -> str:
 # (where markdown is not parsed and the browser decodes the entity) and in a table cell (where markdown is
 # parsed first: an entity is never a delimiter, a pipe entity never splits the cell). '_' only at a word
 # boundary, as in md_escape (intraword underscores never emphasise), so names stay readable in the raw text.
-_HTML_SPECIAL = re.compile(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_HTML_SPECIAL = lazy.pattern(r"[&<>`*\[\]|\\~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
 
 
 def _html_plain(s: str) -> str:
@@ -139,7 +140,7 @@ def html_code(text: object) -> str:
     return f"<code>{_html_plain(str(text))}</code>"
 
 
-_SPAN = re.compile(r"`([^`\r\n]+)`")
+_SPAN = lazy.pattern(r"`([^`\r\n]+)`")
 
 
 def code_spans(text: object) -> list[tuple[str, bool]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from ad_diff.core import lazy
 
 
 class Jwt:
@@ -13,8 +13,8 @@ class Jwt:
     header is the first ``eyJ`` of the run of token characters that ends at that dot (any later ``eyJ`` in
     the run would match less, never more)."""
 
-    _TAIL = re.compile(r"\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")
-    _RUNS = re.compile(r"[A-Za-z0-9_-]++")
+    _TAIL = lazy.pattern(r"\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+")
+    _RUNS = lazy.pattern(r"[A-Za-z0-9_-]++")
     pattern = r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
 
     def __init__(self, marker: str) -> None:

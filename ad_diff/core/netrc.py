@@ -8,7 +8,7 @@ shown its control characters as escapes (``\\x0d``): every output stays a fixed 
 
 from __future__ import annotations
 
-import re
+from ad_diff.core import lazy
 
 GAP = r"(?:[ \t\n]|\\[nrt])++"
 """What separates netrc tokens: a space, tab or line break (also as a JSON string writes one, ``\\n``): the
@@ -17,8 +17,8 @@ TOKEN = r"(?:(?!\\[nrt])[^ \t\n])++"
 """A netrc token: everything up to a separator. A carriage return, form feed or other control is part of the
 token: an output writes it visibly (``\\x0d``), so counting it as a separator would make the output read
 differently from the text (a CRLF line end still separates: its ``\\n`` does)."""
-ENTRY = re.compile(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{GAP}{TOKEN}{GAP}"
-                   rf"pass(?:word)?+{GAP})({TOKEN})")
+ENTRY = lazy.pattern(rf"(?i)(?:(?<![A-Za-z])|(?<=\\[nrt]))(login{GAP}{TOKEN}{GAP}"
+                     rf"pass(?:word)?+{GAP})({TOKEN})")
 """A ``.netrc`` entry (``machine h login u password p``): the password follows a separator, not ``=``."""
 
 LINES = 3

@@ -24,7 +24,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from ad_diff.core import netrc
+from ad_diff.core import lazy, netrc
 from ad_diff.core.jwt import Jwt
 from ad_diff.core.sinks import output
 
@@ -38,7 +38,7 @@ comma or table bar of the medium."""
 # Every pattern below starts with a literal (or is run on the few lines a literal was found on): the regex
 # engine then scans a whole report for that literal at memchr speed instead of trying every branch at
 # every position (a 500 KB report costs milliseconds, not seconds).
-SECRET_VALUE = re.compile(
+SECRET_VALUE = lazy.pattern(  # the redactor runs it by family (_FAMILIES): compiled for callers only
     r"gh[pousr]_[A-Za-z0-9]{20,}"
     r"|github_pat_[A-Za-z0-9_]{22,}"
     r"|glpat-[A-Za-z0-9_-]{20,}"
@@ -69,10 +69,10 @@ also parts of names (``mask-…``, ``fuse_hf_…``): see :func:`_value`."""
 # Prefixes that count only at the start of a word ('mask-…', 'fuse_hf_…' are names), unless the body has a
 # format no name has (``ghp_`` + 36, ``hf_`` + 34 letters of mixed case, ``sk-proj-``); the other formats
 # count glued to any character (``xAKIA…``, ``tokenglpat-…``).
-_GLUED_OK = re.compile(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
-                       r"|sk-(?:proj|ant|svcacct|admin)-")
-_WORDISH = re.compile(r"[A-Za-z0-9_]")
-_B64CHAR = re.compile(r"[A-Za-z0-9+/]")
+_GLUED_OK = lazy.pattern(r"gh[pousr]_[A-Za-z0-9]{36}|hf_(?=[a-z]*[A-Z])[A-Za-z]{30,}$"
+                          r"|sk-(?:proj|ant|svcacct|admin)-")
+_WORDISH = lazy.pattern(r"[A-Za-z0-9_]")
+_B64CHAR = lazy.pattern(r"[A-Za-z0-9+/]")
 
 
 def _value(m: re.Match[str]) -> str:
@@ -130,8 +130,8 @@ SECRET_ASSIGNMENT = re.compile(
 """A credential given as ``key = value`` in free text (logs, messages, URLs, rendered reports): the value
 is redacted, the key kept."""
 
-_STRONG_WORDS = re.compile(r"(?i)pass|pwd|secret|credential|private|api[_-]?key|access[_-]?key|account|"
-                           r"shared|signing|cookie|session|" + "|".join(_SERVICES))
+_STRONG_WORDS = lazy.pattern(r"(?i)pass|pwd|secret|credential|private|api[_-]?key|access[_-]?key|"
+                             r"account|shared|signing|cookie|session|" + "|".join(_SERVICES))
 _NOT_A_VALUE = frozenset({"none", "null", "true", "false", "nil", "undefined", "", "redacted"})
 
 
@@ -175,7 +175,7 @@ _NOT_SECRET_TOKEN = frozenset({
     "pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "start", "end", "stop", "image", "video",
     "audio", "max", "min", "num", "decoder", "placeholder", "default",
 })
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = lazy.pattern(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
 
 def _words(key: str) -> list[str]:
@@ -205,7 +205,7 @@ def is_secret_key(key: str) -> bool:
 
 
 _FAMILIES: tuple[tuple[tuple[str, ...], Any], ...] = tuple(
-    (marks, re.compile(alt) if isinstance(alt, str) else alt) for marks, alt in (
+    (marks, lazy.pattern(alt) if isinstance(alt, str) else alt) for marks, alt in (
     # every literal the pattern needs, in full: "gh" alone is in every "weight"
     (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
      r"gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{22,}"),
@@ -300,7 +300,7 @@ def _free_text(text: str) -> str:
     return _GLUED_TAIL.sub(REDACTED, done) if REDACTED in done else done
 
 
-_GLUED_TAIL = re.compile(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")
+_GLUED_TAIL = lazy.pattern(re.escape(REDACTED) + r"[A-Za-z0-9_+/=.-]{8,}+")
 """What a redaction left glued to its end: a second token run into the first (``ghp_…hf_…``: the first
 pattern took the second's prefix, the rest of it would be shown)."""
 _HIDDEN = re.compile(r"\x1b(?:\[[0-?]*+[ -/]*+[@-~]|\][^\x07\x1b\n]{0,256}+(?:\x07|\x1b\\)|.?)"

@@ -34,6 +34,7 @@ import re
 import unicodedata
 from typing import Any
 
+from ad_diff.core import lazy
 from ad_diff.core.strwalk import map_strings, strings
 
 _UNSAFE_CATEGORIES = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs", "Cn"})
@@ -147,7 +148,7 @@ def terminal(text: str) -> str:
     return visible(text)
 
 
-_SGR = re.compile(r"(\x1b\[[0-9;]*m)")
+_SGR = lazy.pattern(r"(\x1b\[[0-9;]*m)")
 
 
 def output(text: str) -> str:

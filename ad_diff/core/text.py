@@ -6,18 +6,17 @@ Pure helpers over bytes and binary streams; where the stream comes from (a plain
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator
 from functools import partial
 from itertools import islice
 from pathlib import Path
 from typing import BinaryIO
 
-from ad_diff.core import limits
+from ad_diff.core import lazy, limits
 from ad_diff.core.limits import LOG_LINE_BYTES
 from ad_diff.errors import InputError
 
-ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+ANSI_RE = lazy.pattern(r"\x1b\[[0-9;?]*[A-Za-z]")
 """ANSI CSI sequences (colours, cursor moves from progress bars)."""
 
 SNIFF = 8192

@@ -17,10 +17,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ad_diff.core import lazy
 from ad_diff.core.model import BASELINE, CANDIDATE, RunId
 from ad_diff.discover.logs import LogFile, find_logs
 from ad_diff.errors import InputError
@@ -43,7 +43,7 @@ class RunArtifacts:
     """Every file of the log, with the rank each belongs to when its layout says so."""
 
 
-DUMP_NAME = re.compile(r"^(\d+)_.+\.txt$")
+DUMP_NAME = lazy.pattern(r"^(\d+)_.+\.txt$")
 TENSOR_SUFFIXES = (".safetensors", ".pt", ".pth", ".bin")
 """File name endings of recorded tensors under ``tensors/`` (the tensor kind reads them)."""
 """The one definition of a graph dump file name: AD's ``f"{counter:03d}_{stage}_{transform}.txt"``."""

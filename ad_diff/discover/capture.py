@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from ad_diff.core import limits, safepath
+from ad_diff.core import lazy, limits, safepath
 from ad_diff.core.text import SNIFF, check_text, iter_lines
 from ad_diff.errors import InputError
 
@@ -107,15 +107,15 @@ class Layer:
 _ISO = r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?"
 LAYERS: tuple[Layer, ...] = (
     Layer("iso-timestamp", "ISO 8601 / RFC 3339 timestamps (GitHub Actions, kubectl logs --timestamps, "
-          "docker logs -t, GitLab)", re.compile(_ISO + r"(?: \d\d[OE]\+?)? +")),
+          "docker logs -t, GitLab)", lazy.pattern(_ISO + r"(?: \d\d[OE]\+?)? +")),
     Layer("jenkins-timestamp", "Jenkins Timestamper",
-          re.compile(r"\[(?:" + _ISO + r"|\d\d:\d\d:\d\d(?:\.\d+)?)\] +|\d\d:\d\d:\d\d(?:\.\d+)?  +")),
+          lazy.pattern(r"\[(?:" + _ISO + r"|\d\d:\d\d:\d\d(?:\.\d+)?)\] +|\d\d:\d\d:\d\d(?:\.\d+)?  +")),
     Layer("gitlab-section", "GitLab section_start/section_end markers",
-          re.compile(r"section_(?:start|end):\d+:[\w.-]+(?:\[[^\]\r]*\])?\r?")),
+          lazy.pattern(r"section_(?:start|end):\d+:[\w.-]+(?:\[[^\]\r]*\])?\r?")),
     Layer("mpirun", "mpirun --tag-output",
-          re.compile(r"\[[^,\[\]\s]+,(?P<rank>\d+)\](?:\[[^\]]*\])?(?:<(?:stdout|stderr|stddiag)>)?: ?")),
-    Layer("torchrun", "torchrun --tee", re.compile(r"\[(?:[A-Za-z_][\w-]*?)?(?P<rank>\d+)\]:")),
-    Layer("srun", "srun --label", re.compile(r" *(?P<rank>\d+): ")),
+          lazy.pattern(r"\[[^,\[\]\s]+,(?P<rank>\d+)\](?:\[[^\]]*\])?(?:<(?:stdout|stderr|stddiag)>)?: ?")),
+    Layer("torchrun", "torchrun --tee", lazy.pattern(r"\[(?:[A-Za-z_][\w-]*?)?(?P<rank>\d+)\]:")),
+    Layer("srun", "srun --label", lazy.pattern(r" *(?P<rank>\d+): ")),
 )
 """Every prefix ad-diff strips, outermost kinds first."""
 
@@ -124,7 +124,7 @@ _AD_MARK = re.compile(
     r"|\[stage=[a-z_][a-z0-9_]*, transform=|(?<![\w=\[])stage=[a-z_][a-z0-9_]*, transform=\w+, "
 )
 """Where an AutoDeploy line starts (its logger prefix or, without one, its transform context)."""
-_GROUP = re.compile(r"##\[(?:end)?group\]")
+_GROUP = lazy.pattern(r"##\[(?:end)?group\]")
 _GITLAB = next(x for x in LAYERS if x.name == "gitlab-section")
 
 SNIFF_AD_LINES = 50

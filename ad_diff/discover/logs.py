@@ -23,11 +23,10 @@ log found", a dropped rank must not make a run look smaller).
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ad_diff.core import safepath
+from ad_diff.core import lazy, safepath
 from ad_diff.core.model import RunId
 from ad_diff.discover.capture import COMPRESSED_SUFFIXES, open_text
 from ad_diff.errors import InputError
@@ -36,14 +35,14 @@ HEAD_BYTES = 256 << 10
 """How much of a text file is read to decide whether it is an AutoDeploy log."""
 _TEXT_SUFFIXES = (".out", ".txt", ".err", "")
 _PREFERRED = ("ad", "run")
-_AD_HINT = re.compile(
+_AD_HINT = lazy.pattern(
     rb"stage=[a-z_][a-z0-9_]*, transform=\w|AUTO-DEPLOY\] \[[A-Z]+\](?: \[RANK \d+\])? \[SUMMARY\]"
 )
 _SKIP_DIRS = frozenset({"graphs", "tensors", "config", ".git"})
 _MAX_DEPTH = 5
 _MAX_ENTRIES = 20_000
-_TORCHRUN = re.compile(r"^attempt_(\d+)$")
-_MPI_RANK = re.compile(r"^rank\.(\d+)$")
+_TORCHRUN = lazy.pattern(r"^attempt_(\d+)$")
+_MPI_RANK = lazy.pattern(r"^rank\.(\d+)$")
 _STREAMS = {"stdout.log": "stdout", "stderr.log": "stderr", "stdout": "stdout", "stderr": "stderr"}
 
 

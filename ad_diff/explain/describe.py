@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from ad_diff.core import lazy
 from ad_diff.core.headline import evidence_rank_scope
 from ad_diff.core.model import Category, Finding, Severity, Side, State, TransformComparison
 from ad_diff.core.rules import Role
 from ad_diff.explain.links import NO_UPSTREAM, HintRef, hints
 from ad_diff.explain.model import CauseKind, TitlePart
 from ad_diff.explain.roles import first, has, heads, role
-from ad_diff.kinds.tensors.causes import causes_text, drift_title, first_causes
 
-_HINT_FORM = re.compile(
+_HINT_FORM = lazy.pattern(
     r"^(?P<t>.+?) rewrote `(?P<b>.*)` in the baseline; in the candidate that part of the "
     r"graph is `(?P<c>.*)` since (?P<cause>\S+)$"
 )
@@ -270,6 +270,9 @@ the drift is its cause, not an improvement (a failure, a loss or lost metadata k
 
 def drift_described(drift: Sequence[Finding], otherwise: Described) -> Described:
     """The drift's kind, title (what drifted and its likely cause) and evidence (the ranked causes)."""
+    # lazy: the tensor kind's drift causes load only where something drifted (start-up, docs/benchmark.md)
+    from ad_diff.kinds.tensors.causes import causes_text, drift_title, first_causes
+
     title = drift_title(drift)
     if title is None:
         return otherwise
@@ -293,6 +296,9 @@ def drift_group(drift: list[Finding], inputs_differ: list[Finding], n_rows: int)
             inputs_differ,
             drift,
         )
+    # lazy: the tensor kind's drift causes load only where something drifted (start-up, docs/benchmark.md)
+    from ad_diff.kinds.tensors.causes import drift_title
+
     titled = drift_title(drift)
     if titled is not None:
         kind, title, ev = drift_described(drift, (CauseKind.NUMERIC_DRIFT, (), ""))

@@ -45,7 +45,6 @@ from ad_diff.explain.links import hints, parent, positions, rank_links, root_of,
 from ad_diff.explain.model import CauseGroup, CauseKind
 from ad_diff.explain.roles import first, has
 from ad_diff.gate import report_rank
-from ad_diff.kinds.tensors.causes import cause_transform
 from ad_diff.settings import FailOn
 
 STANDALONE = (Category.CONSISTENCY, Category.INPUT, Category.UNACCOUNTED, Category.EXPECTED_CHANGES)
@@ -100,7 +99,12 @@ def build(
         members.setdefault(root_of(t, parents), []).append(t)
     node_drift = first((f for fs in at.values() for f in fs), Role.FIRST_DRIFT_NODE)
     drift_root = root_of(node_drift.transform or "", parents) if node_drift is not None else None
-    caused_at = cause_transform(drift)
+    caused_at = None
+    if drift:
+        # lazy: the tensor kind's drift causes load only where something drifted (start-up, docs/benchmark.md)
+        from ad_diff.kinds.tensors.causes import cause_transform
+
+        caused_at = cause_transform(drift)
     if drift_root is None and caused_at in at:  # the drift's first cause is at a transform: grouped there
         drift_root = root_of(caused_at or "", parents)
     divergence = first((f for f in findings if f.transform in pos), Role.FIRST_DIVERGENCE)

@@ -16,13 +16,12 @@ Three checks, each a gating input finding, run once the kinds have parsed both r
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import xxhash
 
-from ad_diff.core import safepath
+from ad_diff.core import lazy, safepath
 from ad_diff.core.confusable import confusable_pairs, differences
 from ad_diff.core.model import Finding
 from ad_diff.core.rules import CONFUSABLE_NAMES, COPIED_BASELINE, RANK_LOG_MISSING
@@ -37,8 +36,8 @@ if TYPE_CHECKING:
 PER_RUN = ("timestamps", "timings", "memory-figures")
 """The noise rules whose rewrites mark a value no two runs share."""
 _CHUNK = 1 << 20
-_TORCHRUN = re.compile(r"^attempt_\d+$")
-_MPI = re.compile(r"^rank\.(\d+)$")
+_TORCHRUN = lazy.pattern(r"^attempt_\d+$")
+_MPI = lazy.pattern(r"^rank\.(\d+)$")
 _STREAMS = frozenset({"stdout.log", "stderr.log", "stdout", "stderr"})
 
 
@@ -68,7 +67,7 @@ def _digest(lf: LogFile) -> bytes | None:
 MIN_VALUES = 3
 """Distinct per-run numbers a log must hold to be told from a copy: a value that never varies (a template's
 ``time: 0.100s`` on every line) says nothing about when or how a run ran."""
-_NUMBER = re.compile(r"\d+(?:[.:]\d+)*")
+_NUMBER = lazy.pattern(r"\d+(?:[.:]\d+)*")
 
 
 def _per_run_values(art: RunArtifacts) -> dict[str, int]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar
 
-from ad_diff.core.facts import ConfigFacts, Evidence, Facts, GraphFacts
+from ad_diff.core.facts import Evidence, Facts
 from ad_diff.core.model import Finding, TransformComparison
 from ad_diff.core.rules import Rule
 from ad_diff.core.words import WordEnum
@@ -27,6 +27,7 @@ from ad_diff.progress import ProgressFn, no_progress
 from ad_diff.settings import Settings
 
 if TYPE_CHECKING:
+    from ad_diff.core.kindfacts import ConfigFacts, GraphFacts
     from ad_diff.core.runlog import RunLog
     from ad_diff.core.view import SectionView, ViewContext  # a comparison that renders no view never loads it
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import ROOT, make_run, v3
 
 PROBE = """
@@ -27,8 +29,8 @@ with open(os.environ["AD_DIFF_PROBE"], "w") as f:
 """
 NEVER = ("torch", "pandas", "deepdiff", "matplotlib", "scipy")
 """Never imported by a comparison whose inputs do not need them (torch: only .pt files or a CUDA device)."""
-LIGHT = (*NEVER, "numpy", "yaml", "rich")
-"""Not imported where no tensor, YAML file or terminal report is involved."""
+LIGHT = (*NEVER, "numpy", "yaml", "rich", "jinja2")
+"""Not imported where no tensor, YAML file, terminal or HTML report is involved."""
 
 
 def _run(tmp_path: Path, *args: str | Path) -> tuple[int, str, set[str]]:
@@ -74,7 +76,14 @@ def test_log_only_comparison_loads_no_graph_or_tensor_code(tmp_path: Path) -> No
                    # neither run holds a config: its model, loader and parser stay unloaded
                    "ad_diff.kinds.config.model", "ad_diff.kinds.config.parse", "ad_diff.kinds.config.load",
                    # only the command that runs is registered
-                   "ad_diff.cli.ci", "ad_diff.cli.fusion", "ad_diff.cli.history")
+                   "ad_diff.cli.ci", "ad_diff.cli.fusion", "ad_diff.cli.history",
+                   # the graph kind's alignment, the other formats' renderers, what graph and config kinds
+                   # tell the others, a snapshot baseline's reader, the naming of anonymous results
+                   "ad_diff.kinds.graph.index", "ad_diff.kinds.graph.align", "ad_diff.report.html",
+                   "ad_diff.report.terminal", "ad_diff.core.kindfacts", "ad_diff.discover.snapshot",
+                   "ad_diff.kinds.log.attribute",
+                   # nothing drifted: the tensor kind's cause search and titles stay unloaded
+                   "ad_diff.kinds.tensors.causes")
     assert _loaded(modules, heavy_parts) == []
 
 
@@ -96,3 +105,17 @@ def test_logs_dumps_and_safetensors_load_no_torch(tmp_path: Path) -> None:
     assert "ad_diff.kinds.graph.parse" in modules
     assert "numpy" in modules
     assert _loaded(modules, NEVER) == []
+
+
+def test_the_program_imports_the_cli_with_the_collector_off_and_frozen_out(tmp_path: Path) -> None:
+    """``python -m ad_diff`` and the ``ad-diff`` script (``ad_diff.__main__:main``) import the CLI with the
+    cyclic collector off and freeze what it built out of later collections; collection is on again after."""
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["ad-diff"] == "ad_diff.__main__:main"
+    probe = ("import gc, json; import ad_diff.__main__ as m; "
+             "print(json.dumps([gc.isenabled(), gc.get_freeze_count() > 1000, callable(m.main)]))")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env,
+                          cwd=tmp_path, timeout=300)
+    assert json.loads(proc.stdout) == [True, True, True], proc.stderr

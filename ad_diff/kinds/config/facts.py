@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.facts import ConfigFacts, Difference, Evidence, Facts, Item, SettingChange, flatten
+from ad_diff.core.facts import Difference, Evidence, Facts, Item, flatten
+from ad_diff.core.kindfacts import ConfigFacts, SettingChange
 from ad_diff.kinds.config.compare import _normalised
 from ad_diff.kinds.config.model import ConfigAnalysis, ConfigChange
 

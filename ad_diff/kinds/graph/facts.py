@@ -17,8 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from ad_diff.core import safepath
-from ad_diff.core.facts import CANONICAL_DUMPS, Difference, Evidence, Facts, GraphFacts, Item
+from ad_diff.core.facts import CANONICAL_DUMPS, Difference, Evidence, Facts, Item
 from ad_diff.core.graphops import op_name
+from ad_diff.core.kindfacts import GraphFacts
 from ad_diff.core.model import BASELINE, CANDIDATE
 from ad_diff.core.text import LINE_CAP
 from ad_diff.errors import InputError

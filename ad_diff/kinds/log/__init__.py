@@ -11,11 +11,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ad_diff.discover import snapshot
 from ad_diff.errors import AdDiffError, InputError
 from ad_diff.kinds.base import Context, SectionKey, Skipped
 from ad_diff.kinds.log import classify, parse, rules
-from ad_diff.kinds.log.attribute import attribute, name_results
 from ad_diff.kinds.log.classify import classify_log
 from ad_diff.kinds.log.compare import compare_logs
 from ad_diff.kinds.log.model import LogComparison, LogEnd, RunLog
@@ -40,6 +38,8 @@ def read_log(source: Path | Sequence[LogFile], rank: int | None = 0) -> RunLog:
 def attribute_results(log: RunLog, names: list[tuple[str, str]]) -> tuple[RunLog, str]:
     """``log`` with its anonymous (``#n``) results named from the (stage, transform) of each dump file, and
     a sentence saying what was done (:func:`ad_diff.kinds.log.attribute.attribute`)."""
+    from ad_diff.kinds.log.attribute import attribute  # lazy: only for a log whose results name no transform
+
     return attribute(log, names)
 
 
@@ -63,6 +63,9 @@ def _named(blog: RunLog, clog: RunLog, ctx: Context) -> tuple[RunLog, RunLog]:
         if not mine.anonymous:
             continue
         explicit = ctx.settings.baseline_config if art is ctx.baseline else ctx.settings.candidate_config
+        # lazy: only for a log whose results name no transform (L2 logger)
+        from ad_diff.kinds.log.attribute import name_results
+
         named, notes = name_results(mine, _dump_names(art, ctx.notes), other,
                                     ctx.config.pipeline(art.root, explicit))
         ctx.notes += [f"{art.run_id}: {n}" for n in notes]
@@ -94,6 +97,8 @@ class LogKind:
         settings = ctx.settings
         ctx.progress("reading logs", 0, 2)
         if ctx.from_snapshot:
+            from ad_diff.discover import snapshot  # lazy: only for a snapshot baseline
+
             _, blog = snapshot.load_as_run(settings.baseline)
         else:
             blog = parse.parse(ctx.baseline.logs, rank=settings.rank)

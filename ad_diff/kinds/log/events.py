@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import re
 
+from ad_diff.core import lazy
 from ad_diff.core.runlog import Cache, EventKind, Restore, RunEvent
 
-_RESTORED = re.compile(r"^Restored AutoDeploy pipeline snapshot for '([^']+)' from (.*)$")
+_RESTORED = lazy.pattern(r"^Restored AutoDeploy pipeline snapshot for '([^']+)' from (.*)$")
 CACHE = re.compile(
     r"^\[cache\] (?:(Loaded graph from) (.*)|(Saved graph to) |(Corrupt cache entry) "
     r"|(Evicting|Failed to write))"

@@ -29,13 +29,15 @@ import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ad_diff.core.facts import ConfigFacts, GraphFacts
 from ad_diff.core.jsonable import json_pairs, to_jsonable
 from ad_diff.core.model import Category, Finding, Side, State, TransformComparison
 from ad_diff.core.words import WordEnum
 from ad_diff.kinds.tensors import rules as R
+
+if TYPE_CHECKING:
+    from ad_diff.core.kindfacts import ConfigFacts, GraphFacts
 
 DRIFT_CODES = (R.DRIFT.code, R.NONFINITE.code)
 """Findings of a drifting tensor: each carries the causes."""

@@ -89,3 +89,46 @@ def test_module_refuses_a_module_that_is_not_heavy() -> None:
     """It is for heavy third-party modules only: never for ad-diff's own (no lazy import may hide a cycle)."""
     with pytest.raises(ValueError, match="not one of the heavy modules"):
         lazy.module("ad_diff.gate")
+
+
+def test_pattern_compiles_on_first_use_and_answers_as_the_pattern(monkeypatch: pytest.MonkeyPatch) -> None:
+    import re
+
+    compiled: list[str] = []
+    real = re.compile
+    monkeypatch.setattr(re, "compile", lambda p, f=0: compiled.append(p) or real(p, f))
+    pat = lazy.pattern(r"(?P<w>ab+)c", re.IGNORECASE)
+    assert pat.pattern == r"(?P<w>ab+)c"  # read without compiling
+    assert compiled == []
+    assert pat.search("xABBC")["w"] == "ABB"
+    assert pat.sub("-", "abc abbc") == "- -"
+    assert pat.flags == real(r"(?P<w>ab+)c", re.IGNORECASE).flags
+    assert compiled == [r"(?P<w>ab+)c"]  # once, whatever is read after
+    assert "search" in vars(pat)  # read from then on as an instance attribute, with no hook
+    assert lazy.pattern(rb"a+").fullmatch(b"aaa") is not None
+
+
+def test_a_pattern_that_cannot_compile_fails_at_its_first_use() -> None:
+    import re
+
+    pat = lazy.pattern(r"(unclosed")
+    with pytest.raises(re.error):
+        pat.match("x")
+
+
+def test_every_pattern_of_the_package_compiles() -> None:
+    """A pattern compiled where it is first used would show a mistake only on the run that first uses it: the
+    suite compiles every one of them (a module-level pattern, a class attribute, one inside a table)."""
+    import gc
+    import importlib
+    import pkgutil
+
+    import ad_diff
+
+    for m in pkgutil.walk_packages(ad_diff.__path__, "ad_diff."):
+        if m.name != "ad_diff.__main__":  # the program: it sets the process's collector policy
+            importlib.import_module(m.name)
+    patterns = [o for o in gc.get_objects() if type(o) is lazy.LazyPattern]  # isinstance reads __class__
+    assert len(patterns) >= 40
+    for p in patterns:
+        assert p.groups >= 0, p.pattern  # compiled by the read

@@ -315,16 +315,27 @@ def redact_text(text: str) -> str:
     characters outputs write as escapes is also read as shown (:func:`ad_diff.core.sinks.output`): an
     escape's letters and digits may join a run into a credential's shape, and what an output shows must
     hold nothing this function would redact; then it is given back as shown."""
+    return _redacted(text)[0]
+
+
+def redact_shown(text: str) -> str:
+    """``output(redact_text(text))``: what a sink writes of ``text``, with the output pass that
+    :func:`redact_text` makes anyway reused (a report of megabytes is not escaped twice)."""
+    return _redacted(text)[1]
+
+
+def _redacted(text: str) -> tuple[str, str]:
+    """:func:`redact_text` of ``text``, and that as :func:`~ad_diff.core.sinks.output` shows it."""
     out = _read(text)
     for _ in range(SHOWN_PASSES):
         shown = output(out)
         if shown == out:
-            return out
+            return out, shown
         again = _read(shown)
         if again == shown:  # shown, it holds nothing more: the text as it is
-            return out
+            return out, shown
         out = again  # read as shown, it holds a credential the text did not: given back as shown
-    return out
+    return out, output(out)
 
 
 SHOWN_PASSES = 3
@@ -389,4 +400,5 @@ def _redact(text: str) -> str:
     return "".join(out)
 
 
-__all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value", "redact_text"]
+__all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value",
+           "redact_shown", "redact_text"]

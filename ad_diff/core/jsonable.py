@@ -24,6 +24,7 @@ holds it: JSON printed on stdout lands there).
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import math
 from collections.abc import Callable, Mapping
@@ -171,6 +172,19 @@ def _u_escape(ch: str) -> str:
     return f"\\u{0xD800 + (n >> 10):04x}\\u{0xDC00 + (n & 0x3FF):04x}"
 
 
+def _encode(data: Any, kw: dict[str, Any]) -> str:
+    """``json.dumps(data, **kw)``. With ``indent`` the standard library encodes in Python and joins a list
+    of every piece it wrote (a megabyte report: hundreds of thousands of small strings at once, several
+    times the text's size); written into a ``StringIO`` instead, the pieces are let go as they come."""
+    if kw["indent"] is None:
+        return json.dumps(data, **kw)
+    out = io.StringIO()
+    write = out.write
+    for piece in json.JSONEncoder(**kw).iterencode(data):
+        write(piece)
+    return out.getvalue()
+
+
 def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = False, ensure_ascii: bool = False,
           separators: tuple[str, str] | None = None) -> str:
     """``data`` as strict JSON text (see module doc): parsers that reject ``NaN`` read it, and no control,
@@ -178,9 +192,9 @@ def dumps(data: Any, *, indent: int | None = 2, sort_keys: bool = False, ensure_
     kw: dict[str, Any] = {"indent": indent, "sort_keys": sort_keys, "ensure_ascii": ensure_ascii,
                           "separators": separators, "default": str, "allow_nan": False}
     try:
-        text = json.dumps(data, **kw)
+        text = _encode(data, kw)
     except ValueError:  # a NaN or infinity somewhere: rewrite them (the common case pays no walk)
-        text = json.dumps(finite(data), **kw)
+        text = _encode(finite(data), kw)
     if "##[" in text:  # only inside a string (JSON has no '#'): a CI runner acts on it anywhere in a line
         text = text.replace("##[", "##\\u005b")
     if text.isascii():  # (ensure_ascii gives ASCII too) DEL is the one ASCII control json leaves raw

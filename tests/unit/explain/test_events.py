@@ -48,6 +48,20 @@ def test_any_other_change_is_not_sliced(dims: list[int], dtype: str, bump: int, 
     assert sliced(_text(["s44", *scaled], dtype), _text(["s44", *(x // 2 for x in scaled)], dtype), ratio)
 
 
+@given(dim=st.text(min_size=1, max_size=30), big=st.integers(21, 5000))
+def test_a_dimension_that_is_no_size_is_never_sliced_and_never_raises(dim: str, big: int) -> None:
+    """A dump's shape is input: a dimension of any text (Unicode digits such as ``²``, thousands of digits)
+    is either a size both sides scale or not sliced; ``sliced`` never raises (the fuzz run of issue 43 found
+    ``int()`` refusing 4,401 digits)."""
+    ratio = Fraction(1, 2)
+    for before, after in ((f"{dim}x8", "4x8"), ("4x8", f"{dim}x8"), ("9" * big + "x8", "4" * big + "x8")):
+        got = sliced(_text(before.split("x"), "torch.bfloat16"), _text(after.split("x"), "torch.bfloat16"),
+                     ratio)
+        assert got in (True, False)
+    assert not sliced(_text(["²", "8"], "torch.float32"), _text(["1", "8"], "torch.float32"), ratio)
+    assert not sliced(_text(["8" * big], "torch.float32"), _text(["4" * big], "torch.float32"), ratio)
+
+
 def test_switched_off_tensors_are_no_facts() -> None:
     """--no-tensors on tensors that differ: nothing gates, the accounting says tensors were switched off."""
     pair = FIXTURES / "scenarios/no_tensors_within"

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from ad_diff.candidates.graphview import Section
 from ad_diff.candidates.ops import ROUTING, canonical_target
+from ad_diff.core import limits
 from ad_diff.core.graphops import op_name
 
 ROUTER_DEPTH = 8
@@ -179,7 +180,7 @@ def _router_width(s: Section, gemm: str) -> int | None:
     """Number of experts: the last dim of the router GEMM's output when the dump gives it as a number."""
     meta = s.nodes[gemm].meta
     last = meta.shape.rsplit("x", 1)[-1] if meta and meta.shape else ""
-    return int(last) if last.isdigit() and len(last) <= 6 else None
+    return limits.digits(last, 6)
 
 
 def _variant(s: Section, gemm: str, chain: list[str], names: Counter[str]) -> tuple[str, ...]:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from ad_diff.core import limits
+
 NOMINAL = 64
 """Value of every symbolic size (``s0``, ``s1`` ...)."""
 _MAX_EXPR = 120
@@ -85,8 +87,8 @@ def _atom(t: list[str], i: int) -> tuple[int | None, int]:
     if i >= len(t):
         return None, i
     tok = t[i]
-    if tok.isdigit():
-        return int(tok), i + 1
+    if tok.isdigit():  # ASCII digits, bounded (limits.digits), else no size: a Unicode digit is no number
+        return limits.digits(tok, _MAX_EXPR), i + 1
     if tok == "(":
         v, j = _expr(t, i + 1)
         return (v, j + 1) if j < len(t) and t[j] == ")" else (None, j)
@@ -131,7 +133,7 @@ def numel(shape: str) -> int | None:
         d = d.strip()
         if not d or len(d) > _MAX_EXPR:
             return None
-        v = int(d) if d.isdigit() and len(d) <= 12 else _parse(d)
+        v = limits.digits(d, 12) if d.isdigit() and len(d) <= 12 else _parse(d)
         if v is None or v < 0:
             return None
         total *= v

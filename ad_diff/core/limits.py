@@ -93,6 +93,13 @@ INT_DIGITS = 20
 as a layer number by ``ad-diff candidates``: 20 digits hold any 64-bit value. Longer digit strings are
 refused (in a name: no layer index), never handed to ``int()``. (The log parser's counts and ranks are its
 own: ``int()`` refusing more than 4,300 digits is an input error naming the line.)"""
+def digits(text: str, most: int = INT_DIGITS) -> int | None:
+    """``text`` as a number when it is one to a reader of AD's output: ASCII digits only, at most ``most``
+    of them; ``None`` otherwise. ``str.isdigit`` is no such test: ``²`` and other Unicode digits pass it
+    and ``int()`` refuses them, as it refuses more than 4,300 digits (crashes found by the fuzz runs)."""
+    return int(text) if text.isascii() and text.isdigit() and len(text) <= most else None
+
+
 def count(text: str) -> int:
     """A count, rank or counter written as digits, refused (``ValueError``) beyond :data:`INT_DIGITS`: every
     number that sizes something or meets a float downstream comes through here (a 310-digit match count

@@ -62,20 +62,14 @@ def sliced(before: str, after: str, ratio: Fraction) -> bool:
     for x, y in zip(b[0], c[0], strict=True):
         if x == y:
             continue
-        dx, dy = _dim(x), _dim(y)
+        dx, dy = limits.digits(x), limits.digits(y)  # symbolic, or no size a tensor has: None
         if dx is None or dy is None or dx * ratio != dy:
             return False
         scaled += 1
     return scaled > 0
 
 
-def _dim(text: str) -> int | None:
-    """A dimension written as ASCII digits, at most :data:`~ad_diff.core.limits.INT_DIGITS` of them (a
-    dump's text is input: ``²`` is a digit to ``str.isdigit`` but no number to ``int``, and 4,400 digits
-    are refused by it); ``None`` for anything else (symbolic, or no size a tensor has)."""
-    if not (text.isascii() and text.isdigit()) or len(text) > limits.INT_DIGITS:
-        return None
-    return int(text)
+
 
 
 def _all_sliced(f: Finding, ratio: Fraction) -> bool:

@@ -8,6 +8,7 @@ import re
 from collections import Counter
 from dataclasses import replace
 
+from ad_diff.core import limits
 from ad_diff.core.graphops import op_name
 from ad_diff.core.known import ONE_OP_PER_MATCH
 from ad_diff.kinds.graph.diff import RunDelta
@@ -38,9 +39,9 @@ def sizes_of(dump: GraphDump) -> dict[str, int]:
             if op_name(n.target) != "embedding" or len(n.args) < 2 or n.args[0].meta is None \
                     or n.args[1].text != "input_ids":
                 continue
-            dims = (n.args[0].meta.shape or "").split("x")
-            if len(dims) == 2 and all(d.isdigit() and len(d) <= 9 for d in dims):
-                return {"vocab_size": int(dims[0]), "hidden_size": int(dims[1])}
+            dims = [limits.digits(d, 9) for d in (n.args[0].meta.shape or "").split("x")]
+            if len(dims) == 2 and dims[0] is not None and dims[1] is not None:
+                return {"vocab_size": dims[0], "hidden_size": dims[1]}
             return {}
     return {}
 

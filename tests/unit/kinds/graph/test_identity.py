@@ -68,3 +68,15 @@ def test_dumps_of_another_model_gate_and_name_the_size(tmp_path: Path, key: str,
 def test_a_config_that_says_nothing_is_not_judged(tmp_path: Path) -> None:
     code, findings = _compare(*_pair(tmp_path, {}, {}), tmp_path)
     assert (code, [f["code"] for f in findings]) == (0, [])
+
+
+@pytest.mark.parametrize("dim", ["\u00b2", "\u0663", "9" * 4400, "1" * 10])
+def test_an_embedding_size_that_is_no_number_is_not_read(tmp_path: Path, dim: str) -> None:
+    """A dump's shape is input: a superscript or other Unicode digit (``str.isdigit`` says yes, ``int``
+    refuses ``²``), thousands of digits, or more digits than a vocabulary has are no size; never a crash."""
+    first = sorted((FIX / "identical" / "baseline" / "graphs").glob("*.txt"))[0]
+    text = first.read_text().replace("128x64", f"{dim}x64")
+    assert f"{dim}x64" in text
+    path = tmp_path / first.name
+    path.write_text(text)
+    assert sizes_of(parse_dump(path)) == {}

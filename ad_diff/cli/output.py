@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ad_diff.core.outfile import planned, refusal, write_file
-from ad_diff.core.redact import redact_shown
+from ad_diff.core.redact import redacted_and_shown
 from ad_diff.core.redactwalk import redact_deep
 from ad_diff.errors import AdDiffError
 from ad_diff.formats import BATCH, COMPARISON, FAILURE, Comparison, Failure, Format, Options, Reporters
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 def safe_text(text: str) -> str:
     """``text`` as every report and message is written: credentials redacted, then the sink layer's last
     pass (invisible and acting characters, lone surrogates among them, as visible escapes)."""
-    return redact_shown(text)  # output(redact_text(text)), the output pass made once
+    return redacted_and_shown(text)[1]  # output(redact_text(text)), the output pass made once
 
 
 def write_output(path: Path, text: str) -> None:

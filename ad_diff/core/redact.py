@@ -315,17 +315,12 @@ def redact_text(text: str) -> str:
     characters outputs write as escapes is also read as shown (:func:`ad_diff.core.sinks.output`): an
     escape's letters and digits may join a run into a credential's shape, and what an output shows must
     hold nothing this function would redact; then it is given back as shown."""
-    return _redacted(text)[0]
+    return redacted_and_shown(text)[0]
 
 
-def redact_shown(text: str) -> str:
-    """``output(redact_text(text))``: what a sink writes of ``text``, with the output pass that
-    :func:`redact_text` makes anyway reused (a report of megabytes is not escaped twice)."""
-    return _redacted(text)[1]
-
-
-def _redacted(text: str) -> tuple[str, str]:
-    """:func:`redact_text` of ``text``, and that as :func:`~ad_diff.core.sinks.output` shows it."""
+def redacted_and_shown(text: str) -> tuple[str, str]:
+    """:func:`redact_text` of ``text``, and that as :func:`~ad_diff.core.sinks.output` shows it (what a sink
+    writes): the output pass ``redact_text`` makes anyway, reused (a report of megabytes escaped once)."""
     out = _read(text)
     for _ in range(SHOWN_PASSES):
         shown = output(out)
@@ -401,4 +396,4 @@ def _redact(text: str) -> str:
 
 
 __all__ = ["REDACTED", "SECRET_ASSIGNMENT", "SECRET_VALUE", "is_secret_key", "is_secret_value",
-           "redact_shown", "redact_text"]
+           "redact_text", "redacted_and_shown"]

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ad_diff.core import sinks
-from ad_diff.core.redact import REDACTED, redact_shown, redact_text
+from ad_diff.core.redact import REDACTED, redact_text, redacted_and_shown
 
 TOKENS = ["machine", "h", "login", "u", "password", "pass", "pig", "$oauthtoken", "[redacted]", "=", "x",
           "eyJhbGciOiJIUzI1NiJ9", "bGciOiJbGciOiJbGciOiJ", "AKIAABCDEFGHIJKLMNOP", "token",
@@ -26,7 +26,7 @@ def test_an_output_of_redacted_text_is_redacted_already(parts: list[tuple[str, s
     text = "".join(t + g for t, g in parts)
     shown = sinks.output(redact_text(text))
     assert redact_text(shown) == shown
-    assert redact_shown(text) == shown  # what the sinks write: the same, its output pass made once
+    assert redacted_and_shown(text) == (redact_text(text), shown)  # the output pass made once
 
 
 def test_a_netrc_entry_across_lines_and_carriage_returns_is_redacted() -> None:

@@ -41,7 +41,7 @@ from ad_diff.kinds.graph.names import (
     strip_counter,
     sym_shape,
 )
-from ad_diff.kinds.graph.packed import ptr_of
+from ad_diff.kinds.graph.packed import machine, ptr_of
 
 if TYPE_CHECKING:
     import numpy as np
@@ -197,10 +197,10 @@ class GraphIndex:
         if shared:
             assert like is not None
             cut = int(like.in_ptr[shared])
-            src.frombytes(like.in_src[:cut].astype(np.int64).tobytes())
-            argk.frombytes(like.in_arg[:cut].astype(np.int64).tobytes())
-            ends[:shared] = array("q", like.in_ptr[1:shared + 1].astype(np.int64).tobytes())
-            fwd[:shared] = array("q", like.fwd[:shared].tobytes())
+            machine(like.in_src[:cut], src)
+            machine(like.in_arg[:cut], argk)
+            ends[:shared] = machine(like.in_ptr[1:shared + 1])
+            fwd[:shared] = machine(like.fwd[:shared])
         for i in range(shared, n):
             node = nodes[i]
             if node.op == "placeholder":
@@ -283,15 +283,15 @@ class GraphIndex:
             bwd[i] = hash(("P", targets[i]))
         if tail:
             assert like is not None
-            bwd[n - tail:] = array("q", like.bwd[like.n - tail:].tobytes())
-        users, args = _machine(self.us_node), _machine(self.us_arg)
+            bwd[n - tail:] = machine(like.bwd[like.n - tail:])
+        users, args = machine(self.us_node), machine(self.us_arg)
         ptr = self.us_ptr
         rows = np.flatnonzero(ptr[1:] > ptr[:-1])
         rows = rows[rows < n - tail][::-1]
         get = bwd.__getitem__
         # Machine integers iterated, not lists: three lists of every node's values were an int object each,
         # the index's largest transient (about 9 MB on a 75,000-node section).
-        for i, a, b in zip(_machine(rows), _machine(ptr[rows]), _machine(ptr[rows + 1]), strict=True):
+        for i, a, b in zip(machine(rows), machine(ptr[rows]), machine(ptr[rows + 1]), strict=True):
             if b - a == 1:
                 bwd[i] = hash((bwd[i], bwd[users[a]], args[a]))
             else:  # a multiset: the sum of each user's hash does not depend on their order
@@ -314,14 +314,6 @@ class GraphIndex:
     def meta_key(self, i: int) -> MetaKey:
         """:func:`meta_key` of node ``i``."""
         return meta_key(self.section.nodes[i].meta)
-
-
-def _machine(values: NDArray[np.intp]) -> array[int]:
-    """``values`` as an ``array('q')`` (one copy: read, sliced and iterated as Python ints, made one at a
-    time)."""
-    out = array("q")
-    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).data.cast("B"))
-    return out
 
 
 def input_names(ref: GraphIndex, x: GraphIndex) -> dict[int, str]:

@@ -7,6 +7,7 @@ array ``ptr`` (row ``i`` is ``values[ptr[i]:ptr[i + 1]]``).
 
 from __future__ import annotations
 
+from array import array
 from typing import TYPE_CHECKING
 
 from ad_diff.core import lazy
@@ -16,6 +17,15 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 else:
     np = lazy.module("numpy")
+
+
+def machine(values: NDArray[np.intp] | NDArray[np.int64], into: array[int] | None = None) -> array[int]:
+    """``values`` as machine integers (``array('q')``, appended to ``into`` when given): one copy, read,
+    sliced and iterated as Python ints made one at a time, where a ``tolist()`` holds an int object for
+    every value at once."""
+    out = array("q") if into is None else into
+    out.frombytes(np.ascontiguousarray(values, dtype=np.int64).data.cast("B"))
+    return out
 
 
 def ptr_of(counts: NDArray[np.intp]) -> NDArray[np.intp]:

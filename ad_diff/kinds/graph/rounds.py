@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from ad_diff.core import lazy
 from ad_diff.kinds.graph.index import GraphIndex, meta_agrees
 from ad_diff.kinds.graph.model import MatchKind
-from ad_diff.kinds.graph.packed import gather
+from ad_diff.kinds.graph.packed import gather, machine
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,7 +43,7 @@ def propagate(al: SectionAlignment, rounds: int = 12) -> None:
     B, C = al.b, al.c
     # The pairing as machine integers: a list of every node's partner was an int object a node, and with
     # the columns below as whole lists these were this alignment's peak memory (14 MB on a MoE pair).
-    mb, mc = array("q", al.mb.astype(np.int64).tobytes()), array("q", al.mc.astype(np.int64).tobytes())
+    mb, mc = machine(al.mb), machine(al.mc)
     # The unmatched nodes, found once and narrowed as pairs are made: a round looks at them alone, not at
     # every node again (up to 24 passes over a 75,000-node section cost a MoE pair a second).
     fb, fc = np.flatnonzero(al.mb < 0), np.flatnonzero(al.mc < 0)

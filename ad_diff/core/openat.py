@@ -65,11 +65,7 @@ def _reenter(real_root: str, target: str) -> list[str] | None:
     above the run folder) when it lies lexically inside ``real_root``; ``None`` when it leaves it. The
     components are then walked from the run folder's descriptor like any other, so a link among them is
     resolved the same way."""
-    norm = os.path.normpath(target)
-    if norm == real_root:
-        return []
-    prefix = real_root.rstrip(os.sep) + os.sep
-    return list(Path(norm[len(prefix):]).parts) if norm.startswith(prefix) else None
+    return _below(os.path.normpath(target), real_root)
 
 
 def _below(path: str, root: str) -> list[str] | None:

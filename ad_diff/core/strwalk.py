@@ -21,7 +21,8 @@ from collections.abc import Callable, Collection, Mapping
 from types import MappingProxyType
 from typing import Any
 
-UNRENDERED: Mapping[str, bool] = MappingProxyType({"ad_diff.unrendered": True})
+_UNRENDERED_KEY = "ad_diff.unrendered"
+UNRENDERED: Mapping[str, bool] = MappingProxyType({_UNRENDERED_KEY: True})
 """``field(metadata=UNRENDERED)``: a field no renderer reads, which :func:`strings` and
 :func:`map_strings` (redaction, the sinks' value pass) leave out."""
 
@@ -32,7 +33,7 @@ def _init_fields(cls: type) -> tuple[str, ...] | None:
     looked up once per type: a result holds thousands of dataclass objects of a few dozen types."""
     if not dataclasses.is_dataclass(cls):
         return None
-    shown = (f for f in dataclasses.fields(cls) if not f.metadata.get("ad_diff.unrendered"))
+    shown = (f for f in dataclasses.fields(cls) if not f.metadata.get(_UNRENDERED_KEY))
     return tuple(f.name for f in shown if f.init)
 
 

@@ -69,9 +69,6 @@ def sliced(before: str, after: str, ratio: Fraction) -> bool:
     return scaled > 0
 
 
-
-
-
 def _all_sliced(f: Finding, ratio: Fraction) -> bool:
     ev = dict(f.evidence)
     nodes = ev.get("nodes")
